@@ -1,0 +1,34 @@
+"""jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
+(@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
+from . import cuda
+from ._format import set_printoptions
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       get_debug_empty, linspace, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, set_debug_empty, tensor, zeros, zeros_like)
+from .device import device
+from .dtypes import (bool_ as bool, can_cast, dtype, float16, float32, float64, get_default_dtype,
+                     int8, int16, int32, int64, promote_types, result_type, set_default_dtype,
+                     uint8)
+from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
+                     set_rng_state)
+from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Generator", "Size", "Tensor", "arange", "as_tensor", "bool", "can_cast", "contiguous_format",
+    "cuda", "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
+    "float16", "float32", "float64", "from_numpy", "full", "full_like", "get_debug_empty",
+    "get_default_dtype", "get_rng_state", "half", "initial_seed", "int", "int8", "int16", "int32",
+    "int64", "linspace", "long", "manual_seed", "ones", "ones_like", "preserve_format",
+    "promote_types", "rand", "rand_like", "randint", "randn", "randn_like", "result_type", "seed",
+    "set_debug_empty", "set_default_dtype", "set_printoptions", "set_rng_state", "short", "strided",
+    "tensor", "uint8", "zeros", "zeros_like",
+]

@@ -1,0 +1,1 @@
+"""Kernels per device. `registry` is the one place that picks them."""

@@ -1,0 +1,105 @@
+"""The CPU backend: NumPy allocates, @njit kernels fill, copy and generate.
+
+Buffers are NumPy arrays (views included); every launcher takes them as they are and picks the
+flat kernel for contiguous buffers or the coalesced 4-D kernel for any other layout."""
+import os
+
+import numba
+import numpy as np
+
+from . import kernels
+from .strided import as_4d
+
+# Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);
+# numba's fallback `workqueue` is not. Respect a user's explicit NUMBA_THREADING_LAYER.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "threadsafe"
+
+# The first call of any kernel in a process sets up Numba's CPU target (~0.15 s, 0.3 s when SciPy
+# is installed, which Numba then imports): pay it at import, with the commonest kernel, so that a
+# user's first op runs in milliseconds from the on-disk cache.
+kernels.fill_flat(np.empty(0, np.float32), 0.0)
+
+
+empty = np.empty  # (shape, np_dtype): the allocator is NumPy's
+
+
+
+
+def fill(out, value):
+    if out.flags.c_contiguous:
+        kernels.fill_flat(out, value)
+    elif out.size:
+        for (view,) in as_4d(out):
+            kernels.fill_4d(view, value)
+
+
+def copy(out, src):
+    """out[...] = src with C casting; `src` has out's shape (broadcast views are fine) and may
+    overlap `out`, in which case it is read from a snapshot first."""
+    if not out.size:
+        return
+    if np.may_share_memory(out, src):
+        snapshot = np.empty(src.shape, src.dtype)
+        copy(snapshot, src)
+        src = snapshot
+    if out.flags.c_contiguous and src.flags.c_contiguous:
+        kernels.copy_flat(out, src)
+    else:
+        for o, s in as_4d(out, src):
+            kernels.copy_4d(o, s)
+
+
+def arange(out, start, step):
+    kernels.arange(out, start, step)
+
+
+def linspace(out, start, end):
+    kernels.linspace(out, start, end)
+
+
+def eye(out):
+    kernels.eye(out)
+
+
+def _generate(kernel, out, *args):
+    """Run a flat generator kernel into `out`, through a contiguous buffer if `out` has gaps."""
+    if out.flags.c_contiguous:
+        kernel(out, *args)
+    else:
+        tmp = np.empty(out.shape, out.dtype)
+        kernel(tmp, *args)
+        copy(out, tmp)
+
+
+def uniform(out, seed, offset, low, high):
+    _generate(kernels.uniform, out, seed, offset, low, high, 24 if out.itemsize == 4 else 53)
+
+
+def normal(out, seed, offset, mean, std):
+    _generate(kernels.normal, out, seed, offset, mean, std)
+
+
+def randint(out, seed, offset, low, high):
+    _generate(kernels.randint, out, seed, offset, low, high - low)
+
+
+def to_numpy(buf):
+    return buf
+
+
+def from_numpy(array):
+    return array
+
+
+def empty_like(buf, np_dtype):
+    """Uninitialised, keeping a dense permuted layout (torch's preserve_format)."""
+    return np.empty_like(buf, np_dtype, order="K")
+
+
+def broadcast_to(buf, shape):
+    return np.broadcast_to(buf, shape)
+
+
+def data_ptr(buf):
+    return buf.ctypes.data

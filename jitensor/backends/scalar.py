@@ -1,0 +1,50 @@
+"""Scalar definitions shared by the CPU (@njit) and CUDA (@cuda.jit) kernels.
+
+`register_jitable` makes each function callable from kernels of either target, so an op is
+defined once and both devices compute the same numbers."""
+import numpy as np
+from numba.extending import register_jitable
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+@register_jitable
+def _mix64(z):
+    """splitmix64's finaliser: a bijective avalanche of 64 bits."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@register_jitable
+def uniform(seed, counter, bits):
+    """Counter-based uniform in [0, 1) with `bits` random bits (24 for float32, 53 for float64):
+    element i of a draw depends only on (seed, offset + i), so parallel and GPU kernels give the
+    same stream as a serial loop."""
+    z = _mix64(seed + np.uint64(counter + 1) * _GOLDEN)
+    return np.float64(z >> np.uint64(64 - bits)) * (1.0 / np.float64(np.uint64(1) << np.uint64(bits)))
+
+
+@register_jitable
+def normal(seed, counter):
+    """Standard normal by Box-Muller from the uniforms at counters 2i and 2i+1."""
+    u1 = 1.0 - uniform(seed, 2 * counter, 53)  # (0, 1]: log stays finite
+    u2 = uniform(seed, 2 * counter + 1, 53)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+@register_jitable
+def randint(seed, counter, low, span):
+    return low + np.int64(uniform(seed, counter, 53) * span)
+
+
+@register_jitable
+def linspace_at(i, steps, start, end):
+    """torch's symmetric formula: the first half counts up from `start`, the second half down
+    from `end`, so both endpoints are exact."""
+    step = (end - start) / (steps - 1)
+    if i < steps // 2:
+        return start + step * i
+    return end - step * (steps - 1 - i)

@@ -1,0 +1,441 @@
+"""Creation routines with torch's signatures: allocate through the backend, then fill through a
+kernel. `empty` and its relatives only allocate: no kernel runs unless the debug switch
+(`set_debug_empty`, env JITENSOR_DEBUG_EMPTY=1) asks for NaN / max-value poison."""
+import math
+import operator
+import os
+
+import numpy as np
+
+from . import dtypes
+from .backends.registry import backend
+from .device import CPU, to_device
+from .dtypes import to_dtype
+from .random import default_generator
+from .tensor import (Tensor, _wrap, check_fill_value, check_requires_grad, contiguous_format,
+                     preserve_format, strided)
+
+_cpu = backend(CPU)
+_debug_empty = [os.environ.get("JITENSOR_DEBUG_EMPTY", "") not in ("", "0")]
+
+
+def set_debug_empty(enabled):
+    """Fill every `empty` tensor with NaN (floats) or the dtype's max (integers, True for bool)
+    so that reads of never-written memory show, like torch's fill_uninitialized_memory."""
+    _debug_empty[0] = bool(enabled)
+
+
+def get_debug_empty():
+    return _debug_empty[0]
+
+
+def _poison(dtype):
+    if dtype.is_floating_point:
+        return float("nan")
+    return True if dtype.category == 0 else int(np.iinfo(dtype.np).max)
+
+
+# -- argument checks --------------------------------------------------------------------------
+def _shape(size, fn):
+    """A tuple of non-negative ints from varargs, one sequence, or a jt.Size."""
+    for s in size:
+        if s.__class__ is not int or s < 0:
+            break
+    else:
+        return size
+    if len(size) == 1 and not isinstance(size[0], int):
+        size = size[0]
+        if isinstance(size, Tensor) or not hasattr(size, "__iter__"):
+            raise TypeError(f"{fn}(): argument 'size' must be a tuple of ints, got "
+                            f"{type(size).__name__}; write e.g. {fn}(2, 3) or {fn}((2, 3))")
+        size = tuple(size)
+    for pos, s in enumerate(size):
+        if isinstance(s, bool) or not hasattr(s, "__index__"):
+            raise TypeError(f"{fn}(): argument 'size' must be a tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {pos}: {s!r}")
+        if operator.index(s) < 0:
+            raise RuntimeError(f"{fn}(): trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}; sizes must be >= 0")
+    return tuple(map(operator.index, size))
+
+
+def _check_layout(layout, memory_format=None, fn="", allow_preserve=False):
+    if layout is not None and layout is not strided:
+        raise RuntimeError(f"{fn}(): layout={layout!r} is not supported; jitensor tensors are "
+                           f"dense (layout=jitensor.strided)")
+    ok = (None, contiguous_format, preserve_format) if allow_preserve else (None, contiguous_format)
+    if memory_format not in ok:
+        raise RuntimeError(f"{fn}(): memory_format={memory_format!r} is not supported; use "
+                           f"{' or '.join(map(repr, ok[1:]))}")
+
+
+def _check_out(fn, out, shape, dtype, device):
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
+    problems = []
+    if tuple(out.shape) != tuple(shape):
+        problems.append(f"shape {tuple(out.shape)} instead of {tuple(shape)}")
+    if dtype is not None and out.dtype is not dtype:
+        problems.append(f"dtype {out.dtype} instead of {dtype}")
+    if device is not None and out.device != device:
+        problems.append(f"device {out.device} instead of {device}")
+    if problems:
+        raise RuntimeError(f"{fn}(): out= has {', '.join(problems)}; pass an out tensor that "
+                           f"matches, or drop out= to get a new tensor")
+
+
+def _check_float16(dtype, device):
+    if dtype is dtypes.float16 and device.type == "cpu":
+        raise TypeError("float16 tensors live on CUDA only: Numba cannot compile float16 CPU "
+                        "kernels; use dtype=jitensor.float32 on the CPU")
+
+
+def allocate(shape, dtype, device, requires_grad=False):
+    """An uninitialised tensor: the backend's allocator and nothing else."""
+    if dtype is dtypes.float16:
+        _check_float16(dtype, device)
+    try:
+        buf = backend(device).empty(shape, dtype.np)
+    except (MemoryError, ValueError) as e:
+        nbytes = math.prod(shape) * dtype.itemsize
+        raise MemoryError(f"cannot allocate {nbytes} bytes for a tensor of shape {tuple(shape)} "
+                          f"and dtype {dtype} on {device} ({e})") from None
+    return _wrap(buf, dtype, device, requires_grad)
+
+
+def _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory,
+            memory_format=None, default_dtype=None):
+    """Check every argument, then return `out` or a new uninitialised tensor."""
+    shape = _shape(size, fn)
+    if dtype is not None:
+        dtype = to_dtype(dtype)
+    elif out is None:
+        dtype = default_dtype or dtypes._default[0]
+    device = CPU if device is None else to_device(device)
+    if layout is not None or memory_format is not None or pin_memory or out is not None:
+        _check_layout(layout, memory_format, fn)
+        if pin_memory:
+            _check_pin(device)
+        if out is not None:
+            _check_out(fn, out, shape, dtype, device)
+            check_requires_grad(requires_grad, out.dtype)
+            return out
+    if requires_grad:
+        check_requires_grad(requires_grad, dtype)
+    return allocate(shape, dtype, device, requires_grad)
+
+
+def _check_pin(device):
+    if device.type != "cpu":
+        raise RuntimeError(f"pin_memory=True applies to CPU tensors only, got device={device}")
+    from . import cuda
+    cuda.init()  # raises "CUDA is not available: ..." without a GPU
+
+
+# -- empty / zeros / ones / full --------------------------------------------------------------
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    """An uninitialised tensor: allocation only, no kernel runs (its values are whatever the
+    memory held; write every element before reading any)."""
+    if device is None and dtype is None and out is None and layout is None and not requires_grad \
+            and memory_format is None and not pin_memory and not _debug_empty[0]:  # kept short
+        for s in size:
+            if s.__class__ is not int or s < 0:
+                break
+        else:
+            return _wrap(_cpu.empty(size, dtypes._default[0].np), dtypes._default[0], CPU)
+    t = _target("empty", size, out, dtype, layout, device, requires_grad, pin_memory, memory_format)
+    if _debug_empty[0]:
+        backend(t._device).fill(t._data, _poison(t._dtype))
+    return t
+
+
+# The fill value in the Python type each dtype's kernel is compiled for (one signature each).
+_ZERO = {d: (False, 0, 0.0)[d.category] for d in dtypes.ALL}
+_ONE = {d: (True, 1, 1.0)[d.category] for d in dtypes.ALL}
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    """A tensor of zeros: allocation, then the fill kernel."""
+    t = _target("zeros", size, out, dtype, layout, device, requires_grad, pin_memory)
+    backend(t._device).fill(t._data, _ZERO[t._dtype])
+    return t
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    """A tensor of ones: allocation, then the fill kernel."""
+    t = _target("ones", size, out, dtype, layout, device, requires_grad, pin_memory)
+    backend(t._device).fill(t._data, _ONE[t._dtype])
+    return t
+
+
+def _scalar_value(value, fn):
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise RuntimeError(f"{fn}(): fill_value must be a number or a one-element tensor, "
+                               f"got shape {tuple(value.shape)}")
+        value = value.item()
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """A tensor filled with `fill_value`; without `dtype` a bool gives bool, an int int64 and
+    a float the default dtype, as in torch."""
+    fill_value = _scalar_value(fill_value, "full")
+    inferred = dtypes.result_type(fill_value) if isinstance(fill_value, (bool, int, float)) else None
+    t = _target("full", (size,), out, dtype, layout, device, requires_grad, pin_memory,
+                default_dtype=inferred)
+    backend(t._device).fill(t._data, check_fill_value(fill_value, t._dtype))
+    return t
+
+
+# -- *_like -----------------------------------------------------------------------------------
+def _like(fn, input, dtype, layout, device, requires_grad, memory_format):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    _check_layout(layout, memory_format, fn, allow_preserve=True)
+    dtype = input.dtype if dtype is None else to_dtype(dtype)
+    device = input.device if device is None else to_device(device)
+    check_requires_grad(requires_grad, dtype)
+    if device == input.device and memory_format in (None, preserve_format):
+        t = input._empty_like(dtype)
+    else:
+        t = allocate(input._data.shape, dtype, device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    t = _like("empty_like", input, dtype, layout, device, requires_grad, memory_format)
+    if _debug_empty[0]:
+        backend(t._device).fill(t._data, _poison(t._dtype))
+    return t
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    fill_value = _scalar_value(fill_value, "full_like")
+    t = _like("full_like", input, dtype, layout, device, requires_grad, memory_format)
+    backend(t._device).fill(t._data, check_fill_value(fill_value, t._dtype))
+    return t
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    return full_like(input, 0, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, memory_format=memory_format)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    return full_like(input, 1, dtype=dtype, layout=layout, device=device,
+                     requires_grad=requires_grad, memory_format=memory_format)
+
+
+# -- from data --------------------------------------------------------------------------------
+def _host_array(data):
+    """(NumPy array, inferred jt dtype) for tensor(): torch's inference from Python data."""
+    if isinstance(data, Tensor):
+        return data._host(), data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
+        return arr, _numpy_dtype(arr.dtype, "tensor")
+    try:
+        arr = np.asarray(data)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"tensor(): could not build a tensor from the data: {e}; nested lists "
+                         f"must be rectangular and hold only bools, ints and floats") from None
+    kind = arr.dtype.kind
+    if kind == "b":
+        return arr, dtypes.bool_
+    if kind in "iu":
+        return arr, dtypes.int64
+    if kind == "f":
+        return arr, dtypes.get_default_dtype()
+    raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data "
+                    f"(NumPy made {arr.dtype}); pass nested lists of bools, ints or floats")
+
+
+def _numpy_dtype(np_dtype, fn):
+    if not np_dtype.isnative:
+        raise TypeError(f"{fn}(): the array is not in native byte order ({np_dtype}); "
+                        f"convert it with arr.astype(arr.dtype.newbyteorder('='))")
+    try:
+        return to_dtype(np_dtype)
+    except TypeError:
+        raise TypeError(f"{fn}(): can't convert np.ndarray of type {np_dtype}. The only supported "
+                        f"types are: {', '.join(d.name for d in dtypes.ALL)}") from None
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of `data` (nested lists, scalars, NumPy arrays, tensors)."""
+    host, inferred = _host_array(data)
+    dtype = inferred if dtype is None else to_dtype(dtype)
+    device = CPU if device is None else to_device(device)
+    check_requires_grad(requires_grad, dtype)
+    if pin_memory:
+        _check_pin(device)
+    if host.dtype.kind in "iub" and not isinstance(data, (np.ndarray, Tensor)) and host.size:
+        for bound in (host.min(), host.max()):  # Python scalars are checked, as torch does
+            check_fill_value(bound.item(), dtype)
+    _check_float16(dtype, device)
+    fresh = not isinstance(data, (np.ndarray, np.generic, Tensor))
+    if fresh and host.dtype == dtype.np and device.type == "cpu":
+        buf = host  # np.asarray already made a private copy in the right dtype
+    elif dtype is dtypes.float16:  # CUDA only; no CPU kernel can write float16
+        buf = backend(device).from_numpy(host.astype(np.float16))
+    else:
+        cpu = allocate(host.shape, dtype, CPU)
+        backend(CPU).copy(cpu._data, host)
+        buf = cpu._data if device.type == "cpu" else backend(device).from_numpy(cpu._data)
+    return _wrap(buf, dtype, device, bool(requires_grad))
+
+
+def as_tensor(data, dtype=None, device=None):
+    """`data` as a tensor, sharing memory when it already is one (or a NumPy array) of the
+    requested dtype and device."""
+    dtype = None if dtype is None else to_dtype(dtype)
+    device = None if device is None else to_device(device)
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) and (device is None or device.type == "cpu") \
+            and (dtype is None or dtype.np == data.dtype) and data.dtype != np.float16:
+        try:
+            return from_numpy(data)
+        except ValueError:  # negative strides: fall through to a copy
+            pass
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing memory with `ndarray`: writes through either show in the other."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray, got {type(ndarray).__name__}")
+    dtype = _numpy_dtype(ndarray.dtype, "from_numpy")
+    if dtype is dtypes.float16:
+        raise TypeError("from_numpy(): float16 tensors live on CUDA only (Numba has no float16 "
+                        "CPU kernels); use jt.tensor(arr, device='cuda') or arr.astype('float32')")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("from_numpy(): at least one stride in the given numpy array is negative; "
+                         "pass arr.copy() instead (jitensor tensors do not have negative strides)")
+    return _wrap(ndarray, dtype, CPU)
+
+
+# -- ranges -----------------------------------------------------------------------------------
+def _number(x, fn, name):
+    if isinstance(x, Tensor):
+        x = x.item()
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"{fn}(): argument '{name}' must be a number, got {type(x).__name__}")
+    return x
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Values start, start + step, ... below `end`; int64 unless an argument is a float."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, "arange", n) for v, n in ((start, "start"), (end, "end"),
+                                                             (step, "step")))
+    if step == 0:
+        raise RuntimeError("arange(): step must be nonzero")
+    if not all(map(math.isfinite, (start, end, step))):
+        raise RuntimeError(f"arange(): unsupported range {start} -> {end} (step {step}); "
+                           f"bounds must be finite")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange(): upper bound and lower bound inconsistent with step sign: "
+                           f"start={start}, end={end}, step={step}")
+    floats = any(isinstance(v, float) for v in (start, end, step))
+    inferred = dtypes.get_default_dtype() if floats else dtypes.int64
+    n = math.ceil((end - start) / step)
+    t = _target("arange", (n,), out, dtype, layout, device, requires_grad, False,
+                default_dtype=inferred)
+    kind = float if floats or t.dtype.is_floating_point else int
+    backend(t._device).arange(t._data, kind(start), kind(step))
+    return t
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """`steps` values evenly spaced from `start` to `end` inclusive."""
+    start, end = float(_number(start, "linspace", "start")), float(_number(end, "linspace", "end"))
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise RuntimeError(f"linspace(): number of steps must be a non-negative int, got {steps!r}")
+    t = _target("linspace", (steps,), out, dtype, layout, device, requires_grad, False)
+    if steps == 1:
+        backend(t._device).fill(t._data, check_fill_value(start, t._dtype))
+    elif steps:
+        backend(t._device).linspace(t._data, start, end)
+    return t
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """An n x m matrix with ones on the diagonal."""
+    m = n if m is None else m
+    t = _target("eye", (n, m), out, dtype, layout, device, requires_grad, False)
+    if t.numel():
+        backend(t._device).eye(t._data)
+    return t
+
+
+# -- random -----------------------------------------------------------------------------------
+def _random(fn, size, generator, out, dtype, layout, device, requires_grad, pin_memory):
+    t = _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory)
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): dtype must be floating point, got {t.dtype}")
+    return t, (generator or default_generator)
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    """Uniform samples from [0, 1)."""
+    t, g = _random("rand", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
+    backend(t._device).uniform(t._data, *g.take(t.numel()), 0.0, 1.0)
+    return t
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    """Standard normal samples."""
+    t, g = _random("randn", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
+    backend(t._device).normal(t._data, *g.take(2 * t.numel()), 0.0, 1.0)
+    return t
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False):
+    """Integers drawn uniformly from [low, high); ``randint(high, size)`` or
+    ``randint(low, high, size)``."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint(): missing argument 'size'; write randint(high, (n,)) or "
+                            "randint(low, high, (n,))")
+        low, high, size = 0, low, high
+    low, high = (_number(v, "randint", n) for v, n in ((low, "low"), (high, "high")))
+    if not low < high:
+        raise RuntimeError(f"randint(): expects 'low' to be less than 'high', but got "
+                           f"low={low} >= high={high}")
+    t = _target("randint", (size,), out, dtype, layout, device, requires_grad, pin_memory,
+                default_dtype=dtypes.int64)
+    g = generator or default_generator
+    backend(t._device).randint(t._data, *g.take(t.numel()), int(low), int(high))
+    return t
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    t = _like("rand_like", input, dtype, layout, device, requires_grad, memory_format)
+    return rand(t.shape, out=t)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    t = _like("randn_like", input, dtype, layout, device, requires_grad, memory_format)
+    return randn(t.shape, out=t)

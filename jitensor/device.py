@@ -1,0 +1,85 @@
+"""The device value object: torch's repr, equality and string parsing."""
+
+_TYPES = ("cpu", "cuda")
+
+
+class device:
+    """``device("cpu")``, ``device("cuda")``, ``device("cuda:0")``, ``device("cuda", 0)``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise TypeError("device(): pass an index only with a device type string")
+            self.type, self.index = type.type, type.index
+            return
+        if not isinstance(type, str):
+            raise TypeError(f"device(): expected a string like 'cpu' or 'cuda:0', got {type!r}")
+        name, sep, idx = type.partition(":")
+        if name not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of "
+                               f"device string: {type!r}")
+        if sep:
+            if index is not None:
+                raise RuntimeError(f"device(): type {type!r} already names an index; "
+                                   f"do not pass index={index!r} as well")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: {type!r}; write e.g. 'cuda:0'")
+            index = int(idx)
+        if index is not None:
+            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+                raise RuntimeError(f"Device index must be a non-negative integer, got {index!r}")
+        self.type, self.index = name, index
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+    def __setattr__(self, name, value):
+        if hasattr(self, "index"):
+            raise AttributeError("device objects are immutable")
+        object.__setattr__(self, name, value)
+
+
+CPU = device("cpu")
+_parsed = {"cpu": CPU, None: CPU}
+
+
+def to_device(value):
+    """Parse a device, a string or an int (a CUDA ordinal) into a device; None means the CPU.
+    A bare "cuda" becomes the current CUDA device, as tensors report it."""
+    found = _parsed.get(value) if isinstance(value, str) or value is None else None
+    if found is not None:
+        return found
+    if isinstance(value, device):
+        d = value
+    elif isinstance(value, int) and not isinstance(value, bool):
+        d = device("cuda", value)
+    elif isinstance(value, str):
+        d = device(value)
+    else:
+        raise TypeError(f"expected a device (jt.device, 'cpu', 'cuda:0' or an int), got {value!r}")
+    if d.type == "cuda":
+        from . import cuda
+        cuda.init(d.index)
+        if d.index is None:
+            d = device("cuda", cuda.current_device())
+    return d

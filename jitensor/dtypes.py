@@ -1,0 +1,151 @@
+"""dtype objects, parsing, and torch's type-promotion rules in one table."""
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed as torch prints its own (``jitensor.float32``)."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+
+    def __init__(self, name, np_dtype, category):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.category = category  # 0 bool, 1 integer, 2 floating: torch's promotion categories
+        self.is_floating_point = category == 2
+        self.is_signed = name != "uint8" and name != "bool"
+
+    def __repr__(self):
+        return "jitensor." + self.name
+
+    def __reduce__(self):
+        return (to_dtype, (self.name,))
+
+    def to_real(self):
+        return self
+
+    @property
+    def is_complex(self):
+        return False
+
+
+bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+# float16 has no CPU kernels (Numba cannot type it on the CPU); it is a CUDA dtype.
+CPU_DTYPES = (bool_, uint8, int8, int16, int32, int64, float32, float64)
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
+                 "int": int32, "short": int16, "bool_": bool_})
+_BY_NP = {d.np: d for d in ALL}
+
+
+def to_dtype(value):
+    """Parse a jt dtype, a NumPy dtype or type, or a string into a jt dtype."""
+    if value.__class__ is dtype:
+        return value
+    if isinstance(value, str):
+        name = value[len("jitensor."):] if value.startswith("jitensor.") else value
+        found = _BY_NAME.get(name)
+        if found is None:
+            raise TypeError(f"unknown dtype {value!r}; expected one of "
+                            f"{', '.join(d.name for d in ALL)}")
+        return found
+    if value is bool:
+        return bool_
+    if value is int:
+        return int64
+    if value is float:
+        return _default[0]
+    if type(value).__module__ == "torch":  # torch.float32 and friends, by name
+        return to_dtype(str(value)[len("torch."):])
+    try:
+        found = _BY_NP.get(np.dtype(value))
+    except TypeError:
+        found = None
+    if found is None:
+        raise TypeError(f"unsupported dtype {value!r}; expected one of "
+                        f"{', '.join(d.name for d in ALL)} (a jitensor dtype, NumPy dtype or string)")
+    return found
+
+
+_default = [float32]
+
+
+def get_default_dtype():
+    return _default[0]
+
+
+def set_default_dtype(d):
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+# The promotion lattice as torch defines it: the smallest type that holds both operands.
+_ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7}
+_BY_RANK = {2: int16, 3: int32, 4: int64, 5: float16, 6: float32, 7: float64}
+
+
+def promote_types(a, b):
+    """torch.promote_types: the dtype both ``a`` and ``b`` convert to without losing category."""
+    a, b = to_dtype(a), to_dtype(b)
+    if a is b:
+        return a
+    ra, rb = _ORDER[a], _ORDER[b]
+    if ra == rb:  # uint8 with int8: neither holds the other
+        return int16
+    hi, lo = (a, b) if ra > rb else (b, a)
+    return hi
+
+
+def can_cast(from_, to):
+    """torch.can_cast: casting may narrow within a category but never move to a lower one."""
+    return to_dtype(from_).category <= to_dtype(to).category
+
+
+def _scalar_dtype(value):
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return _default[0]
+    raise TypeError(f"expected a Tensor or a Python bool/int/float, got {type(value).__name__}")
+
+
+def _combine(higher, lower):
+    """A higher-priority operand keeps its dtype unless the lower one is of a higher category."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category >= lower.category:
+        return higher
+    return promote_types(higher, lower)
+
+
+def result_type(*operands):
+    """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars;
+    a lower-priority operand only matters when it is of a higher category (bool < int < float)."""
+    dims = zero = scalars = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if d is None:
+            d = _scalar_dtype(x)
+            scalars = d if scalars is None else promote_types(scalars, d)
+        elif getattr(x, "ndim", 0) == 0:
+            zero = d if zero is None else promote_types(zero, d)
+        else:
+            dims = d if dims is None else promote_types(dims, d)
+    if dims is None and zero is None and scalars is None:
+        raise TypeError("result_type() needs at least one operand")
+    return _combine(dims, _combine(zero, scalars))

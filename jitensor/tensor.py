@@ -1,0 +1,472 @@
+"""Tensor: a buffer (a NumPy array on the CPU) with its jt dtype and device, and the methods
+that describe, convert and fill it. Kernels are reached through `backends.registry`."""
+import numpy as np
+
+from . import _format, dtypes
+from .backends.registry import backend
+from .device import CPU, to_device
+from .dtypes import to_dtype
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as ``jitensor.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"jitensor.Size([{', '.join(map(str, self))}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return Size(item) if isinstance(key, slice) else item
+
+
+class _Layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "jitensor." + self.name
+
+
+class _MemoryFormat(_Layout):
+    __slots__ = ()
+
+
+strided = _Layout("strided")
+contiguous_format = _MemoryFormat("contiguous_format")
+preserve_format = _MemoryFormat("preserve_format")
+
+
+class _AutogradMeta:
+    """What only tensors taking part in autograd carry (as torch keeps it apart too): most
+    tensors have none, which keeps creating a tensor to four attribute stores."""
+
+    __slots__ = ("requires_grad", "grad", "grad_fn")
+
+    def __init__(self, requires_grad=False, grad=None, grad_fn=None):
+        self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
+
+
+def _wrap(data, dtype, device, requires_grad=False):
+    """A Tensor around a backend buffer; the cheap constructor every op ends with."""
+    t = _new(Tensor)
+    t._data, t._dtype, t._device = data, dtype, device
+    t._meta = _AutogradMeta(True) if requires_grad else None
+    return t
+
+
+def check_requires_grad(requires_grad, dtype):
+    if requires_grad and not dtype.is_floating_point:
+        raise RuntimeError(f"Only Tensors of floating point dtype can require gradients, got "
+                           f"dtype={dtype}; create it as a float tensor (dtype=jitensor.float32)")
+
+
+def check_fill_value(value, dtype):
+    """The Python scalar `value` converted for a `dtype` buffer, or a RuntimeError when it does
+    not fit, as torch checks `full` and `fill_` (a float into an int dtype truncates)."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"fill value must be a number or a 0-dimension tensor, got a tensor "
+                               f"with {value.ndim} dimensions; use copy_() to fill from a tensor")
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"fill value must be a bool, int or float, got {type(value).__name__}")
+    if dtype.category == 0:
+        return bool(value)
+    if dtype.is_floating_point:
+        value = float(value)
+        if abs(value) != float("inf") and abs(value) > float(np.finfo(dtype.np).max):
+            raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name} without "
+                               f"overflow; use a wider dtype (jitensor.float64)")
+        return value
+    info = np.iinfo(dtype.np)
+    if isinstance(value, float):
+        if value != value or abs(value) == float("inf"):
+            raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name}; "
+                               f"use a floating-point dtype")
+        value = int(value)
+    if not info.min <= value <= info.max:
+        raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name} without "
+                           f"overflow (range {info.min}..{info.max}); use a wider dtype")
+    return int(value)
+
+
+class Tensor:
+    """An n-dimensional array on a device. Create one with `jt.tensor`, `jt.zeros`, ...;
+    ``jt.Tensor(2, 3)`` (uninitialised) and ``jt.Tensor([1, 2])`` work as in torch."""
+
+    __slots__ = ("_data", "_dtype", "_device", "_meta", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        from . import creation
+        if not args:
+            return creation.empty(0, **kwargs)
+        if all(isinstance(a, int) for a in args) or isinstance(args[0], Size):
+            return creation.empty(*args, **kwargs)
+        return creation.tensor(args[0], dtype=dtypes.get_default_dtype(), **kwargs)
+
+    # -- description ---------------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self._data.shape[self._dim(dim)]
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def layout(self):
+        return strided
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def stride(self, dim=None):
+        strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[self._dim(dim)]
+
+    def is_contiguous(self, memory_format=contiguous_format):
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.size * self._dtype.itemsize
+
+    def data_ptr(self):
+        return backend(self._device).data_ptr(self._data)
+
+    def _dim(self, dim):
+        """A dim index checked and made non-negative, with torch's IndexError."""
+        n = max(self._data.ndim, 1)
+        if not isinstance(dim, int) or not -n <= dim < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                             f"but got {dim})")
+        return dim % n
+
+    # -- autograd flags (the graph itself arrives with jt.autograd) ------------------------------
+    @property
+    def requires_grad(self):
+        return self._meta is not None and self._meta.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        check_requires_grad(value, self._dtype)
+        self._autograd().requires_grad = bool(value)
+
+    @property
+    def grad(self):
+        return None if self._meta is None else self._meta.grad
+
+    @grad.setter
+    def grad(self, value):
+        self._autograd().grad = value
+
+    @property
+    def grad_fn(self):
+        return None if self._meta is None else self._meta.grad_fn
+
+    def _autograd(self):
+        if self._meta is None:
+            self._meta = _AutogradMeta()
+        return self._meta
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._meta is None or self._meta.grad_fn is None
+
+    def detach(self):
+        return _wrap(self._data, self._dtype, self._device)
+
+    @property
+    def data(self):
+        return self.detach()
+
+    # -- conversion to Python and NumPy --------------------------------------------------------
+    def numpy(self, *, force=False):
+        """The tensor's values as a NumPy array sharing memory (CPU tensors only)."""
+        if self._device.type != "cpu":
+            if force:
+                return self.cpu()._data
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
+                            f"Tensor.cpu() to copy the tensor to host memory first.")
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def _host(self):
+        """A NumPy array of the values, copied from the device if needed."""
+        return backend(self._device).to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                               f"Scalar; index one element first (t[0].item())")
+        return self._host().item()
+
+    def _one(self, kind):
+        if self._data.size != 1:
+            raise RuntimeError(f"{kind} value of Tensor with more than one value is ambiguous"
+                               if self._data.size else
+                               f"{kind} value of Tensor with no values is ambiguous")
+        return self.item()
+
+    def __bool__(self):
+        return bool(self._one("Boolean"))
+
+    def __float__(self):
+        return float(self._one("Float"))
+
+    def __int__(self):
+        return int(self._one("Integer"))
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._data.ndim and self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __repr__(self):
+        return _format.tensor_repr(self._host(), self._dtype, self._device,
+                                   dtypes.get_default_dtype(), self.requires_grad, self.grad_fn)
+
+    def __reduce__(self):
+        return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device),
+                           self.requires_grad))
+
+    # -- basic indexing: views (advanced indexing arrives with the indexing ops) ----------------
+    def __getitem__(self, key):
+        return _wrap(self._data[key], self._dtype, self._device)
+
+    # -- copies and conversions ----------------------------------------------------------------
+    def _empty_like(self, dtype=None, memory_format=preserve_format):
+        """An uninitialised buffer on this device; `preserve_format` keeps a dense permuted layout."""
+        from .creation import allocate
+        dtype = self._dtype if dtype is None else dtype
+        if memory_format is preserve_format and not self._data.flags.c_contiguous:
+            return _wrap(backend(self._device).empty_like(self._data, dtype.np), dtype, self._device)
+        return allocate(self._data.shape, dtype, self._device)
+
+    def clone(self, *, memory_format=preserve_format):
+        out = self._empty_like(memory_format=memory_format)
+        backend(self._device).copy(out._data, self._data)
+        return out
+
+    def contiguous(self, memory_format=contiguous_format):
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone(memory_format=contiguous_format)
+
+    def to(self, *args, non_blocking=False, copy=False, memory_format=preserve_format, **kwargs):
+        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: self when nothing changes
+        and ``copy`` is false, otherwise a new tensor."""
+        device, dtype = _parse_to(args, kwargs)
+        device = self._device if device is None else device
+        dtype = self._dtype if dtype is None else dtype
+        if device == self._device and dtype is self._dtype and not copy:
+            return self
+        if device == self._device:
+            out = self._empty_like(dtype, memory_format)
+            backend(device).copy(out._data, self._data)
+        else:
+            host = backend(self._device).to_numpy(self._data)
+            if dtype is not self._dtype:
+                host = _wrap(host, self._dtype, CPU).to(dtype)._data
+            out = _wrap(backend(device).from_numpy(host), dtype, device)
+        if self.requires_grad and dtype.is_floating_point:
+            out.requires_grad = True
+        return out
+
+    def cpu(self):
+        return self.to(CPU)
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda" if device is None else to_device(device))
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def short(self):
+        return self.to(dtypes.int16)
+
+    def char(self):
+        return self.to(dtypes.int8)
+
+    def byte(self):
+        return self.to(dtypes.uint8)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def type(self, dtype=None):
+        return f"jitensor.{self._dtype.name}" if dtype is None else self.to(to_dtype(dtype))
+
+    # -- in-place writes -----------------------------------------------------------------------
+    def fill_(self, value):
+        backend(self._device).fill(self._data, check_fill_value(value, self._dtype))
+        return self
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def copy_(self, src, non_blocking=False):
+        """Copy `src` (broadcast to self's shape, converted to self's dtype) into self."""
+        if not isinstance(src, Tensor):
+            from .creation import tensor
+            src = tensor(src, device=self._device)
+        shape = self._data.shape
+        try:
+            full = np.broadcast_shapes(src._data.shape, shape)
+        except ValueError:
+            full = None
+        if full != shape:
+            raise RuntimeError(f"copy_(): the source of shape {tuple(src.shape)} does not broadcast "
+                               f"to the destination's shape {tuple(shape)}")
+        if src._device != self._device:
+            src = src.to(self._device)
+        b = backend(self._device)
+        b.copy(self._data, b.broadcast_to(src._data, shape))
+        return self
+
+    # -- new_* creation routines: self's dtype and device unless given -------------------------
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from .creation import empty
+        return empty(*size, **self._new_kw(dtype, device, requires_grad, kw))
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from .creation import zeros
+        return zeros(*size, **self._new_kw(dtype, device, requires_grad, kw))
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from .creation import ones
+        return ones(*size, **self._new_kw(dtype, device, requires_grad, kw))
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+        from .creation import full
+        return full(size, fill_value, **self._new_kw(dtype, device, requires_grad, kw))
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        from .creation import tensor
+        return tensor(data, **self._new_kw(dtype, device, requires_grad, {}))
+
+    def _new_kw(self, dtype, device, requires_grad, kw):
+        kw.update(dtype=self._dtype if dtype is None else dtype,
+                  device=self._device if device is None else device, requires_grad=requires_grad)
+        return kw
+
+
+_new = object.__new__
+
+
+def _parse_to(args, kwargs):
+    """(device or None, dtype or None) from torch's three `to` signatures."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a._device, a._dtype
+        elif isinstance(a, (dtypes.dtype, np.dtype, type)):
+            dtype = a
+        elif isinstance(a, str) and not a.startswith(("cpu", "cuda")):
+            dtype = a
+        else:
+            device = a
+    return (None if device is None else to_device(device),
+            None if dtype is None else to_dtype(dtype))
+
+
+def _rebuild(host, dtype_name, device_name, requires_grad):
+    """Unpickle: the values were saved as a NumPy array on the host."""
+    from .creation import tensor
+    return tensor(host, dtype=dtype_name, device=device_name, requires_grad=requires_grad)
