@@ -1,6 +1,7 @@
 """Creation routines with torch's signatures: allocate through the backend, then fill through a
 kernel. `empty` and its relatives only allocate: no kernel runs unless the debug switch
 (`set_debug_empty`, env JITENSOR_DEBUG_EMPTY=1) asks for NaN / max-value poison."""
+import inspect
 import math
 import operator
 import os
@@ -12,7 +13,7 @@ from .backends.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
 from .random import default_generator
-from .tensor import (Tensor, _wrap, check_fill_value, check_requires_grad, contiguous_format,
+from .tensor import (Tensor, _new, _wrap, check_fill_value, check_requires_grad, contiguous_format,
                      preserve_format, strided)
 
 _cpu = backend(CPU)
@@ -133,21 +134,43 @@ def _check_pin(device):
 
 
 # -- empty / zeros / ones / full --------------------------------------------------------------
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+def _common(size):
+    """A new tensor for the commonest call (sizes as plain ints, every option at its default:
+    default dtype, CPU), built without the general argument checks; None for any other call."""
+    d = dtypes._default[0]
+    try:
+        buf = _cpu.empty(size, d.np)  # NumPy rejects negative and non-integer sizes itself
+    except Exception:
+        return None  # the general path explains what is wrong
+    t = _new(Tensor)
+    t._data, t._dtype, t._device, t._meta = buf, d, CPU, None
+    return t
+
+
+def _with_signature(full):
+    """Present a fast `*size, **options` front end with the full keyword signature of `full`."""
+    def wrap(fast):
+        fast.__signature__ = inspect.signature(full)
+        fast.__doc__ = full.__doc__
+        return fast
+    return wrap
+
+
+def _empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False, memory_format=None):
     """An uninitialised tensor: allocation only, no kernel runs (its values are whatever the
     memory held; write every element before reading any)."""
-    if device is None and dtype is None and out is None and layout is None and not requires_grad \
-            and memory_format is None and not pin_memory and not _debug_empty[0]:  # kept short
-        for s in size:
-            if s.__class__ is not int or s < 0:
-                break
-        else:
-            return _wrap(_cpu.empty(size, dtypes._default[0].np), dtypes._default[0], CPU)
     t = _target("empty", size, out, dtype, layout, device, requires_grad, pin_memory, memory_format)
     if _debug_empty[0]:
         backend(t._device).fill(t._data, _poison(t._dtype))
     return t
+
+
+@_with_signature(_empty)
+def empty(*size, **options):
+    # Keyword defaults cost ~0.2 µs a call, as much as np.empty itself: skip them when unused.
+    t = None if options or _debug_empty[0] else _common(size)
+    return _empty(*size, **options) if t is None else t
 
 
 # The fill value in the Python type each dtype's kernel is compiled for (one signature each).
@@ -155,19 +178,37 @@ _ZERO = {d: (False, 0, 0.0)[d.category] for d in dtypes.ALL}
 _ONE = {d: (True, 1, 1.0)[d.category] for d in dtypes.ALL}
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
+def _zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
     """A tensor of zeros: allocation, then the fill kernel."""
     t = _target("zeros", size, out, dtype, layout, device, requires_grad, pin_memory)
     backend(t._device).fill(t._data, _ZERO[t._dtype])
     return t
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
+@_with_signature(_zeros)
+def zeros(*size, **options):
+    t = None if options else _common(size)
+    if t is None:
+        return _zeros(*size, **options)
+    _cpu.fill(t._data, _ZERO[t._dtype])
+    return t
+
+
+def _ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
     """A tensor of ones: allocation, then the fill kernel."""
     t = _target("ones", size, out, dtype, layout, device, requires_grad, pin_memory)
     backend(t._device).fill(t._data, _ONE[t._dtype])
+    return t
+
+
+@_with_signature(_ones)
+def ones(*size, **options):
+    t = None if options else _common(size)
+    if t is None:
+        return _ones(*size, **options)
+    _cpu.fill(t._data, _ONE[t._dtype])
     return t
 
 

@@ -1,0 +1,106 @@
+"""`python -m jitensor`: how fast jitensor creates tensors next to NumPy and PyTorch.
+
+Measures empty / zeros / ones / full over sizes from 1e3 to 1e8 float32 elements on every
+available device (median time, GB/s, ratio to each peer, all in one run), the per-call cost of
+tiny tensors, and import / first-call time in a fresh process (warm kernel cache)."""
+import argparse
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from .bench import creation, optional, per_call
+
+_FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = time.perf_counter();"
+          " jt.zeros(2, 3); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")
+
+
+def latency():
+    """Per-call µs for tiny tensors, and import / first zeros(2, 3) in a new process."""
+    import jitensor as jt
+    rows = {
+        "zeros(2, 3)": {"jitensor": per_call(lambda: jt.zeros(2, 3)),
+                        "numpy": per_call(lambda: np.zeros((2, 3), np.float32))},
+        "empty(2, 3)": {"jitensor": per_call(lambda: jt.empty(2, 3)),
+                        "numpy": per_call(lambda: np.empty((2, 3), np.float32))},
+    }
+    torch = optional("torch")
+    if torch is not None:
+        rows["zeros(2, 3)"]["torch"] = per_call(lambda: torch.zeros(2, 3))
+        rows["empty(2, 3)"]["torch"] = per_call(lambda: torch.empty(2, 3))
+    subprocess.run([sys.executable, "-c", _FRESH], check=True, capture_output=True)  # warm cache
+    runs = [subprocess.run([sys.executable, "-c", _FRESH], check=True, capture_output=True,
+                           text=True).stdout.split() for _ in range(3)]
+    imp, first = (sorted(float(r[i]) for r in runs)[1] for i in (0, 1))
+    return rows, {"import jitensor (s)": imp, "first zeros(2, 3) (s)": first}
+
+
+def _fmt_size(n):
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:.0e}".replace("+0", "")
+
+
+def report(rows, tiny, fresh):
+    peers = [p for p in ("numpy", "torch") if p in rows[0]]
+    lines = []
+    for device in dict.fromkeys(r["device"] for r in rows):
+        lines.append(f"\n== creation on {device}: float32, median ms (GB/s); ratio = peer time / "
+                     f"jitensor time (>1: jitensor faster)")
+        lines.append("   fill routines timed with first touch; empty timed alone")
+        head = f"{'routine':8}{'n':>7} {'jitensor':>18}" + "".join(
+            f"{p:>18}{'ratio':>7}" for p in peers)
+        lines.append(head)
+        for r in (r for r in rows if r["device"] == device):
+            def cell(t):
+                return f"{t * 1e3:9.3f} ({r['bytes'] / t / 1e9:5.1f})"
+            line = f"{r['routine']:8}{_fmt_size(r['n']):>7} {cell(r['jitensor']):>18}"
+            for p in peers:
+                line += f"{cell(r[p]):>18}{r[p] / r['jitensor']:7.2f}"
+            lines.append(line)
+    lines.append("\n== tiny tensors, µs per call (ratio = jitensor / peer)")
+    for name, t in tiny.items():
+        lines.append(f"{name:12} jitensor {t['jitensor'] * 1e6:6.2f}" + "".join(
+            f"   {p} {t[p] * 1e6:6.2f} ({t['jitensor'] / t[p]:.2f}x)" for p in peers if p in t))
+    lines.append("\n== fresh process (warm kernel cache), median of 3")
+    lines += [f"{k:24} {v:.3f}" for k, v in fresh.items()]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m jitensor", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer sizes, shorter timing (< 60 s)")
+    ap.add_argument("--device", choices=("all", "cpu", "cuda"), default="all",
+                    help="which devices to measure (default: every available one)")
+    ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
+                    help="write the results as JSON to FILE (or stdout) instead of a table")
+    args = ap.parse_args(argv)
+
+    import jitensor as jt
+    devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
+    if "cuda" in devices and not jt.cuda.is_available():
+        if args.device == "cuda":
+            ap.error("--device cuda: CUDA is not available on this machine")
+        devices.remove("cuda")
+    if "cuda" in devices:
+        print("note: the CUDA backend is not built yet; measuring the CPU only", file=sys.stderr)
+        devices.remove("cuda")
+    tqdm = optional("tqdm")
+    progress = (lambda xs: tqdm.tqdm(xs, desc="benchmark", file=sys.stderr, leave=False)) \
+        if tqdm else None
+    rows = [r for d in devices for r in creation.measure(d, args.quick, progress)]
+    tiny, fresh = latency()
+    if args.json:
+        text = json.dumps({"creation": rows, "tiny_seconds": tiny, "fresh_process": fresh},
+                          indent=1)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w") as f:
+                f.write(text)
+    else:
+        print(report(rows, tiny, fresh))
+
+
+if __name__ == "__main__":
+    main()
