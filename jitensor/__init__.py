@@ -1,6 +1,6 @@
 """jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
-from . import cuda
+from . import cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
 from ._format import set_printoptions
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        get_debug_empty, linspace, ones, ones_like, rand, rand_like, randint, randn,
@@ -12,6 +12,13 @@ from .dtypes import (bool_ as bool, can_cast, dtype, float16, float32, float64, 
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
+from .ops import elementwise as _elementwise, indexing as _indexing, linalg as _linalg, \
+    reduction as _reduction, shape as _shape
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.indexing import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
 
 float = float32
 double = float64
@@ -32,3 +39,5 @@ __all__ = [
     "set_debug_empty", "set_default_dtype", "set_printoptions", "set_rng_state", "short", "strided",
     "tensor", "uint8", "zeros", "zeros_like",
 ]
+for _m in (_elementwise, _indexing, _linalg, _reduction, _shape):
+    __all__ += _m.__all__

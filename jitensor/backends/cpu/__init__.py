@@ -7,7 +7,7 @@ import os
 import numba
 import numpy as np
 
-from . import kernels
+from . import elementwise, indexing, kernels, linalg, reduction  # noqa: F401 (op families)
 from .strided import as_4d
 
 # Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);

@@ -10,7 +10,7 @@ kernel per dtype serves every other layout."""
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from .. import scalar
+from ..scalar import creation as scalar
 
 PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 µs
 

@@ -1,4 +1,4 @@
-"""Scalar definitions shared by the CPU (@njit) and CUDA (@cuda.jit) kernels.
+"""Scalar definitions for the creation kernels: the counter-based RNG and linspace.
 
 `register_jitable` makes each function callable from kernels of either target, so an op is
 defined once and both devices compute the same numbers."""

@@ -1,0 +1,1 @@
+"""CPU reduction kernels."""

@@ -1,0 +1,9 @@
+"""Op front ends: argument checks, same-device check, type promotion, broadcasting, output
+allocation, then one call into `backend(device)`. Each module lists the Tensor methods it
+provides in TENSOR_METHODS; they are attached to Tensor here, once, at import."""
+from ..tensor import Tensor
+from . import elementwise, indexing, linalg, reduction, shape
+
+for _module in (elementwise, reduction, linalg, shape, indexing):
+    for _name, _fn in _module.TENSOR_METHODS.items():
+        setattr(Tensor, _name, _fn)

@@ -1,0 +1,88 @@
+"""Checks and helpers every op front end shares: devices, dims, broadcasting, `out=`."""
+import numpy as np
+
+from .. import dtypes
+from ..creation import allocate
+from ..tensor import Tensor
+
+
+def same_device(fn, *tensors):
+    """The one device of `tensors`, or a RuntimeError naming both devices and the fix."""
+    device = tensors[0]._device
+    for t in tensors[1:]:
+        if t._device != device:
+            raise RuntimeError(f"{fn}(): expected all tensors to be on the same device, but found "
+                               f"at least two devices, {device} and {t._device}; move one with "
+                               f".to({str(device)!r}) or .to({str(t._device)!r})")
+    return device
+
+
+def dim(d, ndim, fn=None):
+    """`d` checked against `ndim` and made non-negative (a 0-d tensor accepts -1 and 0)."""
+    n = max(ndim, 1)
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+        raise TypeError(f"{fn or 'dim'}(): argument 'dim' must be an int, got {type(d).__name__}")
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return int(d) % n
+
+
+def dims(ds, ndim, fn=None):
+    """A sorted tuple of distinct non-negative dims from None (all), an int, or a sequence."""
+    if ds is None:
+        return tuple(range(ndim))
+    if isinstance(ds, (int, np.integer)) and not isinstance(ds, bool):
+        return (dim(ds, ndim, fn),)
+    out = tuple(sorted(dim(d, ndim, fn) for d in ds))
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{fn or 'dims'}(): dim {tuple(ds)} appears multiple times in the list "
+                           f"of dims")
+    return out
+
+
+def broadcast_shapes(*shapes):
+    """torch.broadcast_shapes, with torch's message for sizes that do not match."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for k, s in enumerate(shapes):
+            n = s[i] if -i <= len(s) else 1
+            if n != 1:
+                if size != 1 and n != size:
+                    raise RuntimeError(
+                        f"The size of tensor a ({size}) must match the size of tensor b ({n}) at "
+                        f"non-singleton dimension {ndim + i}: shapes {[tuple(x) for x in shapes]} "
+                        f"do not broadcast; expand or reshape one of them")
+                size = n
+        out.append(size)
+    return tuple(out)
+
+
+def check_out(fn, out, shape, dtype, device):
+    """`out` must be a tensor of exactly `shape` on `device` that `dtype` results can be cast
+    into (torch's rule: no float result into an integer tensor, no int result into bool)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
+    if out._device != device:
+        raise RuntimeError(f"{fn}(): out= is on {out._device} but the result is on {device}; "
+                           f"pass an out tensor on {device}")
+    if tuple(out._data.shape) != tuple(shape):
+        raise RuntimeError(f"{fn}(): out= has shape {tuple(out._data.shape)} but the result has "
+                           f"shape {tuple(shape)}; pass an out tensor of that shape")
+    if not dtypes.can_cast(dtype, out._dtype):
+        raise RuntimeError(f"{fn}(): result type {dtype.name} can't be cast to the desired output "
+                           f"type {out._dtype.name} of out=; pass out with dtype {dtype.name}")
+
+
+def output(fn, out, shape, dtype, device):
+    """The tensor to write a result of `shape` and `dtype` into: `out` once checked, or new."""
+    if out is None:
+        return allocate(shape, dtype, device)
+    check_out(fn, out, shape, dtype, device)
+    return out
+
+
+def shares_memory(a, b):
+    return np.may_share_memory(a._data, b._data)

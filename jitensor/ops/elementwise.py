@@ -1,0 +1,3 @@
+"""elementwise ops (front ends)."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""indexing ops (front ends)."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""linalg ops (front ends)."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""reduction ops (front ends)."""
+__all__ = []
+TENSOR_METHODS = {}

@@ -1,0 +1,3 @@
+"""shape ops (front ends)."""
+__all__ = []
+TENSOR_METHODS = {}
