@@ -1,3 +1,567 @@
-"""elementwise ops (front ends)."""
-__all__ = []
-TENSOR_METHODS = {}
+"""Elementwise ops: torch's type promotion and broadcasting, then one kernel launch.
+
+Every op is a row of a table (family, op codes, result rule); `_unary`, `_binary` and
+`_ternary` do the rest for all of them: decide the compute and result dtypes, check `out=` and
+in-place targets, convert operands to the compute dtype (tensors through the copy kernel,
+Python scalars on the host), broadcast them as stride-0 views, and launch
+`backend(device).elementwise`. Nothing is written before every check has passed."""
+import numpy as np
+
+from .. import dtypes
+from ..backends.registry import backend
+from ..backends.scalar import elementwise as k
+from ..creation import allocate, tensor
+from ..dtypes import bool_, float32, float64, int64, result_type, uint8
+from ..tensor import Tensor, _wrap
+from ._common import broadcast_shapes, check_out, same_device
+
+# result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
+# float dtype (true division, exp, ...), BOOL gives bool (comparisons, predicates)
+SAME, FLOAT, BOOL = range(3)
+
+
+class _Op:
+    """One elementwise op: its kernel family, op code for integer and for float compute dtypes,
+    result rule, and whether bool operands are allowed (`bool_as`: the dtype they compute in,
+    or None with the error torch raises)."""
+
+    __slots__ = ("name", "family", "int_code", "float_code", "rule", "bool_as", "bool_error",
+                 "fast")
+
+    def __init__(self, name, family, int_code, float_code=None, rule=SAME, bool_as=uint8,
+                 bool_error=None):
+        self.name, self.family, self.int_code = name, family, int_code
+        self.float_code = int_code if float_code is None else float_code
+        self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
+        self.fast = ()  # dtypes for which `_fast` may run this op with no further checks
+
+    def code(self, dtype):
+        return self.float_code if dtype.is_floating_point else self.int_code
+
+
+def _not_for_bool(name):
+    return f'"{name}" is not implemented for bool tensors; convert with .int() or .float() first'
+
+
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+             "invert a mask, use the `~` or `logical_not()` operator instead.")
+_SUB_BOOL = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+             "or `logical_xor()` operator instead.")
+
+U = {o.name: o for o in [
+    _Op("neg", "unary", k.NEG, bool_as=None, bool_error=_NEG_BOOL),
+    _Op("abs", "unary", k.ABS, bool_as=None),
+    _Op("sign", "unary", k.SIGN),
+    _Op("exp", "unary", k.EXP, rule=FLOAT), _Op("log", "unary", k.LOG, rule=FLOAT),
+    _Op("log1p", "unary", k.LOG1P, rule=FLOAT), _Op("expm1", "unary", k.EXPM1, rule=FLOAT),
+    _Op("sqrt", "unary", k.SQRT, rule=FLOAT), _Op("rsqrt", "unary", k.RSQRT, rule=FLOAT),
+    _Op("sin", "unary", k.SIN, rule=FLOAT), _Op("cos", "unary", k.COS, rule=FLOAT),
+    _Op("tanh", "unary", k.TANH, rule=FLOAT), _Op("sigmoid", "unary", k.SIGMOID, rule=FLOAT),
+    _Op("reciprocal", "unary", k.RECIPROCAL, rule=FLOAT),
+    _Op("relu", "unary", k.RELU, bool_as=None, bool_error="Boolean inputs not supported for relu"),
+    _Op("floor", "unary", k.FLOOR, bool_as=None), _Op("ceil", "unary", k.CEIL, bool_as=None),
+    _Op("round", "unary", k.ROUND, bool_as=None), _Op("trunc", "unary", k.TRUNC, bool_as=None),
+    _Op("square", "unary", k.SQUARE, bool_as=int64),
+    _Op("logical_not", "predicate", k.LOGICAL_NOT, rule=BOOL),
+    _Op("isnan", "predicate", k.ISNAN, rule=BOOL),
+    _Op("isinf", "predicate", k.ISINF, rule=BOOL),
+    _Op("isfinite", "predicate", k.ISFINITE, rule=BOOL),
+    _Op("bitwise_not", "bitwise", k.NOT, bool_as=None),  # on bool: logical_not (see _unary)
+]}
+_INTEGER_IDENTITY = {"floor", "ceil", "round", "trunc"}  # no-ops on integers, as in torch
+
+B = {o.name: o for o in [
+    _Op("add", "arith", k.ADD), _Op("sub", "arith", k.SUB, bool_as=None, bool_error=_SUB_BOOL),
+    _Op("mul", "arith", k.MUL), _Op("div", "arith", k.DIV, rule=FLOAT),
+    _Op("div_trunc", "arith", k.TRUNC_DIVIDE, k.TRUNC_DIVIDE_FLOAT, bool_as=None),
+    _Op("floor_divide", "arith", k.FLOOR_DIVIDE, k.FLOOR_DIVIDE_FLOAT, bool_as=None),
+    _Op("remainder", "arith", k.REMAINDER, bool_as=None),
+    _Op("fmod", "arith", k.FMOD, bool_as=None),
+    _Op("pow", "arith", k.POW_INT, k.POW, bool_as=None),
+    _Op("maximum", "arith", k.MAXIMUM), _Op("minimum", "arith", k.MINIMUM),
+    _Op("atan2", "arith", k.ATAN2, rule=FLOAT),
+    _Op("eq", "compare", k.EQ, rule=BOOL), _Op("ne", "compare", k.NE, rule=BOOL),
+    _Op("lt", "compare", k.LT, rule=BOOL), _Op("le", "compare", k.LE, rule=BOOL),
+    _Op("gt", "compare", k.GT, rule=BOOL), _Op("ge", "compare", k.GE, rule=BOOL),
+    _Op("logical_and", "compare", k.LOGICAL_AND, rule=BOOL),
+    _Op("logical_or", "compare", k.LOGICAL_OR, rule=BOOL),
+    _Op("logical_xor", "compare", k.LOGICAL_XOR, rule=BOOL),
+    _Op("bitwise_and", "bitwise", k.AND), _Op("bitwise_or", "bitwise", k.OR),
+    _Op("bitwise_xor", "bitwise", k.XOR),
+    _Op("bitwise_left_shift", "bitwise", k.LSHIFT, bool_as=uint8),
+    _Op("bitwise_right_shift", "bitwise", k.RSHIFT, bool_as=uint8),
+]}
+_INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
+for _op in B.values():  # same-dtype operands need no conversion, and no zero/sign checks
+    _op.fast = frozenset(d for d in dtypes.CPU_DTYPES if d is not bool_ and (
+        d.is_floating_point or _op.rule != FLOAT and _op.family != "bitwise" and
+        _op.name not in _INT_DIVISION and _op.name != "pow"))
+
+# -- dtype decisions --------------------------------------------------------------------------
+
+
+def _dtypes(op, promoted):
+    """(dtype the kernel computes in, dtype of the result) for a promoted operand dtype. Bool
+    operands compute as 0/1 integers (`bool_as`); the result stays bool unless the op widens."""
+    if op.family == "bitwise" and promoted.is_floating_point:
+        raise TypeError(f'"{op.name}" is not implemented for floating-point tensors '
+                        f"({promoted}); it needs integer or bool operands")
+    if op.rule == FLOAT and not promoted.is_floating_point:
+        return (dtypes.get_default_dtype(),) * 2
+    if promoted is not bool_:
+        return promoted, bool_ if op.rule == BOOL else promoted
+    if op.bool_as is None:
+        raise (RuntimeError if op.bool_error else NotImplementedError)(
+            op.bool_error or _not_for_bool(op.name))
+    return op.bool_as, op.bool_as if op.bool_as is int64 else bool_
+
+
+def _scalar(value, dtype):
+    """A Python scalar as a NumPy scalar of `dtype`, integers wrapping as a C cast does."""
+    if dtype.is_floating_point:
+        return dtype.np.type(value)
+    if dtype is bool_:
+        return np.bool_(value)
+    if isinstance(value, float):
+        raise RuntimeError(f"a float scalar ({value}) cannot be used with integer dtype {dtype}")
+    return np.array(int(value), np.int64).astype(dtype.np)[()] if not isinstance(value, bool) \
+        else dtype.np.type(value)
+
+
+def _operand(x, compute, shape, b):
+    """What the kernel reads for operand `x`: a scalar in the compute dtype, or the tensor's
+    buffer converted to the compute dtype (bool reinterpreted as uint8 for free) and broadcast."""
+    if x.__class__ is not Tensor:
+        return _scalar(x, compute)
+    data = x._data
+    if x._dtype is not compute:
+        if x._dtype is bool_ and compute is uint8:
+            data = data.view(np.uint8)
+        else:
+            converted = allocate(data.shape, compute, x._device)._data
+            b.copy(converted, data)
+            data = converted
+    return data if data.shape == shape else b.broadcast_to(data, shape)
+
+
+def _unwrap(x):
+    """Tensors pass; Python and NumPy scalars become Python scalars; sequences become tensors."""
+    if x.__class__ is Tensor or isinstance(x, (bool, int, float)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, Tensor):
+        return x
+    return tensor(x)
+
+
+def _target(op, out, inplace, shape, result, device):
+    """Where the result goes: a new tensor, `out=` (checked), or self for in-place ops."""
+    if inplace is not None:
+        if tuple(inplace._data.shape) != shape:
+            raise RuntimeError(f"output with shape {list(inplace._data.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)} (in-place {op.name}_)")
+        if not dtypes.can_cast(result, inplace._dtype):
+            raise RuntimeError(f"result type {result.name} can't be cast to the desired output "
+                               f"type {inplace._dtype.name} (in-place {op.name}_); use the "
+                               f"out-of-place {op.name}() instead")
+        return inplace
+    if out is not None:
+        check_out(op.name, out, shape, result, device)
+        return out
+    return allocate(shape, result, device)
+
+
+def _aliased(dest, arrays):
+    """Whether `dest` overlaps an input other than by being exactly that input (in place)."""
+    d = dest._data
+    return any(a.__class__ is np.ndarray and np.may_share_memory(d, a) and
+               not (a.shape == d.shape and a.strides == d.strides and
+                    a.__array_interface__["data"][0] == d.__array_interface__["data"][0])
+               for a in arrays)
+
+
+def _launch(op, family_code, dest, operands, b, extra=0):
+    """Run the kernel into dest; through a temporary when dest overlaps an input."""
+    if _aliased(dest, operands):
+        tmp = allocate(dest._data.shape, dest._dtype, dest._device)
+        b.elementwise.launch(op.family, family_code, tmp._data, *operands, extra)
+        b.copy(dest._data, tmp._data)
+    else:
+        b.elementwise.launch(op.family, family_code, dest._data, *operands, extra)
+    return dest
+
+
+# -- the three generic front ends -------------------------------------------------------------
+def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
+    x = _unwrap(x)
+    if x.__class__ is not Tensor:
+        x = tensor(x)
+    if op.name == "bitwise_not" and x._dtype is bool_:
+        op = U["logical_not"]  # ~ on a mask inverts it, as in torch
+    compute, result = _dtypes(op, x._dtype)
+    shape = tuple(x._data.shape)
+    dest = _target(op, out, inplace, shape, result, x._device)
+    b = backend(x._device)
+    if op.name in _INTEGER_IDENTITY and not compute.is_floating_point:
+        b.copy(dest._data, x._data)
+        return dest
+    a = _operand(x, compute, shape, b)
+    p = tuple(_scalar(v, compute) for v in params)
+    if op.family == "unary":
+        return _launch(op, op.code(compute), dest, (a, *p[:2]), b, p[2])
+    return _launch(op, op.code(compute), dest, (a, 0, 0), b)
+
+
+def _binary(op, x, y, out=None, inplace=None, alpha=1):
+    x, y = _unwrap(x), _unwrap(y)
+    tensors = [t for t in (x, y) if t.__class__ is Tensor]
+    if not tensors:
+        x = tensor(x)
+        tensors = [x]
+    device = same_device(op.name, *tensors)
+    compute, result = _dtypes(op, result_type(x, y))
+    if alpha != 1 and not compute.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
+                           f"point number (got alpha={alpha})")
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    dest = _target(op, out, inplace, shape, result, device)
+    b = backend(device)
+    a1, a2 = _operand(x, compute, shape, b), _operand(y, compute, shape, b)
+    if not compute.is_floating_point:
+        if op.name in _INT_DIVISION and b.elementwise.any_compare(k.EQ, a2, 0):
+            raise RuntimeError(f"ZeroDivisionError: integer {op.name} by zero")
+        if op.name == "pow" and y.__class__ is not Tensor and y < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _launch(op, op.code(compute), dest, (a1, a2, _scalar(alpha, compute)), b)
+
+
+def _ternary(name, code, c, x, y, out=None, inplace=None, compute=None):
+    """where (c is the bool condition) and clamp with tensor bounds (c is the input)."""
+    c, x, y = _unwrap(c), _unwrap(x), _unwrap(y)
+    tensors = [t for t in (c, x, y) if t.__class__ is Tensor]
+    device = same_device(name, *tensors)
+    compute = compute or result_type(x, y)
+    result = compute
+    op = _Op(name, "ternary", code)
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    dest = _target(op, out, inplace, shape, result, device)
+    b = backend(device)
+    cond = _operand(c, bool_ if code == k.WHERE else compute, shape, b)
+    return _launch(op, code, dest, (cond, _operand(x, compute, shape, b),
+                                    _operand(y, compute, shape, b)), b)
+
+
+# -- the small-tensor fast path ----------------------------------------------------------------
+def _fast(op, x, y):
+    """`x op y` for the commonest calls -- a tensor and a tensor of its dtype, shape and device,
+    or a float tensor and a Python number -- or None when the general path is needed. Kept
+    short: for 2x3 tensors this path is the whole cost of the op."""
+    dt = x._dtype
+    xd = x._data
+    if y.__class__ is Tensor:
+        yd = y._data
+        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device:
+            return None
+    elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
+        yd = dt.np.type(y)
+    else:
+        return None
+    if dt not in op.fast:
+        return None
+    b = backend(x._device)
+    out = b.empty(xd.shape, bool_.np if op.rule == BOOL else dt.np)
+    b.elementwise.launch(op.family, op.code(dt), out, xd, yd, _ONE[dt])
+    return _wrap(out, bool_ if op.rule == BOOL else dt, x._device)
+
+
+_ONE = {d: d.np.type(1) for d in dtypes.ALL}
+
+
+def _binary_fn(name, doc):
+    op = B[name]
+
+    def fn(input, other, *, out=None):
+        if out is None and input.__class__ is Tensor:
+            result = _fast(op, input, other)
+            if result is not None:
+                return result
+        return _binary(op, input, other, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _unary_fn(name, doc):
+    op = U[name]
+
+    def fn(input, *, out=None):
+        return _unary(op, input, out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+# -- public functions -------------------------------------------------------------------------
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, with broadcasting and type promotion."""
+    if alpha == 1 and out is None and input.__class__ is Tensor:
+        result = _fast(B["add"], input, other)
+        if result is not None:
+            return result
+    return _binary(B["add"], input, other, out, alpha=alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other."""
+    if alpha == 1 and out is None and input.__class__ is Tensor:
+        result = _fast(B["sub"], input, other)
+        if result is not None:
+            return result
+    return _binary(B["sub"], input, other, out, alpha=alpha)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (integers give floats); rounding_mode "trunc" or "floor" rounds the
+    quotient and keeps integer dtypes."""
+    if rounding_mode is None:
+        return _binary(B["div"], input, other, out)
+    if rounding_mode == "trunc":
+        return _binary(B["div_trunc"], input, other, out)
+    if rounding_mode == "floor":
+        return _binary(B["floor_divide"], input, other, out)
+    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found {rounding_mode!r}")
+
+
+mul = _binary_fn("mul", "input * other, with broadcasting and type promotion.")
+floor_divide = _binary_fn("floor_divide", "Division rounded toward negative infinity.")
+remainder = _binary_fn("remainder", "Python's modulo: the result takes the divisor's sign.")
+fmod = _binary_fn("fmod", "C's fmod: the result takes the dividend's sign.")
+maximum = _binary_fn("maximum", "Elementwise maximum; NaN propagates.")
+minimum = _binary_fn("minimum", "Elementwise minimum; NaN propagates.")
+atan2 = _binary_fn("atan2", "The angle of (other, input), elementwise.")
+eq = _binary_fn("eq", "input == other, elementwise (bool).")
+ne = _binary_fn("ne", "input != other, elementwise (bool).")
+lt = _binary_fn("lt", "input < other, elementwise (bool).")
+le = _binary_fn("le", "input <= other, elementwise (bool).")
+gt = _binary_fn("gt", "input > other, elementwise (bool).")
+ge = _binary_fn("ge", "input >= other, elementwise (bool).")
+logical_and = _binary_fn("logical_and", "Both nonzero (bool).")
+logical_or = _binary_fn("logical_or", "Either nonzero (bool).")
+logical_xor = _binary_fn("logical_xor", "Exactly one nonzero (bool).")
+bitwise_and = _binary_fn("bitwise_and", "Bitwise AND of integer or bool tensors.")
+bitwise_or = _binary_fn("bitwise_or", "Bitwise OR of integer or bool tensors.")
+bitwise_xor = _binary_fn("bitwise_xor", "Bitwise XOR of integer or bool tensors.")
+bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other for integer tensors.")
+bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other for integer tensors.")
+
+
+def pow(input, exponent, *, out=None):
+    """input ** exponent; integer tensors to negative integer scalar powers raise as in torch."""
+    return _binary(B["pow"], input, exponent, out)
+
+
+neg = _unary_fn("neg", "-input.")
+abs = _unary_fn("abs", "|input|.")
+sign = _unary_fn("sign", "-1, 0 or 1 by the sign of each element (NaN stays NaN).")
+exp = _unary_fn("exp", "e ** input (integers give floats).")
+log = _unary_fn("log", "Natural logarithm (integers give floats).")
+log1p = _unary_fn("log1p", "log(1 + input), accurate near 0.")
+expm1 = _unary_fn("expm1", "exp(input) - 1, accurate near 0.")
+sqrt = _unary_fn("sqrt", "Square root (integers give floats).")
+rsqrt = _unary_fn("rsqrt", "1 / sqrt(input).")
+sin = _unary_fn("sin", "Sine.")
+cos = _unary_fn("cos", "Cosine.")
+tanh = _unary_fn("tanh", "Hyperbolic tangent.")
+sigmoid = _unary_fn("sigmoid", "1 / (1 + exp(-input)), without overflow for large |input|.")
+reciprocal = _unary_fn("reciprocal", "1 / input (integers give floats).")
+relu = _unary_fn("relu", "max(input, 0); NaN propagates.")
+floor = _unary_fn("floor", "Round down (integers are returned as they are).")
+ceil = _unary_fn("ceil", "Round up (integers are returned as they are).")
+round = _unary_fn("round", "Round half to even (integers are returned as they are).")
+trunc = _unary_fn("trunc", "Round toward zero (integers are returned as they are).")
+square = _unary_fn("square", "input * input.")
+logical_not = _unary_fn("logical_not", "input == 0 (bool).")
+isnan = _unary_fn("isnan", "Whether each element is NaN (bool).")
+isinf = _unary_fn("isinf", "Whether each element is +-inf (bool).")
+isfinite = _unary_fn("isfinite", "Whether each element is neither NaN nor +-inf (bool).")
+bitwise_not = _unary_fn("bitwise_not", "~input for integers; logical not for bool.")
+negative, absolute, true_divide, multiply, subtract = neg, abs, div, mul, sub
+
+
+def _limits(dtype):
+    if dtype.is_floating_point:
+        return -np.inf, np.inf
+    if dtype is bool_:
+        return False, True
+    info = np.iinfo(dtype.np)
+    return int(info.min), int(info.max)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Bound every element to [min, max]; bounds may be scalars or tensors (broadcast)."""
+    return _clamp(input, min, max, out)
+
+
+def _clamp(input, lo, hi, out=None, inplace=None):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    input = _unwrap(input)
+    bounds = [v for v in (lo, hi) if v is not None]
+    compute = result_type(input, *bounds)
+    if compute is bool_:
+        raise NotImplementedError(_not_for_bool("clamp"))
+    low, high = _limits(compute)
+    lo = low if lo is None else _unwrap(lo)
+    hi = high if hi is None else _unwrap(hi)
+    if lo.__class__ is not Tensor and hi.__class__ is not Tensor:
+        op = _Op("clamp", "unary", k.CLAMP)
+        if compute is not input._dtype:
+            return _ternary("clamp", k.CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
+        return _unary(op, input, out, inplace, params=(lo, hi, 0))
+    return _ternary("clamp", k.CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """`input` where `condition` holds, else `other` (broadcast); ``where(condition)`` is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
+    condition = _unwrap(condition)
+    if condition.__class__ is not Tensor or condition._dtype is not bool_:
+        found = condition._dtype if condition.__class__ is Tensor else type(condition).__name__
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {found}; compare first (e.g. x > 0)")
+    return _ternary("where", k.WHERE, condition, input, other, out)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN with `nan` and infinities with `posinf`/`neginf` (default: the dtype's
+    largest and smallest finite values). Integer and bool tensors come back unchanged."""
+    return _nan_to_num(input, nan, posinf, neginf, out)
+
+
+def _nan_to_num(input, nan, posinf, neginf, out=None, inplace=None):
+    input = _unwrap(input)
+    if not input._dtype.is_floating_point:
+        dest = _target(U["abs"], out, inplace, tuple(input._data.shape), input._dtype,
+                       input._device)
+        if dest is not input:
+            backend(input._device).copy(dest._data, input._data)
+        return dest
+    info = np.finfo(input._dtype.np)
+    params = (nan, float(info.max) if posinf is None else posinf,
+              float(info.min) if neginf is None else neginf)
+    return _unary(_Op("nan_to_num", "unary", k.NAN_TO_NUM), input, out, inplace, params)
+
+
+# -- Tensor methods, operators and in-place variants ------------------------------------------
+_OPERANDS = (Tensor, bool, int, float, np.generic, np.ndarray, list, tuple)
+
+
+def _operator(name):
+    """The operator method for binary op `name`: the fast path first, NotImplemented for
+    operands of other types (so `t == None` is False and Python can try the other operand)."""
+    op = B[name]
+
+    def method(self, other):
+        result = _fast(op, self, other)
+        if result is not None:
+            return result
+        return _binary(op, self, other) if isinstance(other, _OPERANDS) else NotImplemented
+    method.__name__ = f"__{name}__"
+    return method
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self) if isinstance(other, _OPERANDS) \
+        else NotImplemented
+
+
+def _inplace_binary(name, alpha=False):
+    op = B[name]
+    if alpha:
+        return lambda self, other, *, alpha=1: _binary(op, self, other, inplace=self, alpha=alpha)
+    return lambda self, other: _binary(op, self, other, inplace=self)
+
+
+def _inplace_unary(name):
+    op = U[name]
+    return lambda self: _unary(op, self, inplace=self)
+
+
+def _div_(self, other, *, rounding_mode=None):
+    name = {None: "div", "trunc": "div_trunc", "floor": "floor_divide"}.get(rounding_mode)
+    if name is None:
+        return div(self, other, rounding_mode=rounding_mode)  # raises the ValueError
+    return _binary(B[name], self, other, inplace=self)
+
+
+_FUNCTIONS = dict(
+    add=add, sub=sub, mul=mul, div=div, true_divide=div, floor_divide=floor_divide,
+    remainder=remainder, fmod=fmod, pow=pow, maximum=maximum, minimum=minimum, atan2=atan2,
+    eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, logical_and=logical_and, logical_or=logical_or,
+    logical_xor=logical_xor, bitwise_and=bitwise_and, bitwise_or=bitwise_or,
+    bitwise_xor=bitwise_xor, bitwise_left_shift=bitwise_left_shift,
+    bitwise_right_shift=bitwise_right_shift, clamp=clamp, clip=clamp, clamp_min=clamp_min,
+    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, multiply=mul, subtract=sub,
+    negative=neg, absolute=abs,
+)
+_FUNCTIONS.update({name: globals()[name] for name in U})
+
+TENSOR_METHODS = dict(_FUNCTIONS)
+TENSOR_METHODS.update(
+    # operators
+    __add__=_operator("add"), __radd__=_swap(add), __sub__=_operator("sub"), __rsub__=_swap(sub),
+    __mul__=_operator("mul"), __rmul__=_swap(mul), __truediv__=_operator("div"),
+    __rtruediv__=_swap(div), __floordiv__=_operator("floor_divide"),
+    __rfloordiv__=_swap(floor_divide), __mod__=_operator("remainder"), __rmod__=_swap(remainder),
+    __pow__=_operator("pow"), __rpow__=_swap(pow), __neg__=neg, __pos__=lambda self: self,
+    __abs__=abs, __invert__=bitwise_not,
+    __and__=_operator("bitwise_and"), __rand__=_swap(bitwise_and), __or__=_operator("bitwise_or"),
+    __ror__=_swap(bitwise_or), __xor__=_operator("bitwise_xor"), __rxor__=_swap(bitwise_xor),
+    __lshift__=_operator("bitwise_left_shift"), __rlshift__=_swap(bitwise_left_shift),
+    __rshift__=_operator("bitwise_right_shift"), __rrshift__=_swap(bitwise_right_shift),
+    __eq__=_operator("eq"), __ne__=_operator("ne"), __lt__=_operator("lt"), __le__=_operator("le"),
+    __gt__=_operator("gt"), __ge__=_operator("ge"),
+    # in-place variants
+    add_=_inplace_binary("add", alpha=True), sub_=_inplace_binary("sub", alpha=True),
+    mul_=_inplace_binary("mul"), div_=_div_, true_divide_=_div_,
+    floor_divide_=_inplace_binary("floor_divide"), remainder_=_inplace_binary("remainder"),
+    fmod_=_inplace_binary("fmod"), pow_=_inplace_binary("pow"),
+    eq_=_inplace_binary("eq"), ne_=_inplace_binary("ne"), lt_=_inplace_binary("lt"),
+    le_=_inplace_binary("le"), gt_=_inplace_binary("gt"), ge_=_inplace_binary("ge"),
+    logical_and_=_inplace_binary("logical_and"), logical_or_=_inplace_binary("logical_or"),
+    logical_xor_=_inplace_binary("logical_xor"), bitwise_and_=_inplace_binary("bitwise_and"),
+    bitwise_or_=_inplace_binary("bitwise_or"), bitwise_xor_=_inplace_binary("bitwise_xor"),
+    __iadd__=_inplace_binary("add"), __isub__=_inplace_binary("sub"),
+    __imul__=_inplace_binary("mul"), __itruediv__=_div_,
+    __ifloordiv__=_inplace_binary("floor_divide"), __imod__=_inplace_binary("remainder"),
+    __ipow__=_inplace_binary("pow"), __iand__=_inplace_binary("bitwise_and"),
+    __ior__=_inplace_binary("bitwise_or"), __ixor__=_inplace_binary("bitwise_xor"),
+    __ilshift__=_inplace_binary("bitwise_left_shift"),
+    __irshift__=_inplace_binary("bitwise_right_shift"),
+    clamp_=lambda self, min=None, max=None: _clamp(self, min, max, inplace=self),
+    nan_to_num_=lambda self, nan=0.0, posinf=None, neginf=None:
+        _nan_to_num(self, nan, posinf, neginf, inplace=self),
+    __hash__=Tensor.__hash__,  # defining __eq__ would otherwise make tensors unhashable
+)
+TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U if n not in ("isnan", "isinf",
+                                                                           "isfinite")})
+TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]
+TENSOR_METHODS["where"] = lambda self, condition, other: where(condition, self, other)
+
+__all__ = sorted(_FUNCTIONS)

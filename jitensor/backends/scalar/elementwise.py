@@ -1,0 +1,132 @@
+"""One scalar definition per elementwise op, and the op codes kernels switch on.
+
+The CPU kernels (backends/cpu/elementwise.py) and the CUDA kernels call these same functions,
+so a formula lives in exactly one place. Inputs arrive already converted to the op's compute
+dtype; the kernel's store converts the result to the output dtype."""
+import math
+
+import numpy as np
+from numba.extending import register_jitable
+
+# -- op codes: kernels take the op as an integer so one cached compile serves every op ------
+# The front end picks the code for the compute dtype: e.g. FLOOR_DIVIDE on integers, but
+# FLOOR_DIVIDE_FLOAT on floats, so no formula ever needs to test its operands' type.
+(NEG, ABS, SIGN, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, SIN, COS, TANH, SIGMOID, RELU,
+ LOGICAL_NOT, ISNAN, ISINF, ISFINITE, NAN_TO_NUM, CLAMP, FLOOR, CEIL, ROUND, TRUNC,
+ RECIPROCAL, SQUARE) = range(26)
+(ADD, SUB, MUL, DIV, FLOOR_DIVIDE, FLOOR_DIVIDE_FLOAT, TRUNC_DIVIDE, TRUNC_DIVIDE_FLOAT,
+ REMAINDER, FMOD, POW, POW_INT, MAXIMUM, MINIMUM, ATAN2) = range(15)
+EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(9)
+AND, OR, XOR, LSHIFT, RSHIFT, NOT = range(6)
+WHERE, CLAMP_TENSOR = range(2)
+
+
+# -- unary ------------------------------------------------------------------------------------
+@register_jitable
+def sign(x):
+    return (x > 0) - (x < 0) if x == x else x
+
+
+@register_jitable
+def sigmoid(x):
+    # exp of a large positive argument overflows; split so the exponent is never positive
+    if x >= 0:
+        return 1 / (1 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1 + e)
+
+
+@register_jitable
+def relu(x):
+    return x if x > 0 or x != x else x - x
+
+
+@register_jitable
+def nan_to_num(x, nan, posinf, neginf):
+    if x != x:
+        return nan
+    if x == np.inf:
+        return posinf
+    if x == -np.inf:
+        return neginf
+    return x
+
+
+@register_jitable
+def clamp(x, lo, hi):
+    """torch.clamp: min(max(x, lo), hi), NaN in x propagates; lo > hi gives hi."""
+    if x != x:
+        return x
+    y = lo if x < lo else x
+    return hi if y > hi else y
+
+
+# -- binary -----------------------------------------------------------------------------------
+@register_jitable
+def add(x, y, alpha):
+    return x + alpha * y
+
+
+@register_jitable
+def sub(x, y, alpha):
+    return x - alpha * y
+
+
+@register_jitable
+def floor_divide_float(x, y):
+    """torch's floor division of floats: from fmod, so it is exact where x / y would round."""
+    if y == 0:
+        return x / y
+    mod = np.fmod(x, y)
+    div = (x - mod) / y
+    if mod != 0 and (y < 0) != (mod < 0):
+        div -= 1
+    if div == 0:
+        return math.copysign(0.0, x / y)
+    floordiv = math.floor(div)
+    if div - floordiv > 0.5:
+        floordiv += 1
+    return floordiv
+
+
+@register_jitable
+def trunc_divide(x, y):
+    """C's integer division (rounds toward zero) from Python's floor division."""
+    q = x // y
+    if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+@register_jitable
+def maximum(x, y):
+    return x if x > y or x != x else y
+
+
+@register_jitable
+def minimum(x, y):
+    return x if x < y or x != x else y
+
+
+@register_jitable
+def logical_xor(x, y):
+    return (x != 0) != (y != 0)
+
+
+@register_jitable
+def int_pow(x, y):
+    """Integer power by squaring, wrapping like the integer type; a negative exponent gives
+    what torch gives (0 unless the base is 1 or -1)."""
+    if y < 0:
+        if x == 1:
+            return x
+        if x == -1:
+            return x if y % 2 else -x
+        return x - x
+    result = x - x + 1
+    while y > 0:  # (written with % and // so that float operands type-check too)
+        if y % 2:
+            result *= x
+        x *= x
+        y //= 2
+    return result
