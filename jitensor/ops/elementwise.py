@@ -45,8 +45,8 @@ def _not_for_bool(name):
 
 _NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
              "invert a mask, use the `~` or `logical_not()` operator instead.")
-_SUB_BOOL = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-             "or `logical_xor()` operator instead.")
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 U = {o.name: o for o in [
     _Op("neg", "unary", k.NEG, bool_as=None, bool_error=_NEG_BOOL),
@@ -76,7 +76,7 @@ B = {o.name: o for o in [
     _Op("div_trunc", "arith", k.TRUNC_DIVIDE, k.TRUNC_DIVIDE_FLOAT, bool_as=None),
     _Op("floor_divide", "arith", k.FLOOR_DIVIDE, k.FLOOR_DIVIDE_FLOAT, bool_as=None),
     _Op("remainder", "arith", k.REMAINDER, bool_as=None),
-    _Op("fmod", "arith", k.FMOD, bool_as=None),
+    _Op("fmod", "arith", k.FMOD, k.FMOD_FLOAT, bool_as=None),
     _Op("pow", "arith", k.POW_INT, k.POW, bool_as=None),
     _Op("maximum", "arith", k.MAXIMUM), _Op("minimum", "arith", k.MINIMUM),
     _Op("atan2", "arith", k.ATAN2, rule=FLOAT),
@@ -92,10 +92,11 @@ B = {o.name: o for o in [
     _Op("bitwise_right_shift", "bitwise", k.RSHIFT, bool_as=uint8),
 ]}
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
-for _op in B.values():  # same-dtype operands need no conversion, and no zero/sign checks
-    _op.fast = frozenset(d for d in dtypes.CPU_DTYPES if d is not bool_ and (
-        d.is_floating_point or _op.rule != FLOAT and _op.family != "bitwise" and
-        _op.name not in _INT_DIVISION and _op.name != "pow"))
+for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
+    _op.fast = frozenset(
+        d for d in dtypes.CPU_DTYPES if d is not bool_ and (
+            _op.family != "bitwise" if d.is_floating_point else
+            _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow"))
 
 # -- dtype decisions --------------------------------------------------------------------------
 
@@ -220,6 +221,8 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
         x = tensor(x)
         tensors = [x]
     device = same_device(op.name, *tensors)
+    if op.name == "sub" and any(t._dtype is bool_ for t in tensors):
+        raise RuntimeError(_SUB_BOOL)
     compute, result = _dtypes(op, result_type(x, y))
     if alpha != 1 and not compute.is_floating_point and isinstance(alpha, float):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "

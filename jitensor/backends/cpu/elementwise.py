@@ -159,6 +159,9 @@ def _arith(op, out, x, y, alpha, unused):
             out[i] = at(x, i) % at(y, i)
     elif op == s.FMOD:
         for i in range(n):
+            out[i] = s.fmod(at(x, i), at(y, i))
+    elif op == s.FMOD_FLOAT:
+        for i in range(n):
             out[i] = np.fmod(at(x, i), at(y, i))
     elif op == s.POW:
         for i in range(n):

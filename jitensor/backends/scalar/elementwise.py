@@ -15,7 +15,7 @@ from numba.extending import register_jitable
  LOGICAL_NOT, ISNAN, ISINF, ISFINITE, NAN_TO_NUM, CLAMP, FLOOR, CEIL, ROUND, TRUNC,
  RECIPROCAL, SQUARE) = range(26)
 (ADD, SUB, MUL, DIV, FLOOR_DIVIDE, FLOOR_DIVIDE_FLOAT, TRUNC_DIVIDE, TRUNC_DIVIDE_FLOAT,
- REMAINDER, FMOD, POW, POW_INT, MAXIMUM, MINIMUM, ATAN2) = range(15)
+ REMAINDER, FMOD, FMOD_FLOAT, POW, POW_INT, MAXIMUM, MINIMUM, ATAN2) = range(16)
 EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(9)
 AND, OR, XOR, LSHIFT, RSHIFT, NOT = range(6)
 WHERE, CLAMP_TENSOR = range(2)
@@ -24,7 +24,8 @@ WHERE, CLAMP_TENSOR = range(2)
 # -- unary ------------------------------------------------------------------------------------
 @register_jitable
 def sign(x):
-    return (x > 0) - (x < 0) if x == x else x
+    """-1, 0 or 1; NaN gives 0, as in torch."""
+    return (x > 0) - (x < 0)
 
 
 @register_jitable
@@ -83,10 +84,16 @@ def floor_divide_float(x, y):
         div -= 1
     if div == 0:
         return math.copysign(0.0, x / y)
-    floordiv = math.floor(div)
+    floordiv = np.floor(div)
     if div - floordiv > 0.5:
         floordiv += 1
     return floordiv
+
+
+@register_jitable
+def fmod(x, y):
+    """C's fmod for integers: the result takes the dividend's sign (torch.fmod)."""
+    return x - trunc_divide(x, y) * y
 
 
 @register_jitable

@@ -1,0 +1,419 @@
+"""Elementwise ops against NumPy (values) and torch (values and result dtypes, where installed)."""
+import math
+import pickle  # noqa: F401  (tensors stay picklable after ops attach methods)
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import jitensor as jt
+
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+FLOATS = ["float32", "float64"]
+ALL = ["bool"] + INTS + FLOATS
+FLOAT_RESULT = {"div", "atan2"}
+BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+
+# name -> NumPy reference on operands already converted to the compute dtype
+BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod,
+    "maximum": np.maximum, "minimum": np.minimum, "atan2": np.arctan2, "eq": np.equal,
+    "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor,
+}
+NO_BOOL = {"sub", "floor_divide", "remainder", "fmod", "pow"}
+INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+
+
+def sample(shape, dtype, rng, nonzero=False):
+    """Values that exercise each dtype: negatives, zeros, NaN/inf for floats."""
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype in INTS:
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -50), min(info.max, 50)
+        a = rng.integers(lo, hi + 1, size=shape).astype(dtype)
+        if nonzero:
+            a[a == 0] = 1
+        return a
+    a = (rng.standard_normal(shape) * 10).astype(dtype)
+    if a.size > 3:
+        a.flat[0], a.flat[1] = np.nan, np.inf
+    return a
+
+
+def expected_dtype(name, a, b):
+    """torch's rule for the result dtype: promotion, then the op's own rule."""
+    promoted = jt.result_type(a, b)
+    if name in BOOL_RESULT:
+        return jt.bool
+    if name in FLOAT_RESULT and not promoted.is_floating_point:
+        return jt.get_default_dtype()
+    return promoted
+
+
+def reference(name, x, y, dtype):
+    """NumPy's answer computed in the compute dtype, cast to the result dtype."""
+    compute = np.float32 if name in FLOAT_RESULT and dtype.name != "float64" and \
+        not np.issubdtype(np.result_type(x, y), np.floating) else None
+    with np.errstate(all="ignore"):
+        xs, ys = (np.asarray(v) for v in (x, y))
+        if compute is not None:
+            xs, ys = xs.astype(compute), ys.astype(compute)
+        common = np.result_type(xs, ys) if dtype.name == "bool" or name in BOOL_RESULT \
+            else dtype.np
+        if name not in BOOL_RESULT and dtype.name != "bool":
+            xs, ys = xs.astype(common), ys.astype(common)
+        return BINARY[name](xs, ys).astype(dtype.np)
+
+
+def assert_same(t, expected, dtype):
+    assert t.dtype is dtype, (t.dtype, dtype)
+    assert tuple(t.shape) == expected.shape
+    np.testing.assert_array_equal(t.numpy(), expected) if dtype.name in INTS + ["bool"] else \
+        np.testing.assert_allclose(t.numpy(), expected, rtol=2e-6 if dtype.name == "float32"
+                                   else 1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("dtype", ALL)
+def test_binary_same_dtype(name, dtype):
+    if dtype == "bool" and name in NO_BOOL | {"sub"}:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            getattr(jt, name)(jt.tensor([True]), jt.tensor([False]))
+        return
+    if dtype in FLOATS and name in INT_ONLY:
+        with pytest.raises(TypeError, match=name):
+            getattr(jt, name)(jt.ones(2, dtype=dtype), jt.ones(2, dtype=dtype))
+        return
+    rng = np.random.default_rng(0)
+    x = sample((3, 4), dtype, rng)
+    y = sample((3, 4), dtype, rng, nonzero=name in {"floor_divide", "remainder", "fmod"})
+    got = getattr(jt, name)(jt.tensor(x), jt.tensor(y))
+    dt = expected_dtype(name, jt.tensor(x), jt.tensor(y))
+    assert_same(got, reference(name, x, y, dt), dt)
+
+
+@pytest.mark.parametrize("dtype", INTS + FLOATS)
+def test_pow(dtype):
+    rng = np.random.default_rng(1)
+    x = sample((5,), dtype, rng)
+    y = np.array([0, 1, 2, 3, 2], dtype=dtype)
+    got = jt.pow(jt.tensor(x), jt.tensor(y))
+    with np.errstate(all="ignore"):
+        assert_same(got, np.power(x, y), jt.tensor(x).dtype)
+
+
+def test_integer_pow_rules():
+    x = jt.tensor([3, -2, 1, -1], dtype=jt.int32)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        x ** -1
+    # a negative exponent tensor gives 0 unless the base is 1 or -1, as torch does
+    assert (x ** jt.tensor([-1, -1, -3, -3], dtype=jt.int32)).tolist() == [0, 0, 1, -1]
+    assert (2 ** x[:2]).tolist() == [8, 0] and (2 ** x[:2]).dtype is jt.int32
+    assert (2.0 ** x[:2]).tolist() == [8.0, 0.25]
+
+
+@given(mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4),
+       st.sampled_from(["add", "mul", "maximum", "lt", "div"]),
+       st.sampled_from([("float32", "float32"), ("int64", "float32"), ("int32", "int32"),
+                        ("uint8", "int8"), ("bool", "int16"), ("float64", "float32")]))
+def test_broadcasting_and_promotion(shapes, name, dts):
+    (s1, s2), _ = shapes
+    rng = np.random.default_rng(2)
+    x, y = sample(s1, dts[0], rng), sample(s2, dts[1], rng)
+    tx, ty = jt.tensor(x), jt.tensor(y)
+    dt = expected_dtype(name, tx, ty)
+    assert_same(getattr(jt, name)(tx, ty), reference(name, x, y, dt), dt)
+
+
+@given(st.sampled_from(["add", "sub", "mul", "div", "floor_divide", "remainder", "lt", "eq",
+                        "maximum"]),
+       st.sampled_from(ALL), st.one_of(st.integers(-5, 5).filter(bool),
+                                       st.floats(-5, 5).filter(bool), st.booleans()),
+       st.booleans())
+def test_python_scalars_both_sides(name, dtype, scalar, reflected):
+    x = sample((2, 3), dtype, np.random.default_rng(3), nonzero=True)
+    tx = jt.tensor(x)
+    args = (scalar, tx) if reflected else (tx, scalar)
+    dt_promoted = jt.result_type(*args)
+    try:
+        got = getattr(jt, name)(*args)
+    except (RuntimeError, NotImplementedError):
+        assert dt_promoted is jt.bool or (name in {"floor_divide", "remainder"} and
+                                          isinstance(scalar, bool)) or \
+            name == "sub" and (dtype == "bool" or isinstance(scalar, bool))
+        return
+    dt = expected_dtype(name, *args)
+    assert got.dtype is dt and tuple(got.shape) == (2, 3)
+    if name in FLOAT_RESULT and not dt_promoted.is_floating_point:
+        s = np.array(scalar, np.float32)  # computed in float: the scalar is not wrapped first
+    else:
+        s = np.array(scalar).astype(dt_promoted.np if not isinstance(scalar, float) or
+                                    dt_promoted.is_floating_point else np.float64)
+    ref_args = (s, x) if reflected else (x, s)
+    assert_same(got, reference(name, *ref_args, dt), dt)
+
+
+UNARY = {
+    "neg": np.negative, "abs": np.abs, "sign": lambda a: np.nan_to_num(np.sign(a), nan=0), "exp": np.exp, "log": np.log,
+    "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "sigmoid": lambda a: 1 / (1 + np.exp(-a)), "reciprocal": np.reciprocal,
+    "rsqrt": lambda a: 1 / np.sqrt(a), "relu": lambda a: np.where((a > 0) | (a != a), a, 0).astype(a.dtype),
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "square": np.square, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "logical_not": np.logical_not, "bitwise_not": np.invert,
+}
+UNARY_FLOAT = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "sigmoid",
+               "reciprocal", "rsqrt"}
+UNARY_BOOL = {"isnan", "isinf", "isfinite", "logical_not"}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("dtype", ALL)
+def test_unary(name, dtype):
+    x = sample((4, 3), dtype, np.random.default_rng(4))
+    fn = getattr(jt, name)
+    if dtype == "bool" and name in {"neg", "abs", "relu", "floor", "ceil", "round", "trunc"}:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            fn(jt.tensor(x))
+        return
+    if dtype in FLOATS and name == "bitwise_not":
+        with pytest.raises(TypeError):
+            fn(jt.tensor(x))
+        return
+    got = fn(jt.tensor(x))  # NaN's sign is 0 in torch (NumPy says NaN)
+    if name in UNARY_BOOL:
+        dt = jt.bool
+    elif name in UNARY_FLOAT and dtype not in FLOATS:
+        dt = jt.float32
+    elif name == "square" and dtype == "bool":
+        dt = jt.int64
+    else:
+        dt = jt.tensor(x).dtype
+    with np.errstate(all="ignore"):
+        src = x.astype(np.float32) if dt is jt.float32 and dtype not in FLOATS else x
+        if name == "square" and dtype == "bool":
+            src = x.astype(np.int64)
+        ref = x if name == "sign" and dtype == "bool" else np.asarray(UNARY[name](src))
+    assert_same(got, ref.astype(dt.np), dt)
+
+
+def test_sigmoid_does_not_overflow():
+    got = jt.sigmoid(jt.tensor([-1000.0, 0.0, 1000.0]))
+    assert got.tolist() == [0.0, 0.5, 1.0]
+
+
+def test_division_semantics_match_python():
+    a = [-7, -3, 3, 7]
+    b = [2, -2, 2, -2]
+    x, y = jt.tensor(a), jt.tensor(b)
+    assert (x // y).tolist() == [p // q for p, q in zip(a, b)]
+    assert (x % y).tolist() == [p % q for p, q in zip(a, b)]
+    assert jt.fmod(x, y).tolist() == [int(math.fmod(p, q)) for p, q in zip(a, b)]
+    assert jt.div(x, y, rounding_mode="trunc").tolist() == [int(p / q) for p, q in zip(a, b)]
+    fx, fy = x.double(), y.double()
+    assert jt.div(fx, fy, rounding_mode="floor").tolist() == [p // q for p, q in zip(a, b)]
+    assert (fx % fy).tolist() == [p % q for p, q in zip(a, b)]
+    assert (fx / 0).tolist() == [-math.inf, -math.inf, math.inf, math.inf]
+    with pytest.raises(ValueError, match="rounding_mode"):
+        jt.div(x, y, rounding_mode="round")
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
+def test_integer_division_by_zero_raises_and_writes_nothing(op):
+    out = jt.full((3,), 7)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        getattr(jt, op)(jt.tensor([1, 2, 3]), jt.tensor([1, 0, 1]), out=out)
+    assert out.tolist() == [7, 7, 7]
+
+
+def test_wraparound_and_scalar_wrapping_like_torch():
+    u = jt.tensor([200, 3], dtype=jt.uint8)
+    assert (u + 300).tolist() == [244, 47] and (u + 300).dtype is jt.uint8
+    assert (u < 300).tolist() == [False, True]  # 300 wraps to 44 as torch casts it
+    assert (u * 2.5).dtype is jt.float32 and (u * 2.5).tolist() == [500.0, 7.5]
+    assert (-u).tolist() == [56, 253]
+
+
+def test_bool_arithmetic_like_torch():
+    b = jt.tensor([True, False])
+    assert (b + b).dtype is jt.bool and (b + b).tolist() == [True, False]
+    assert (b * b).tolist() == [True, False]
+    assert (~b).tolist() == [False, True]
+    assert (b / b).dtype is jt.float32
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        b - b
+    with pytest.raises(RuntimeError, match="Negation"):
+        -b
+
+
+def test_nan_propagation():
+    x = jt.tensor([math.nan, 1.0, 2.0])
+    y = jt.tensor([0.0, math.nan, 1.0])
+    assert np.isnan(jt.maximum(x, y).numpy()[:2]).all()
+    assert np.isnan(jt.minimum(x, y).numpy()[:2]).all()
+    assert math.isnan(jt.clamp(x, 0, 1)[0].item())
+    assert math.isnan(jt.relu(x)[0].item())
+
+
+def test_clamp_forms():
+    x = jt.tensor([-2.0, 0.5, 3.0])
+    assert jt.clamp(x, -1, 1).tolist() == [-1.0, 0.5, 1.0]
+    assert jt.clamp(x, min=0).tolist() == [0.0, 0.5, 3.0]
+    assert jt.clamp(x, max=0).tolist() == [-2.0, 0.0, 0.0]
+    assert jt.clamp(x, jt.tensor([0.0, 1.0, 0.0]), 2).tolist() == [0.0, 1.0, 2.0]
+    i = jt.tensor([3, -2], dtype=jt.int32)
+    assert jt.clamp(i, 0.5).dtype is jt.float32 and jt.clamp(i, 0.5).tolist() == [3.0, 0.5]
+    assert jt.clamp(i, min=0).dtype is jt.int32
+    with pytest.raises(RuntimeError, match="At least one"):
+        jt.clamp(x)
+    x.clamp_(0, 1)
+    assert x.tolist() == [0.0, 0.5, 1.0]
+
+
+def test_where():
+    c = jt.tensor([True, False, True])
+    got = jt.where(c, jt.tensor([1, 2, 3], dtype=jt.int32), 2.5)
+    assert got.dtype is jt.float32 and got.tolist() == [1.0, 2.5, 3.0]
+    got = jt.where(c[:, None] if hasattr(c, "unsqueeze") else jt.tensor([[True], [False]]),
+                   jt.ones(3), jt.zeros(3))
+    assert tuple(got.shape) in {(3, 3), (2, 3)}
+    with pytest.raises(RuntimeError, match="boolean"):
+        jt.where(jt.tensor([1, 0]), jt.ones(2), jt.zeros(2))
+
+
+def test_nan_to_num():
+    x = jt.tensor([math.nan, math.inf, -math.inf, 1.5])
+    got = jt.nan_to_num(x)
+    f = np.finfo(np.float32)
+    assert got.tolist() == [0.0, float(f.max), float(f.min), 1.5]
+    assert jt.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-2.0).tolist() == [1.0, 2.0, -2.0, 1.5]
+    assert jt.nan_to_num(jt.tensor([1, 2])).tolist() == [1, 2]
+
+
+def test_inplace_rules_like_torch():
+    z = jt.zeros(3, dtype=jt.int64)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        z.add_(1.5)
+    assert z.tolist() == [0, 0, 0]
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        jt.zeros(3).add_(jt.zeros(2, 3))
+    x = jt.ones(2, 3)
+    x += jt.tensor([1.0, 2.0, 3.0])
+    x *= 2
+    assert x.tolist() == [[4.0, 6.0, 8.0]] * 2
+    f = jt.ones(2)
+    f += jt.tensor([1, 2])  # int into float: allowed
+    assert f.tolist() == [2.0, 3.0]
+    x.sub_(1, alpha=2)
+    assert x.tolist() == [[2.0, 4.0, 6.0]] * 2
+    y = x
+    y.exp_()
+    assert y is x
+
+
+def test_out_argument():
+    a, b = jt.tensor([1, 2]), jt.tensor([3, 4])
+    out = jt.empty(2, dtype=jt.float64)
+    r = jt.add(a, b, out=out)
+    assert r is out and out.tolist() == [4.0, 6.0]
+    bad = jt.full((2,), 9)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        jt.add(jt.ones(2), jt.ones(2), out=bad)
+    with pytest.raises(RuntimeError, match="shape"):
+        jt.add(a, b, out=jt.empty(3, dtype=jt.int64))
+    assert bad.tolist() == [9, 9]
+
+
+def test_out_aliasing_an_input_is_safe():
+    base = np.arange(6, dtype=np.float32)
+    t = jt.from_numpy(base)
+    a, b = jt.from_numpy(base[1:]), jt.from_numpy(base[:-1])
+    jt.add(b, b, out=a)  # out overlaps b shifted by one element: computed through a temp
+    assert base.tolist() == [0.0, 0.0, 2.0, 4.0, 6.0, 8.0]
+    assert t.tolist() == base.tolist()
+
+
+def test_large_arrays_take_the_parallel_path():
+    n = (1 << 17) + 3
+    x = np.random.default_rng(5).random(n).astype(np.float32)
+    tx = jt.tensor(x)
+    np.testing.assert_allclose((tx * 2 + 1).numpy(), x * 2 + 1, rtol=1e-6)
+    m = np.random.default_rng(6).random((600, 300))
+    tm = jt.tensor(m)
+    col = jt.tensor(m[:, :1])
+    np.testing.assert_allclose((tm - col).numpy(), m - m[:, :1])
+
+
+def test_non_contiguous_operands():
+    a = np.arange(24, dtype=np.float64).reshape(4, 6)
+    ta = jt.from_numpy(a)
+    sliced = jt.from_numpy(a[:, ::2])
+    transposed = jt.from_numpy(a.T)
+    np.testing.assert_array_equal((sliced * 2).numpy(), a[:, ::2] * 2)
+    np.testing.assert_array_equal((transposed + transposed).numpy(), a.T + a.T)
+    np.testing.assert_array_equal((ta + jt.from_numpy(a[0])).numpy(), a + a[0])
+
+
+def test_device_mismatch_and_bad_operands():
+    x = jt.ones(2)
+    assert (x == None) is False  # noqa: E711  (Python falls back to identity)
+    with pytest.raises(TypeError):
+        x + "a"
+    with pytest.raises(RuntimeError, match="must match the size"):
+        jt.ones(2) + jt.ones(3)
+
+
+def test_operators_and_methods_agree():
+    x = jt.tensor([1.0, -2.0, 3.0])
+    assert (x + 1).tolist() == x.add(1).tolist() == (1 + x).tolist()
+    assert (1 - x).tolist() == [0.0, 3.0, -2.0]
+    assert (2 / x).tolist() == pytest.approx([2.0, -1.0, 2.0 / 3.0])
+    assert (x ** 2).tolist() == x.pow(2).tolist() == [1.0, 4.0, 9.0]
+    assert abs(x).tolist() == x.abs().tolist() == [1.0, 2.0, 3.0]
+    assert (-x).tolist() == x.neg().tolist()
+    assert (x > 0).tolist() == x.gt(0).tolist() == [True, False, True]
+    i = jt.tensor([6, 3])
+    assert (i & 2).tolist() == [2, 2] and (i | 1).tolist() == [7, 3]
+    assert (i ^ 1).tolist() == [7, 2] and (i << 1).tolist() == [12, 6]
+    assert (i >> 1).tolist() == [3, 1] and (~i).tolist() == [-7, -4]
+    assert {x: 1}[x] == 1  # tensors stay hashable
+
+
+def test_torch_oracle_result_dtypes_and_values():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    for name in sorted(BINARY):
+        for d1, d2 in [("int32", "float32"), ("uint8", "int8"), ("bool", "int64"),
+                       ("float64", "float32"), ("int16", "int16")]:
+            x, y = sample((3,), d1, rng, nonzero=True), sample((3,), d2, rng, nonzero=True)
+            try:
+                want = getattr(torch, name)(torch.from_numpy(x), torch.from_numpy(y))
+            except (RuntimeError, NotImplementedError, TypeError):
+                with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
+                    getattr(jt, name)(jt.tensor(x), jt.tensor(y))
+                continue
+            got = getattr(jt, name)(jt.tensor(x), jt.tensor(y))
+            assert got.dtype.name == str(want.dtype).split(".")[1], (name, d1, d2)
+            np.testing.assert_allclose(got.numpy().astype(np.float64),
+                                       want.numpy().astype(np.float64), rtol=1e-6,
+                                       equal_nan=True, err_msg=f"{name} {d1} {d2}")
+    for name in sorted(UNARY):
+        for d in ALL:
+            x = sample((4,), d, rng)
+            try:
+                want = getattr(torch, name)(torch.from_numpy(x))
+            except (RuntimeError, NotImplementedError, TypeError):
+                with pytest.raises((RuntimeError, NotImplementedError, TypeError)):
+                    getattr(jt, name)(jt.tensor(x))
+                continue
+            got = getattr(jt, name)(jt.tensor(x))
+            assert got.dtype.name == str(want.dtype).split(".")[1], (name, d)
+            np.testing.assert_allclose(got.numpy().astype(np.float64),
+                                       want.numpy().astype(np.float64), rtol=1e-5,
+                                       equal_nan=True, err_msg=f"{name} {d}")
