@@ -41,3 +41,29 @@ def optional(name):
         return importlib.import_module(name)
     except Exception:
         return None
+
+
+def print_rows(title, rows, file=None):
+    """A table of rows {op, shape, [bytes | flops], jitensor, numpy, torch}: time per call,
+    throughput where the row says how much work it is, and ratio = peer time / jitensor time
+    (above 1: jitensor is faster)."""
+    peers = [p for p in ("numpy", "torch") if any(p in r for r in rows)]
+    print(f"\n== {title}: median time; ratio = peer time / jitensor time (>1: jitensor faster)",
+          file=file)
+    print(f"{'op':24}{'shape':>16}{'jitensor':>22}" + "".join(f"{p:>22}{'ratio':>7}"
+                                                            for p in peers), file=file)
+    for r in rows:
+        line = f"{r['op']:24}{'x'.join(map(str, r['shape'])):>16}{_cell(r, r['jitensor']):>22}"
+        for p in peers:
+            line += f"{_cell(r, r[p]):>22}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 29
+        print(line, file=file)
+
+
+def _cell(row, seconds):
+    """'1.234 ms (12.3 GB/s)', or µs for tiny calls; the rate from the row's bytes/flops."""
+    text = f"{seconds * 1e3:.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.2f} µs"
+    if "bytes" in row:
+        text += f" ({row['bytes'] / seconds / 1e9:5.1f} GB/s)"
+    elif "flops" in row:
+        text += f" ({row['flops'] / seconds / 1e9:5.1f} GF/s)"
+    return text

@@ -53,7 +53,7 @@ def _unary(op, out, x, p, q, r):
             out[i] = s.sign(x[i])
     elif op == s.EXP:
         for i in range(n):
-            out[i] = np.exp(x[i])
+            out[i] = s.exp(x[i])
     elif op == s.LOG:
         for i in range(n):
             out[i] = np.log(x[i])
