@@ -1,0 +1,378 @@
+"""The CPU backend: stride coalescing into 4-D views, the fill/copy launchers on every layout, the
+parallel threshold, `empty` never running a kernel (instrumented), the debug-empty poison, the
+on-disk kernel cache across processes, and a light `import jitensor`."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from numpy.lib.stride_tricks import as_strided
+
+import jitensor as jt
+import jitensor.backends.cpu as cpu
+from jitensor.backends.cpu import kernels, strided
+from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
+
+P = kernels.PARALLEL_MIN
+
+
+# -- strided.coalesce / as_4d ----------------------------------------------------------------------
+@pytest.mark.parametrize("shape, strides, expected", [
+    ((2, 3, 4), [(48, 16, 4)], ([24], [[4]])),                    # contiguous: one dim
+    ((1, 3, 1), [(12, 4, 4)], ([3], [[4]])),                      # size-1 dims dropped
+    ((1, 1), [(8, 8)], ([1], [[0]])),                             # nothing left: one element
+    ((), [()], ([1], [[0]])),                                     # 0-d
+    ((4, 3), [(48, 16)], ([12], [[16]])),                         # a[:, ::2] of (4, 6) f64: uniform
+    ((4, 3), [(40, 16)], ([4, 3], [[40, 16]])),                   # a[:, ::2] of (4, 5) f64: a gap
+    ((4, 3), [(4, 16)], ([4, 3], [[4, 16]])),                     # transposed
+    ((2, 3), [(12, 4), (0, 4)], ([2, 3], [[12, 4], [0, 4]])),     # broadcast source blocks merging
+    ((2, 3), [(12, 4), (0, 0)], ([6], [[4], [0]])),               # a broadcast scalar merges
+    ((2, 3, 4), [(96, 32, 4), (48, 16, 4)], ([6, 4], [[32, 4], [16, 4]])),  # both allow
+    ((0, 3), [(12, 4)], ([0], [[4]])),                            # empty
+])
+def test_coalesce_examples(shape, strides, expected):
+    got_shape, got_strides = strided.coalesce(shape, *strides)
+    assert list(got_shape) == expected[0]
+    assert [list(s) for s in got_strides] == expected[1]
+
+
+@st.composite
+def strided_arrays(draw, max_ndim=6):
+    ndim = draw(st.integers(0, max_ndim))
+    shape = draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim))
+    base = np.arange(int(np.prod(shape)), dtype=draw(st.sampled_from([np.int8, np.int32, np.float64])))
+    base = base.reshape(shape)
+    slices = tuple(slice(draw(st.integers(0, 1)), None, draw(st.integers(1, 3))) for _ in shape)
+    view = base[slices] if ndim else base[...]  # base[()] would be a NumPy scalar
+    return view.transpose(draw(st.permutations(range(ndim))))
+
+
+def _same_elements(view, shape, strides):
+    rebuilt = as_strided(view, shape, strides)
+    np.testing.assert_array_equal(rebuilt.ravel(), view.ravel())
+
+
+@given(strided_arrays())
+def test_coalesce_preserves_c_order(view):
+    shape, (strides,) = strided.coalesce(view.shape, view.strides)
+    assert len(shape) == len(strides) >= 1
+    assert int(np.prod(shape)) == view.size
+    assert shape == [1] or 1 not in shape  # size-1 dims are gone
+    assert len(shape) <= max(view.ndim, 1)
+    _same_elements(view, shape, strides)
+    # nothing left to merge: no adjacent pair steps as one block
+    for i in range(len(shape) - 1):
+        assert view.size == 0 or strides[i] != shape[i + 1] * strides[i + 1]
+
+
+@given(strided_arrays(), st.data())
+def test_coalesce_two_operands(view, data):
+    other = np.broadcast_to(np.zeros((), np.float32), view.shape) if data.draw(st.booleans()) \
+        else np.zeros(view.shape, np.int16)
+    shape, (s1, s2) = strided.coalesce(view.shape, view.strides, other.strides)
+    assert int(np.prod(shape)) == view.size
+    _same_elements(view, shape, s1)
+    _same_elements(other, shape, s2)
+
+
+@given(strided_arrays(), st.booleans())
+def test_as_4d_views_cover_the_array_in_order(view, with_second):
+    arrays = (view, np.ascontiguousarray(view) * 2) if with_second else (view,)
+    slabs = strided.as_4d(*arrays)
+    assert len(slabs) >= 1 or view.size == 0  # nothing to visit in an empty array
+    for slab in slabs:
+        assert len(slab) == len(arrays)
+        assert all(v.ndim == 4 for v in slab)
+        assert len({v.shape for v in slab}) == 1
+    for k, a in enumerate(arrays):
+        flat = np.concatenate([slab[k].ravel() for slab in slabs]) if view.size else np.zeros(0)
+        np.testing.assert_array_equal(flat, a.ravel())
+        if view.size:
+            assert all(np.shares_memory(slab[k], a) for slab in slabs)
+
+
+def test_as_4d_more_than_four_unmergeable_dims():
+    base = np.arange(3 ** 6, dtype=np.int32).reshape((3,) * 6)
+    view = base[(slice(None, None, 2),) * 6]  # six dims of 2, none mergeable
+    shape, _ = strided.coalesce(view.shape, view.strides)
+    assert len(shape) == 6
+    slabs = strided.as_4d(view)
+    assert len(slabs) == 4  # one slab per index of the two leading dims
+    assert all(s[0].shape == (2, 2, 2, 2) for s in slabs)
+    np.testing.assert_array_equal(np.concatenate([s[0].ravel() for s in slabs]), view.ravel())
+    # and the launchers write every element of such a view, nothing else
+    expected = base.copy()
+    expected[(slice(None, None, 2),) * 6] = -1
+    jt.from_numpy(view).fill_(-1)
+    np.testing.assert_array_equal(base, expected)
+    src = np.arange(64, dtype=np.float64).reshape((2,) * 6)
+    jt.from_numpy(view).copy_(jt.tensor(src))
+    expected[(slice(None, None, 2),) * 6] = src.astype(np.int32)
+    np.testing.assert_array_equal(base, expected)
+
+
+def test_as_4d_pads_to_four_dims():
+    a = np.zeros((3, 5), np.float32)[:, ::2]
+    (view,), = strided.as_4d(a)
+    assert view.shape == (1, 1, 3, 3) and view.ndim == 4
+
+
+# -- launchers on every layout ----------------------------------------------------------------------
+@pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
+def test_fill_launcher_on_layouts(d):
+    value = {0: True, 1: 9, 2: 2.5}[d.category]
+    for make in (lambda b: b, lambda b: b[:, ::2], lambda b: b.T, lambda b: b[1:, 1:3], lambda b: b[:0]):
+        base = np.zeros((4, 6), d.np)
+        view = make(base)
+        cpu.fill(view, value)
+        expected = np.zeros((4, 6), d.np)
+        make(expected)[...] = value
+        np.testing.assert_array_equal(base, expected)
+
+
+@pytest.mark.parametrize("d", [jt.bool, jt.int8, jt.float64], ids=dtype_id)  # 5 layouts each compile
+def test_copy_launcher_on_layouts(d):
+    src_base = (np.arange(24) % 7).astype(d.np).reshape(4, 6)
+    for make in (lambda b: b, lambda b: b[:, ::2], lambda b: b.T, lambda b: b[1:, 1:3]):
+        out_base = np.zeros((4, 6), d.np)
+        out = make(out_base)
+        src = make(src_base)
+        cpu.copy(out, np.ascontiguousarray(src))
+        np.testing.assert_array_equal(out, src)
+        out_base[...] = 0
+        cpu.copy(make(out_base), np.ascontiguousarray(src).T.copy().T)  # a strided source too
+        np.testing.assert_array_equal(make(out_base), src)
+
+
+def test_copy_launcher_handles_overlap():
+    a = np.arange(9, dtype=np.float64).reshape(3, 3)
+    cpu.copy(a, a.T)
+    np.testing.assert_array_equal(a, np.arange(9.0).reshape(3, 3).T)
+    b = np.arange(8, dtype=np.int32)
+    cpu.copy(b[1:], b[:-1])
+    np.testing.assert_array_equal(b, [0, 0, 1, 2, 3, 4, 5, 6])
+
+
+@pytest.mark.parametrize("n", [P - 1, P, P + 1, 3 * P + 5], ids=lambda n: f"P{n - P:+d}")
+def test_parallel_threshold_fill_and_copy(n):
+    for d in (jt.float32, jt.int8, jt.bool):
+        z = jt.zeros(n, dtype=d)
+        assert_tensor(z, np.zeros(n, d.np), d)
+        o = jt.ones(n, dtype=d)
+        assert_tensor(o, np.ones(n, d.np), d)
+    t = jt.arange(n)
+    assert_tensor(t, np.arange(n), jt.int64)
+    assert_tensor(t.to(jt.float64), np.arange(n, dtype=np.float64), jt.float64)
+    base = np.zeros((2, 2 * n), np.float32)
+    jt.from_numpy(base[:, ::2]).fill_(3.0)  # the parallel branch of fill_4d
+    assert np.all(base[:, ::2] == 3.0) and np.all(base[:, 1::2] == 0.0)
+    jt.from_numpy(base[:, 1::2]).copy_(jt.from_numpy(base[:, ::2]))  # and of copy_4d
+    assert np.all(base == 3.0)
+
+
+def test_kernels_are_cached_parallel_dispatchers():
+    for name in ("fill_flat", "fill_4d", "copy_flat", "copy_4d", "arange", "linspace", "eye",
+                 "uniform", "normal", "randint"):
+        k = getattr(kernels, name)
+        assert k.targetoptions.get("parallel") is True, name
+        assert k._cache.__class__.__name__ != "NullCache", f"{name} has no on-disk cache"
+
+
+# -- empty never fills: instrumentation ---------------------------------------------------------------
+class _Counter:
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.fn(*args, **kwargs)
+
+
+KERNEL_NAMES = [n for n in dir(kernels) if hasattr(getattr(kernels, n), "py_func")]
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counting wrappers around every @njit kernel and the CPU `fill` and `copy` launchers (the
+    module attributes that `backend(device).fill` and the fast paths reach)."""
+    counters = {}
+    for name in KERNEL_NAMES:
+        counters[name] = _Counter(getattr(kernels, name))
+        monkeypatch.setattr(kernels, name, counters[name])
+    for name in ("fill", "copy"):
+        counters["launcher." + name] = _Counter(getattr(cpu, name))
+        monkeypatch.setattr(cpu, name, counters["launcher." + name])
+
+    def calls(reset=True):
+        got = {k: c.calls for k, c in counters.items() if c.calls}
+        if reset:
+            for c in counters.values():
+                c.calls = 0
+        return got
+    calls()
+    return calls
+
+
+def test_instrumentation_sees_kernels(counted):
+    assert {"fill_flat", "fill_4d", "copy_flat", "copy_4d"} <= set(KERNEL_NAMES)
+    jt.zeros(3)
+    assert counted() == {"launcher.fill": 1, "fill_flat": 1}
+
+
+EMPTY_CALLS = {
+    "empty": lambda: jt.empty(2, 3),
+    "empty-tuple": lambda: jt.empty((2, 3)),
+    "empty-Size": lambda: jt.empty(jt.Size([2, 3])),
+    "empty-dtype": lambda: jt.empty(2, 3, dtype=jt.int8),
+    "empty-bool": lambda: jt.empty(4, dtype=jt.bool),
+    "empty-0d": lambda: jt.empty(()),
+    "empty-zero-size": lambda: jt.empty(0, 5),
+    "empty-big": lambda: jt.empty(P + 1),
+    "empty-out": lambda: jt.empty(2, 3, out=jt.empty(2, 3)),
+    "empty-requires-grad": lambda: jt.empty(3, requires_grad=True),
+    "empty-memory-format": lambda: jt.empty(3, memory_format=jt.contiguous_format),
+    "empty_like": lambda: jt.empty_like(jt.empty(2, 3)),
+    "empty_like-dtype": lambda: jt.empty_like(jt.empty(2, 3), dtype=jt.float64),
+    "empty_like-view": lambda: jt.empty_like(jt.from_numpy(np.zeros((4, 6), np.float32)[:, ::2])),
+    "empty_like-contiguous": lambda: jt.empty_like(jt.from_numpy(np.zeros((4, 6))).__getitem__(
+        (slice(None), slice(None, None, 2))), memory_format=jt.contiguous_format),
+    "new_empty": lambda: jt.empty(1, dtype=jt.int16).new_empty(2, 3),
+    "new_empty-tuple": lambda: jt.empty(1).new_empty((5,)),
+    "Tensor(2, 3)": lambda: jt.Tensor(2, 3),
+    "Tensor()": lambda: jt.Tensor(),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_CALLS))
+def test_empty_runs_no_kernel(counted, name):
+    t = EMPTY_CALLS[name]()
+    assert isinstance(t, jt.Tensor)
+    assert counted() == {}
+
+
+FILL_CALLS = {
+    "zeros": lambda: jt.zeros(2, 3),
+    "zeros-dtype": lambda: jt.zeros((2, 3), dtype=jt.int8),
+    "zeros-big": lambda: jt.zeros(P + 1),
+    "ones": lambda: jt.ones(2, 3),
+    "ones-dtype": lambda: jt.ones(2, dtype=jt.bool),
+    "full": lambda: jt.full((2, 3), 7.0),
+    "full-int": lambda: jt.full((2, 3), 7),
+    "zeros_like": lambda: jt.zeros_like(jt.empty(2, 3)),
+    "ones_like": lambda: jt.ones_like(jt.empty(2, 3)),
+    "full_like": lambda: jt.full_like(jt.empty(2, 3), 1.5),
+    "new_zeros": lambda: jt.empty(1).new_zeros(2),
+    "new_ones": lambda: jt.empty(1).new_ones(2),
+    "new_full": lambda: jt.empty(1).new_full((2,), 4.0),
+    "zeros-out": lambda: jt.zeros(2, out=jt.empty(2)),
+}
+
+
+@pytest.mark.parametrize("name", list(FILL_CALLS))
+def test_fill_routines_run_the_fill_kernel_once(counted, name):
+    setup = counted  # the inner jt.empty(...) runs no kernel, as proven above
+    FILL_CALLS[name]()
+    assert setup() == {"launcher.fill": 1, "fill_flat": 1}
+
+
+def test_fill_on_a_view_uses_the_4d_kernel(counted):
+    jt.from_numpy(np.zeros((4, 6), np.float32)[:, ::2]).fill_(1.0)
+    got = counted()
+    assert got["launcher.fill"] == 1 and got["fill_4d"] >= 1 and "fill_flat" not in got
+
+
+def test_debug_empty_fills_once(counted):
+    jt.set_debug_empty(True)
+    jt.empty(2, 3)
+    assert counted() == {"launcher.fill": 1, "fill_flat": 1}
+    src = jt.from_numpy(np.zeros((2, 3), np.float32))
+    jt.empty_like(src)
+    assert counted() == {"launcher.fill": 1, "fill_flat": 1}
+    jt.set_debug_empty(False)
+    jt.empty(2, 3)
+    assert counted() == {}
+
+
+# -- debug-empty poison -------------------------------------------------------------------------------
+def poison(d):
+    if d.is_floating_point:
+        return np.nan
+    return True if d is jt.bool else np.iinfo(d.np).max
+
+
+@pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
+def test_debug_empty_poisons_every_empty_routine(d):
+    assert jt.get_debug_empty() is False
+    jt.set_debug_empty(True)
+    assert jt.get_debug_empty() is True
+    src = jt.zeros(2, 3, dtype=d)
+    made = [jt.empty(2, 3, dtype=d), jt.empty_like(src), src.new_empty(2, 3),
+            jt.empty_like(jt.from_numpy(np.zeros((2, 6), d.np)[:, ::2]))]
+    if d is jt.float32:
+        made += [jt.empty(2, 3), jt.Tensor(2, 3), jt.empty((2, 3))]
+    for t in made:
+        assert_tensor(t, np.full((2, 3), poison(d), d.np), d)
+    jt.set_debug_empty(0)
+    assert jt.get_debug_empty() is False
+
+
+def test_debug_empty_from_the_environment():
+    code = ("import json, jitensor as jt\n"
+            "out = {'on': jt.get_debug_empty()}\n"
+            "for name in ('float32', 'float64', 'int8', 'uint8', 'int64', 'bool'):\n"
+            "    out[name] = jt.empty(3, dtype=name).tolist()\n"
+            "out['default'] = jt.empty(2).tolist()\n"
+            "print(json.dumps(out))")
+    got = json.loads(run_python(code, {"JITENSOR_DEBUG_EMPTY": "1"}).replace("NaN", '"nan"'))
+    assert got["on"] is True
+    assert got["float32"] == got["float64"] == ["nan"] * 3 and got["default"] == ["nan"] * 2
+    assert got["int8"] == [127] * 3 and got["uint8"] == [255] * 3
+    assert got["int64"] == [2 ** 63 - 1] * 3 and got["bool"] == [True] * 3
+    off = run_python("import jitensor as jt; print(jt.get_debug_empty())", {"JITENSOR_DEBUG_EMPTY": "0"})
+    assert off == "False"
+    assert run_python("import jitensor as jt; print(jt.get_debug_empty())") == "False"
+
+
+# -- on-disk kernel cache across processes -------------------------------------------------------------
+_CACHE_PROBE = """
+import jitensor as jt
+from jitensor.backends.cpu import kernels
+for d in (jt.float32, jt.float64, jt.int64, jt.bool, jt.uint8):
+    jt.zeros(5, dtype=d)
+s = kernels.fill_flat.stats
+print(sum(s.cache_hits.values()), sum(s.cache_misses.values()), s.cache_path)
+"""
+
+
+def _probe_cache(env=None):
+    hits, misses, path = run_python(_CACHE_PROBE, env).split()
+    return int(hits), int(misses), path
+
+
+def test_second_process_loads_fill_kernels_from_disk_cache(tmp_path):
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    hits1, misses1, path1 = _probe_cache(env)
+    assert misses1 >= 5 and hits1 == 0  # an empty cache: everything compiled and saved
+    assert path1.startswith(str(tmp_path))
+    assert any(tmp_path.rglob("*.nbi")) and any(tmp_path.rglob("*.nbc"))
+    hits2, misses2, path2 = _probe_cache(env)
+    assert misses2 == 0, "the second process recompiled instead of loading the cache"
+    assert hits2 >= 5 and path2 == path1
+
+
+def test_default_cache_location_is_reused():
+    _probe_cache()  # warm whichever cache directory Numba picks for the package
+    hits, misses, _ = _probe_cache()
+    assert hits >= 5 and misses == 0
+
+
+# -- import stays light -------------------------------------------------------------------------------------
+def test_import_does_not_load_numba_cuda():
+    assert run_python("import jitensor, sys; print('numba.cuda' in sys.modules)") == "False"
+
+
+def test_import_loads_no_gpu_backend_or_torch():
+    code = ("import jitensor, sys; jitensor.zeros(2, 3); jitensor.tensor([1]).tolist(); "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('numba.cuda') "
+            "or m == 'jitensor.backends.cuda'))")
+    assert run_python(code) == "[]"
