@@ -1,16 +1,22 @@
-"""`python -m jitensor`: how fast jitensor creates tensors next to NumPy and PyTorch.
+"""`python -m jitensor`: how fast jitensor is next to NumPy and PyTorch, measured in one run.
 
-Measures empty / zeros / ones / full over sizes from 1e3 to 1e8 float32 elements on every
-available device (median time, GB/s, ratio to each peer, all in one run), the per-call cost of
-tiny tensors, and import / first-call time in a fresh process (warm kernel cache)."""
+Creation: empty / zeros / ones / full over sizes from 1e3 to 1e8 float32 elements on every
+available device (median time, GB/s, ratio to each peer), the per-call cost of tiny tensors, and
+import / first-call time in a fresh process (warm kernel cache). Then the compute sections
+(elementwise, reductions and softmax, matmul, indexing) with the same ratios."""
 import argparse
+import importlib
 import json
 import subprocess
 import sys
 
 import numpy as np
 
-from .bench import creation, optional, per_call
+from .bench import creation, optional, per_call, print_rows
+
+# (title, module under jitensor.bench) of the compute sections, each with measure(quick)
+SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
+            ("matmul", "linalg"), ("views and indexing", "indexing")]
 
 _FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = time.perf_counter();"
           " jt.zeros(2, 3); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")
@@ -72,6 +78,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="fewer sizes, shorter timing (< 60 s)")
     ap.add_argument("--device", choices=("all", "cpu", "cuda"), default="all",
                     help="which devices to measure (default: every available one)")
+    ap.add_argument("--only", choices=["creation"] + [m for _, m in SECTIONS], action="append",
+                    help="run only these sections (repeatable; default: all)")
     ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
                     help="write the results as JSON to FILE (or stdout) instead of a table")
     args = ap.parse_args(argv)
@@ -88,18 +96,28 @@ def main(argv=None):
     tqdm = optional("tqdm")
     progress = (lambda xs: tqdm.tqdm(xs, desc="benchmark", file=sys.stderr, leave=False)) \
         if tqdm else None
-    rows = [r for d in devices for r in creation.measure(d, args.quick, progress)]
-    tiny, fresh = latency()
+    wanted = set(args.only or ["creation"] + [m for _, m in SECTIONS])
+    results = {}
+    if "creation" in wanted:
+        rows = [r for d in devices for r in creation.measure(d, args.quick, progress)]
+        tiny, fresh = latency()
+        results["creation"] = {"rows": rows, "tiny_seconds": tiny, "fresh_process": fresh}
+        if not args.json:
+            print(report(rows, tiny, fresh), flush=True)
+    for title, name in SECTIONS:
+        if name in wanted:
+            module = importlib.import_module(f"jitensor.bench.{name}")
+            results[name] = module.measure(args.quick)
+            if not args.json:
+                print_rows(f"{title} (CPU)", results[name])
+                sys.stdout.flush()
     if args.json:
-        text = json.dumps({"creation": rows, "tiny_seconds": tiny, "fresh_process": fresh},
-                          indent=1)
+        text = json.dumps(results, indent=1, default=str)
         if args.json == "-":
             print(text)
         else:
             with open(args.json, "w") as f:
                 f.write(text)
-    else:
-        print(report(rows, tiny, fresh))
 
 
 if __name__ == "__main__":

@@ -146,4 +146,4 @@ def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None)
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + _with_suffixes(body, suffixes, indent)
+    return _with_suffixes(prefix + body, suffixes, indent)

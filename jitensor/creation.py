@@ -13,7 +13,7 @@ from .backends.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
 from .random import default_generator
-from .tensor import (Tensor, _new, _wrap, check_fill_value, check_requires_grad, contiguous_format,
+from .tensor import (Size, Tensor, _new, _wrap, check_fill_value, check_requires_grad, contiguous_format,
                      preserve_format, strided)
 
 _cpu = backend(CPU)
@@ -287,7 +287,7 @@ def _host_array(data):
         arr = np.asarray(data)
         return arr, _numpy_dtype(arr.dtype, "tensor")
     try:
-        arr = np.asarray(data)
+        arr = np.array(data)  # a copy: buffers (array.array, torch tensors) are not shared
     except (ValueError, OverflowError) as e:
         raise ValueError(f"tensor(): could not build a tensor from the data: {e}; nested lists "
                          f"must be rectangular and hold only bools, ints and floats") from None
@@ -398,7 +398,9 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     n = math.ceil((end - start) / step)
     t = _target("arange", (n,), out, dtype, layout, device, requires_grad, False,
                 default_dtype=inferred)
-    kind = float if floats or t.dtype.is_floating_point else int
+    # like torch, an integer output takes start and step truncated (the length comes from the
+    # exact bounds above)
+    kind = float if t.dtype.is_floating_point else int
     backend(t._device).arange(t._data, kind(start), kind(step))
     return t
 
@@ -413,6 +415,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps == 1:
         backend(t._device).fill(t._data, check_fill_value(start, t._dtype))
     elif steps:
+        if not t.dtype.is_floating_point:  # torch truncates the bounds to the integer dtype
+            start, end = float(int(start)), float(int(end))
         backend(t._device).linspace(t._data, start, end)
     return t
 
@@ -454,17 +458,25 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             device=None, requires_grad=False, pin_memory=False):
     """Integers drawn uniformly from [low, high); ``randint(high, size)`` or
     ``randint(low, high, size)``."""
+    if size is None and isinstance(high, (tuple, list, Size)):
+        low, high, size = 0, low, high  # randint(high, size)
+    elif high is None:
+        low, high = 0, low  # randint(high, size=...)
     if size is None:
-        if high is None or not isinstance(high, (tuple, list)):
-            raise TypeError("randint(): missing argument 'size'; write randint(high, (n,)) or "
-                            "randint(low, high, (n,))")
-        low, high, size = 0, low, high
+        raise TypeError("randint(): missing argument 'size'; write randint(high, (n,)) or "
+                        "randint(low, high, (n,))")
     low, high = (_number(v, "randint", n) for v, n in ((low, "low"), (high, "high")))
     if not low < high:
         raise RuntimeError(f"randint(): expects 'low' to be less than 'high', but got "
                            f"low={low} >= high={high}")
     t = _target("randint", (size,), out, dtype, layout, device, requires_grad, pin_memory,
                 default_dtype=dtypes.int64)
+    if not t.dtype.is_floating_point:
+        info = np.iinfo(t.dtype.np) if t.dtype is not dtypes.bool_ else None
+        lo, hi = (0, 1) if info is None else (info.min, info.max)
+        if not (lo <= low and high - 1 <= hi):
+            raise RuntimeError(f"randint(): [{low}, {high}) is out of bounds for dtype "
+                               f"{t.dtype} ({lo}..{hi}); pick a wider dtype")
     g = generator or default_generator
     backend(t._device).randint(t._data, *g.take(t.numel()), int(low), int(high))
     return t

@@ -42,7 +42,10 @@ class device:
 
     def __eq__(self, other):
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index

@@ -46,6 +46,14 @@ contiguous_format = _MemoryFormat("contiguous_format")
 preserve_format = _MemoryFormat("preserve_format")
 
 
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
 class _AutogradMeta:
     """What only tensors taking part in autograd carry (as torch keeps it apart too): most
     tensors have none, which keeps creating a tensor to four attribute stores."""
@@ -91,15 +99,14 @@ def check_fill_value(value, dtype):
                                f"overflow; use a wider dtype (jitensor.float64)")
         return value
     info = np.iinfo(dtype.np)
-    if isinstance(value, float):
-        if value != value or abs(value) == float("inf"):
-            raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name}; "
-                               f"use a floating-point dtype")
-        value = int(value)
-    if not info.min <= value <= info.max:
+    # torch's check: the value itself (before truncation) must fit; unsigned types also take
+    # negatives down to -max, which wrap as two's complement (uint8: -1 -> 255)
+    low = -int(info.max) if dtype is dtypes.uint8 and not isinstance(value, float) else info.min
+    if value != value or not low <= value <= info.max:
         raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name} without "
                            f"overflow (range {info.min}..{info.max}); use a wider dtype")
-    return int(value)
+    value = int(value)
+    return value + int(info.max) + 1 if value < 0 and dtype is dtypes.uint8 else value
 
 
 class Tensor:
@@ -157,7 +164,10 @@ class Tensor:
     nelement = numel
 
     def stride(self, dim=None):
-        strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        if self._data.size:
+            strides = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        else:  # NumPy zeroes the strides of empty arrays; torch reports contiguous ones
+            strides = _contiguous_strides(self._data.shape)
         return strides if dim is None else strides[self._dim(dim)]
 
     def is_contiguous(self, memory_format=contiguous_format):
@@ -318,13 +328,18 @@ class Tensor:
         """An uninitialised buffer on this device; `preserve_format` keeps a dense permuted layout."""
         from .creation import allocate
         dtype = self._dtype if dtype is None else dtype
-        if memory_format is preserve_format and not self._data.flags.c_contiguous:
+        data = self._data
+        if memory_format is preserve_format and not data.flags.c_contiguous and data.size \
+                and all(s for s, n in zip(data.strides, data.shape) if n > 1):
+            # a dense permuted layout is kept; broadcast (stride-0) inputs get C order
             return _wrap(backend(self._device).empty_like(self._data, dtype.np), dtype, self._device)
         return allocate(self._data.shape, dtype, self._device)
 
     def clone(self, *, memory_format=preserve_format):
         out = self._empty_like(memory_format=memory_format)
         backend(self._device).copy(out._data, self._data)
+        if self.requires_grad:
+            out.requires_grad = True
         return out
 
     def contiguous(self, memory_format=contiguous_format):

@@ -6,6 +6,7 @@ import os
 
 import numba
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from . import elementwise, indexing, kernels, linalg, reduction  # noqa: F401 (op families)
 from .strided import as_4d
@@ -26,7 +27,16 @@ empty = np.empty  # (shape, np_dtype): the allocator is NumPy's
 
 
 
+def _read_only(out):
+    """The error for a write into memory NumPy marks read-only (Numba would report a typing
+    error instead)."""
+    return RuntimeError("cannot write into this tensor: its memory is read-only (it came from a "
+                        "read-only NumPy array); copy it first with .clone()")
+
+
 def fill(out, value):
+    if not out.flags.writeable:
+        raise _read_only(out)
     if out.flags.c_contiguous:
         kernels.fill_flat(out, value)
     elif out.size:
@@ -39,6 +49,8 @@ def copy(out, src):
     overlap `out`, in which case it is read from a snapshot first."""
     if not out.size:
         return
+    if not out.flags.writeable:
+        raise _read_only(out)
     if np.may_share_memory(out, src):
         snapshot = np.empty(src.shape, src.dtype)
         copy(snapshot, src)
@@ -98,7 +110,12 @@ def empty_like(buf, np_dtype):
 
 
 def broadcast_to(buf, shape):
-    return np.broadcast_to(buf, shape)
+    """A stride-0 view of `buf` with `shape`. Writeable (unlike np.broadcast_to's) because Numba
+    types read-only arrays apart and would compile every kernel twice; kernels only read it."""
+    lead = len(shape) - buf.ndim
+    strides = [0] * lead + [0 if n == 1 and m != 1 else s
+                            for n, m, s in zip(buf.shape, shape[lead:], buf.strides)]
+    return as_strided(buf, shape, strides)
 
 
 def data_ptr(buf):

@@ -130,10 +130,10 @@ def normal(out, seed, offset, mean, std):
     n = out.size
     if n < PARALLEL_MIN:
         for i in range(n):
-            out[i] = mean + std * scalar.normal(seed, offset + i)
+            out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
     else:
         for i in prange(n):
-            out[i] = mean + std * scalar.normal(seed, offset + i)
+            out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
 
 
 @njit(cache=True, parallel=True)

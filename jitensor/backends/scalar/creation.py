@@ -29,9 +29,10 @@ def uniform(seed, counter, bits):
 
 @register_jitable
 def normal(seed, counter):
-    """Standard normal by Box-Muller from the uniforms at counters 2i and 2i+1."""
-    u1 = 1.0 - uniform(seed, 2 * counter, 53)  # (0, 1]: log stays finite
-    u2 = uniform(seed, 2 * counter + 1, 53)
+    """Standard normal by Box-Muller from the uniforms at `counter` and `counter + 1` (a draw
+    of n normals reserves 2n counters; element i uses offset + 2i)."""
+    u1 = 1.0 - uniform(seed, counter, 53)  # (0, 1]: log stays finite
+    u2 = uniform(seed, counter + 1, 53)
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
