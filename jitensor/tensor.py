@@ -319,10 +319,6 @@ class Tensor:
         return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device),
                            self.requires_grad))
 
-    # -- basic indexing: views (advanced indexing arrives with the indexing ops) ----------------
-    def __getitem__(self, key):
-        return _wrap(self._data[key], self._dtype, self._device)
-
     # -- copies and conversions ----------------------------------------------------------------
     def _empty_like(self, dtype=None, memory_format=preserve_format):
         """An uninitialised buffer on this device; `preserve_format` keeps a dense permuted layout."""

@@ -1,0 +1,92 @@
+"""The indexing report: cat, advanced indexing, mask selection and a transposing copy against
+NumPy and torch, all in one run: ``python -m jitensor.bench.indexing [--quick]``.
+
+Each row times one call that allocates its result; ratios are peer time / jitensor time, so
+above 1 means jitensor is faster."""
+import argparse
+
+import numpy as np
+
+from . import optional, timeit
+
+FULL = {"cat": (8, 1024), "index": (10**7, 10**6), "mask": 10**7, "transpose": 4096}
+QUICK = {"cat": (8, 256), "index": (10**6, 10**5), "mask": 10**6, "transpose": 1024}
+
+
+def _cases(sizes):
+    """(op, shape text, {peer: callable}) for every benchmark row."""
+    import jitensor as jt
+    torch = optional("torch")
+    rng = np.random.default_rng(0)
+
+    k, n = sizes["cat"]
+    parts = [rng.random((n, n), np.float32) for _ in range(k)]
+    jparts = [jt.from_numpy(p) for p in parts]
+    cat = {"jitensor": lambda: jt.cat(jparts), "numpy": lambda: np.concatenate(parts)}
+
+    size, count = sizes["index"]
+    src, idx = rng.random(size, np.float32), rng.integers(0, size, count)
+    jsrc, jidx = jt.from_numpy(src), jt.from_numpy(idx)
+    index = {"jitensor": lambda: jsrc[jidx], "numpy": lambda: src[idx]}
+
+    msrc = rng.random(sizes["mask"], np.float32)
+    mask = msrc < 0.5
+    jmsrc, jmask = jt.from_numpy(msrc), jt.from_numpy(mask)
+    select = {"jitensor": lambda: jmsrc[jmask], "numpy": lambda: msrc[mask]}
+
+    m = sizes["transpose"]
+    square = rng.random((m, m), np.float32)
+    jsquare = jt.from_numpy(square)
+    transpose = {"jitensor": lambda: jsquare.t().contiguous(),
+                 "numpy": lambda: np.ascontiguousarray(square.T)}
+
+    if torch is not None:
+        tparts = [torch.from_numpy(p) for p in parts]
+        cat["torch"] = lambda: torch.cat(tparts)
+        tsrc, tidx = torch.from_numpy(src), torch.from_numpy(idx)
+        index["torch"] = lambda: tsrc[tidx]
+        tmsrc, tmask = torch.from_numpy(msrc), torch.from_numpy(mask)
+        select["torch"] = lambda: tmsrc[tmask]
+        tsquare = torch.from_numpy(square)
+        transpose["torch"] = lambda: tsquare.t().contiguous()
+    return [
+        ("cat", f"{k} x ({n}, {n}) float32", cat),
+        ("x[idx]", f"{count:.0e} of {size:.0e} float32", index),
+        ("x[mask]", f"{sizes['mask']:.0e} float32, half true", select),
+        ("t().contiguous()", f"({m}, {m}) float32", transpose),
+    ]
+
+
+def measure(quick=False):
+    """Rows of {op, shape, and median seconds per peer}, measured in this run."""
+    budget = 0.1 if quick else 0.5
+    rows = []
+    for op, shape, peers in _cases(QUICK if quick else FULL):
+        row = {"op": op, "shape": shape}
+        for name, fn in peers.items():
+            row[name] = timeit(fn, budget=budget)
+        rows.append(row)
+    return rows
+
+
+def report(rows):
+    peers = [p for p in ("numpy", "torch") if p in rows[0]]
+    lines = ["median ms; ratio = peer time / jitensor time (>1: jitensor faster)",
+             f"{'op':18}{'shape':30}{'jitensor':>10}" + "".join(f"{p:>10}{'ratio':>7}"
+                                                              for p in peers)]
+    for r in rows:
+        line = f"{r['op']:18}{r['shape']:30}{r['jitensor'] * 1e3:10.2f}"
+        for p in peers:
+            line += f"{r[p] * 1e3:10.2f}{r[p] / r['jitensor']:7.2f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, shorter timing")
+    print(report(measure(quick=parser.parse_args().quick)))
+
+
+if __name__ == "__main__":
+    main()
