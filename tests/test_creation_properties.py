@@ -273,14 +273,9 @@ def test_randint(shape, d, data, seed):
     np.testing.assert_array_equal(jt.randint(low, high, shape, dtype=d).numpy(), v)
 
 
-RANDN_COUNTER_BUG = ("BUG: randn reserves 2n counters at `offset` but its kernel reads counters "
-                     "2*(offset+i) and 2*(offset+i)+1, outside the reserved range: consecutive "
-                     "randn draws skip, and later rand draws reuse randn's uniforms")
-
-
 @pytest.mark.parametrize("draw", [
     lambda n: jt.rand(n), lambda n: jt.rand(n, dtype=jt.float64),
-    pytest.param(lambda n: jt.randn(n), marks=pytest.mark.xfail(strict=True, reason=RANDN_COUNTER_BUG)),
+    lambda n: jt.randn(n),
     lambda n: jt.randint(-5, 1000, (n,)),
 ], ids=["rand", "rand64", "randn", "randint"])
 def test_serial_and_parallel_kernels_draw_the_same_stream(draw):

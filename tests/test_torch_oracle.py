@@ -123,17 +123,16 @@ FILL_VALUES = [-1, -255, -256, 0, 1, 127, 128, 255, 256, -128, -129, 32767, 3276
                1e10, 1e40, -1e40, 3.4e38, 3.5e38, math.nan, math.inf, -math.inf, True, False]
 
 
-def _known_fill_bug(d, v):
-    """The cells where jitensor disagrees with torch (see the xfail tests below)."""
+def _former_fill_bug(d, v):
+    """The cells where jitensor used to disagree with torch (kept as a regression test below)."""
     if d is jt.bool or d.is_floating_point or isinstance(v, bool):
-        return None
+        return False
     info = np.iinfo(d.np)
     if d is jt.uint8 and isinstance(v, int) and -255 <= v <= -1:
-        return "uint8-negative-wraps"
-    if isinstance(v, float) and math.isfinite(v) and not info.min <= v <= info.max \
-            and info.min <= int(v) <= info.max:
-        return "float-range-after-truncation"
-    return None
+        return True  # uint8 negative ints wrap (-1 -> 255)
+    # a float is range-checked before truncation (int8 127.5 raises)
+    return isinstance(v, float) and math.isfinite(v) and not info.min <= v <= info.max \
+        and info.min <= int(v) <= info.max
 
 
 def _outcome(make):
@@ -163,38 +162,25 @@ def test_fill_value_checks_like_torch(d, kind):
     mine, theirs = calls[kind]
     bad = []
     for v in FILL_VALUES:
-        if _known_fill_bug(d, v):
-            continue
         a, b = _outcome(lambda: mine(v)), _outcome(lambda: theirs(v))
         if not _agree(a, b):
             bad.append(f"{kind}({v!r}) on {d}: jitensor {a} vs torch {b}")
     assert not bad, "\n".join(bad)
 
 
-_BUG_CELLS = [(d, v) for d in CPU_DTYPES for v in FILL_VALUES if _known_fill_bug(d, v)]
+_FORMER_BUG_CELLS = [(d, v) for d in CPU_DTYPES for v in FILL_VALUES if _former_fill_bug(d, v)]
 
 
-@pytest.mark.parametrize("d, v", [
-    pytest.param(d, v, marks=pytest.mark.xfail(strict=True, reason={
-        "uint8-negative-wraps": "BUG: uint8 fill_/full reject negative ints that torch wraps "
-                                "(-1 -> 255)",
-        "float-range-after-truncation": "BUG: a float fill value is range-checked after "
-                                        "truncation; torch checks the float (int8 127.5 raises)",
-    }[_known_fill_bug(d, v)]), id=f"{d.name}-{v!r}") for d, v in _BUG_CELLS])
-def test_fill_value_known_differences(d, v):
+@pytest.mark.parametrize("d, v", [pytest.param(d, v, id=f"{d.name}-{v!r}")
+                                  for d, v in _FORMER_BUG_CELLS])
+def test_fill_value_former_differences(d, v):
     assert _agree(_outcome(lambda: jt.zeros(2, dtype=d).fill_(v)),
                   _outcome(lambda: torch.zeros(2, dtype=tdt(d)).fill_(v)))
 
 
 TENSOR_CHECK_DATA = [[-1], [300], [-129], [255, 0], [127, -128], [2 ** 31], [True, 2]]
-UINT8_WRAP = pytest.mark.xfail(strict=True, reason="BUG: jt.tensor([-1], dtype=uint8) raises; "
-                                                  "torch wraps negative ints (-1 -> 255)")
-
-
-@pytest.mark.parametrize("data, d", [
-    pytest.param(data, d, id=f"{d.name}-{data}", marks=[UINT8_WRAP] if d is jt.uint8 and any(
-        not isinstance(x, bool) and -255 <= x < 0 for x in data) else [])
-    for d in INT_DTYPES for data in TENSOR_CHECK_DATA])
+@pytest.mark.parametrize("data, d", [pytest.param(data, d, id=f"{d.name}-{data}")
+                                     for d in INT_DTYPES for data in TENSOR_CHECK_DATA])
 def test_tensor_value_checks_like_torch(data, d):
     a, b = _outcome(lambda: jt.tensor(data, dtype=d)), _outcome(lambda: torch.tensor(data, dtype=tdt(d)))
     assert _agree(a, b), (a, b)
@@ -212,8 +198,7 @@ def test_zeros_ones_empty_like_torch(shape, d):
     e, te = jt.empty(shape, dtype=d), torch.empty(shape, dtype=tdt(d))
     assert same_dtype(e.dtype, te.dtype) and tuple(e.shape) == tuple(te.shape)
     assert e.is_contiguous() == te.is_contiguous()
-    if e.numel():  # strides of empty tensors: see test_tensor.py::test_strides_of_empty_tensors
-        assert e.stride() == te.stride()
+    assert e.stride() == te.stride()
     assert e.nbytes == te.nbytes and e.element_size() == te.element_size() and e.numel() == te.numel()
     assert_same(jt.zeros(shape), torch.zeros(shape))
 
@@ -225,8 +210,6 @@ def test_full_like_torch(shape, d, data):
     kw = {} if d is None else {"dtype": d}
     tkw = {} if d is None else {"dtype": tdt(d)}
     a, b = _outcome(lambda: jt.full(shape, value, **kw)), _outcome(lambda: torch.full(shape, value, **tkw))
-    if d is not None and _known_fill_bug(d, value):
-        return
     assert _agree((a[0], None), (b[0], None)), (a, b)
     if a[0] == "ok":
         assert_same(jt.full(shape, value, **kw), torch.full(shape, value, **tkw))
@@ -294,16 +277,22 @@ def test_linspace_float32_rounding_like_torch():
     assert a[1] == b[1]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: integer-dtype linspace keeps fractional endpoints; "
-                                      "torch casts them to the dtype first")
 def test_linspace_int_fractional_endpoints_like_torch():
     assert_same(jt.linspace(0.5, 10.5, 5, dtype=jt.int64), torch.linspace(0.5, 10.5, 5, dtype=torch.int64))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: integer-dtype arange with a fractional step "
-                                      "truncates each float value; torch casts start/step first")
-def test_arange_int_dtype_fractional_step_like_torch():
-    assert_same(jt.arange(0.0, 5.0, 1.5, dtype=jt.int64), torch.arange(0.0, 5.0, 1.5, dtype=torch.int64))
+ARANGE_INT64_BUG = ("BUG: int64 arange with fractional arguments: torch casts start, end and step "
+                    "to int64 and counts the length in integer arithmetic (0.0..5.0 step 1.5 -> 5 "
+                    "values, step 0.5 -> 'step must be nonzero'); jitensor counts it from the "
+                    "float bounds (4 values), as torch does only for the narrower integer dtypes")
+
+
+@pytest.mark.parametrize("d", [
+    d if d is not jt.int64 else pytest.param(
+        d, marks=pytest.mark.xfail(strict=True, reason=ARANGE_INT64_BUG))
+    for d in INT_DTYPES], ids=dtype_id)
+def test_arange_int_dtype_fractional_step_like_torch(d):
+    assert_same(jt.arange(0.0, 5.0, 1.5, dtype=d), torch.arange(0.0, 5.0, 1.5, dtype=tdt(d)))
 
 
 @given(n=st.integers(0, 8), m=st.one_of(st.none(), st.integers(0, 8)), d=dtypes_st)
@@ -365,25 +354,20 @@ def _view_pairs():
         "row": (base_np[1], base_t[1]),
         "broadcast-inner": (np.broadcast_to(np.zeros((3, 1), np.float32), (3, 4)),
                             torch.zeros(3, 1).expand(3, 4)),
+        "broadcast-outer": (np.broadcast_to(np.zeros(6, np.float32), (3, 6)),
+                            torch.zeros(6).expand(3, 6)),
+        "broadcast-middle": (np.broadcast_to(np.zeros((4, 1, 5), np.float32), (4, 6, 5)),
+                             torch.zeros(4, 1, 5).expand(4, 6, 5)),
     }
 
 
 VIEWS = _view_pairs()
-BROADCAST_STRIDE_BUG = pytest.mark.xfail(
-    strict=True, reason="BUG: preserve_format on a broadcast (zero-stride) input keeps NumPy's "
-                        "order='K' layout ((1, 3) for a (3, 6) expand of a row); torch lays it out "
-                        "C-contiguously")
-VIEWS_XFAIL = {
-    "broadcast-outer": (np.broadcast_to(np.zeros(6, np.float32), (3, 6)), torch.zeros(6).expand(3, 6)),
-    "broadcast-middle": (np.broadcast_to(np.zeros((4, 1, 5), np.float32), (4, 6, 5)),
-                         torch.zeros(4, 1, 5).expand(4, 6, 5)),
-}
 
 
 @pytest.mark.parametrize("fn", ["empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "clone"])
-@pytest.mark.parametrize("name", list(VIEWS) + [pytest.param(n, marks=BROADCAST_STRIDE_BUG) for n in VIEWS_XFAIL])
+@pytest.mark.parametrize("name", list(VIEWS))
 def test_preserve_format_strides_like_torch(fn, name):
-    a, b = VIEWS.get(name) or VIEWS_XFAIL[name]
+    a, b = VIEWS[name]
     ja = jt.from_numpy(a)
     assert ja.stride() == b.stride()
     if fn == "clone":
