@@ -385,6 +385,9 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         start, end = 0, start
     start, end, step = (_number(v, "arange", n) for v, n in ((start, "start"), (end, "end"),
                                                              (step, "step")))
+    if dtype is not None and to_dtype(dtype) is dtypes.int64 and all(
+            map(math.isfinite, (start, end, step))):
+        start, end, step = int(start), int(end), int(step)  # torch counts int64 ranges in int64
     if step == 0:
         raise RuntimeError("arange(): step must be nonzero")
     if not all(map(math.isfinite, (start, end, step))):
@@ -395,11 +398,12 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
                            f"start={start}, end={end}, step={step}")
     floats = any(isinstance(v, float) for v in (start, end, step))
     inferred = dtypes.get_default_dtype() if floats else dtypes.int64
-    n = math.ceil((end - start) / step)
+    n = -((start - end) // step) if isinstance(start + end + step, int) \
+        else math.ceil((end - start) / step)
     t = _target("arange", (n,), out, dtype, layout, device, requires_grad, False,
                 default_dtype=inferred)
-    # like torch, an integer output takes start and step truncated (the length comes from the
-    # exact bounds above)
+    # like torch, a narrower integer output takes start and step truncated (its length comes from
+    # the exact bounds above)
     kind = float if t.dtype.is_floating_point else int
     backend(t._device).arange(t._data, kind(start), kind(step))
     return t

@@ -555,17 +555,12 @@ def test_arange_other_errors():
     assert_tensor(jt.arange(jt.tensor(3)), [0, 1, 2], jt.int64)
 
 
-ARANGE_INT64_BUG = ("BUG: int64 arange with fractional arguments: torch casts start, end and step "
-                    "to int64 and counts the length in integer arithmetic (0.0..5.0 step 1.5 -> "
-                    "[0, 1, 2, 3, 4]); jitensor truncates start/step but counts the length from "
-                    "the float bounds ([0, 1, 2, 3]), as torch does only for the narrower ints")
 
 
 @pytest.mark.parametrize("d, expected", [
     (jt.int32, [0, 1, 2, 3]), (jt.int16, [0, 1, 2, 3]), (jt.int8, [0, 1, 2, 3]),
     (jt.uint8, [0, 1, 2, 3]),
-    pytest.param(jt.int64, [0, 1, 2, 3, 4],
-                 marks=pytest.mark.xfail(strict=True, reason=ARANGE_INT64_BUG)),
+    pytest.param(jt.int64, [0, 1, 2, 3, 4]),
 ], ids=str)
 def test_arange_integer_dtype_with_fractional_step_matches_torch(d, expected):
     """torch truncates start/step to the integer type (values 0, 1, 2, ...); the length is

@@ -281,15 +281,11 @@ def test_linspace_int_fractional_endpoints_like_torch():
     assert_same(jt.linspace(0.5, 10.5, 5, dtype=jt.int64), torch.linspace(0.5, 10.5, 5, dtype=torch.int64))
 
 
-ARANGE_INT64_BUG = ("BUG: int64 arange with fractional arguments: torch casts start, end and step "
-                    "to int64 and counts the length in integer arithmetic (0.0..5.0 step 1.5 -> 5 "
-                    "values, step 0.5 -> 'step must be nonzero'); jitensor counts it from the "
-                    "float bounds (4 values), as torch does only for the narrower integer dtypes")
 
 
 @pytest.mark.parametrize("d", [
     d if d is not jt.int64 else pytest.param(
-        d, marks=pytest.mark.xfail(strict=True, reason=ARANGE_INT64_BUG))
+        d)
     for d in INT_DTYPES], ids=dtype_id)
 def test_arange_int_dtype_fractional_step_like_torch(d):
     assert_same(jt.arange(0.0, 5.0, 1.5, dtype=d), torch.arange(0.0, 5.0, 1.5, dtype=tdt(d)))
