@@ -69,13 +69,10 @@ def _exp_float32(x):
     ki = np.int32(k)
     half = ki >> np.int32(1)
     y = (p * r * r + r + np.float32(1.0)) * _pow2(half) * _pow2(ki - half)
-    if x > np.float32(88.72283):
-        y = np.float32(np.inf)
-    if x < np.float32(-104.0):
-        y = np.float32(0.0)
-    if x != x:
-        y = x
-    return y
+    # selects, not branches that reassign y: inlined branches trip Numba's IR checks
+    y = np.float32(np.inf) if x > np.float32(88.72283) else y
+    y = np.float32(0.0) if x < np.float32(-104.0) else y
+    return x if x != x else y
 
 @register_jitable
 def sign(x):
