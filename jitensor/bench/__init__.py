@@ -50,12 +50,12 @@ def print_rows(title, rows, file=None):
     peers = [p for p in ("numpy", "torch") if any(p in r for r in rows)]
     print(f"\n== {title}: median time; ratio = peer time / jitensor time (>1: jitensor faster)",
           file=file)
-    print(f"{'op':24}{'shape':>16}{'jitensor':>22}" + "".join(f"{p:>22}{'ratio':>7}"
+    print(f"{'op':24}{'shape':>16}{'jitensor':>26}" + "".join(f"{p:>26}{'ratio':>7}"
                                                             for p in peers), file=file)
     for r in rows:
-        line = f"{r['op']:24}{'x'.join(map(str, r['shape'])):>16}{_cell(r, r['jitensor']):>22}"
+        line = f"{r['op']:24}{'x'.join(map(str, r['shape'])):>16}{_cell(r, r['jitensor']):>26}"
         for p in peers:
-            line += f"{_cell(r, r[p]):>22}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 29
+            line += f"{_cell(r, r[p]):>26}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 33
         print(line, file=file)
 
 
