@@ -53,7 +53,8 @@ def print_rows(title, rows, file=None):
     print(f"{'op':24}{'shape':>16}{'jitensor':>26}" + "".join(f"{p:>26}{'ratio':>7}"
                                                             for p in peers), file=file)
     for r in rows:
-        line = f"{r['op']:24}{'x'.join(map(str, r['shape'])):>16}{_cell(r, r['jitensor']):>26}"
+        shape = r["shape"] if isinstance(r["shape"], str) else "x".join(map(str, r["shape"]))
+        line = f"{r['op']:24}{shape:>16} {_cell(r, r['jitensor']):>25}"
         for p in peers:
             line += f"{_cell(r, r[p]):>26}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 33
         print(line, file=file)

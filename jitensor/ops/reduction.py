@@ -1,3 +1,431 @@
-"""reduction ops (front ends)."""
-__all__ = []
-TENSOR_METHODS = {}
+"""Reductions (sum, mean, prod, max, min, amax, amin, argmax, argmin, all, any, var, std,
+logsumexp), softmax / log_softmax and cumsum, with torch's signatures, dtype rules and errors.
+
+Each front end validates every argument, picks the result dtype, allocates the result and calls
+one launcher of `backend(device).reduction`: `reduce` for the reductions (over any set of dims
+and any layout, without copying the input) and `along` for the ops whose result has the
+input's shape. A result meant for `out=` is computed into a new buffer and copied into `out`
+(cast to its dtype), so a failed check, or an out that aliases the input, is harmless."""
+import types
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..backends.registry import backend
+from ..backends.scalar import reduction as codes
+from ..creation import allocate
+from ..dtypes import to_dtype
+from ..tensor import Tensor, _wrap
+from ._common import check_out, dim as _one_dim, dims as _dims
+
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp",
+           "max", "mean", "min", "prod", "return_types", "softmax", "std", "sum", "var"]
+
+
+# -- torch.return_types ---------------------------------------------------------------------------
+class _ValuesIndices(tuple):
+    """A (values, indices) pair, as torch.return_types.max: a tuple with named fields."""
+
+    __slots__ = ()
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self):
+        return (f"jitensor.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
+                f"indices={self[1]!r})")
+
+    def __reduce__(self):
+        return (_rebuild, (type(self).__name__, self[0], self[1]))
+
+
+def _return_type(name):
+    cls = type(name, (_ValuesIndices,), {"__slots__": (), "__module__": "jitensor.return_types"})
+    cls.__qualname__ = name
+    return cls
+
+
+def _rebuild(name, values, indices):
+    """Unpickle a return type (its module, jitensor.return_types, is a namespace, not a file)."""
+    return getattr(return_types, name)(values, indices)
+
+
+return_types = types.SimpleNamespace(max=_return_type("max"), min=_return_type("min"))
+return_types.max.__doc__ = "The (values, indices) that jitensor.max(input, dim) returns."
+return_types.min.__doc__ = "The (values, indices) that jitensor.min(input, dim) returns."
+
+
+# -- argument checks ------------------------------------------------------------------------------
+def _input(fn, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input
+
+
+def _reduced(fn, input, dim, empty_is_all=True):
+    """The sorted reduced dims for `dim` (None, an int or a sequence of ints); a 0-d tensor
+    accepts 0 and -1 and reduces nothing. `()` means every dim, except for all/any."""
+    if isinstance(dim, (list, tuple)):
+        dim = tuple(dim)
+        if not dim and empty_is_all:
+            dim = None
+    elif dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer))):
+        raise TypeError(f"{fn}(): argument 'dim' must be an int or a tuple of ints, not "
+                        f"{type(dim).__name__}")
+    ndim = input._data.ndim
+    reduced = _dims(dim, ndim, fn)
+    return reduced if ndim else ()
+
+
+def _int_dim(fn, input, dim):
+    """A single dim (int) made non-negative; None for a 0-d tensor's 0 or -1."""
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
+    d = _one_dim(int(dim), input._data.ndim, fn)
+    return d if input._data.ndim else None
+
+
+def _dtype_arg(dtype):
+    return None if dtype is None else to_dtype(dtype)
+
+
+def _sum_dtype(fn, input, dtype, out):
+    """sum/prod/cumsum: `dtype` if given (out= must then have it), else out's dtype (torch
+    computes in it), else int64 for bool and integer input and input's dtype for floats."""
+    if dtype is not None:
+        _check_exact_out(fn, out, dtype)
+        return dtype
+    if isinstance(out, Tensor):
+        return out._dtype
+    return input._dtype if input._dtype.is_floating_point else dtypes.int64
+
+
+def _float_dtype(fn, input, dtype):
+    """mean: a floating dtype, from `dtype` or the input, else torch's error."""
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{fn}(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {dtype.name}")
+        return dtype
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {input._dtype.name}; pass "
+                           f"dtype=jitensor.float32 or convert the input with .float()")
+    return input._dtype
+
+
+def _check_nonempty(fn, input, reduced, full):
+    """max/min/amax/amin/argmax/argmin have no identity: a reduced dim of size 0 is an error."""
+    if full and input._data.size == 0:
+        error = IndexError if fn in ("argmax", "argmin") else RuntimeError
+        raise error(f"{fn}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    f"Specify the reduction dim with the 'dim' argument.")
+    for d in reduced:
+        if input._data.shape[d] == 0:
+            raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _check_exact_out(fn, out, dtype):
+    """Ops whose out= must have exactly the result dtype (torch's rule for amax, argmax, ...)."""
+    if out is not None and isinstance(out, Tensor) and out._dtype is not dtype:
+        raise RuntimeError(f"{fn}(): expected out tensor to have dtype {dtype.name}, but got "
+                           f"{out._dtype.name} instead; pass out with dtype={dtype}")
+
+
+# -- the shared path ------------------------------------------------------------------------------
+def _shapes(input, reduced, keepdim):
+    """The kept shape (the kernel's output) and the result shape (with keepdim's 1s)."""
+    shape = input._data.shape
+    kept = tuple(n for d, n in enumerate(shape) if d not in reduced)
+    result = tuple(1 if d in reduced else n for d, n in enumerate(shape)) if keepdim else kept
+    return kept, result
+
+
+def _finish(res, shape, out):
+    """res (the kernel's output) shaped as the result, or copied into the checked `out`."""
+    data = res._data.reshape(shape)  # a view: res is new and C-contiguous
+    if out is None:
+        return _wrap(data, res._dtype, res._device)
+    backend(out._device).copy(out._data, data)
+    return out
+
+
+def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
+    """The reduction `op` of input over `reduced` as a `dtype` tensor (or into `out`)."""
+    kept, shape = _shapes(input, reduced, keepdim)
+    if out is not None:
+        check_out(fn, out, shape, dtype, input._device)
+    res = allocate(kept, dtype, input._device)
+    backend(input._device).reduction.reduce(op, res._data, input._data, reduced,
+                                            correction=correction)
+    return _finish(res, shape, out)
+
+
+def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
+    """(values, indices) of ARGMAX/ARGMIN over `reduced` (one dim, or all in C order)."""
+    kept, shape = _shapes(input, reduced, keepdim)
+    values = allocate(kept, input._dtype, input._device)
+    indices = allocate(kept, dtypes.int64, input._device)
+    backend(input._device).reduction.reduce(op, values._data, input._data, reduced,
+                                            index=indices._data)
+    return (_finish(values, shape, out_values), _finish(indices, shape, out_indices))
+
+
+# -- sum, mean, prod ------------------------------------------------------------------------------
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum over `dim` (None or () for all dims). Bool and integer input sum to int64. Float
+    input accumulates in float64 and blocks merge with their rounding errors carried along
+    (Neumaier): at least as accurate as NumPy's pairwise sum."""
+    _input("sum", input)
+    dtype = _sum_dtype("sum", input, _dtype_arg(dtype), out)
+    reduced = _reduced("sum", input, dim)
+    return _reduce("sum", codes.SUM, input, reduced, keepdim, dtype, out)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean over `dim`; needs a floating input or dtype= (as torch); NaN for an empty range."""
+    _input("mean", input)
+    dtype = _float_dtype("mean", input, _dtype_arg(dtype))
+    reduced = _reduced("mean", input, dim)
+    return _reduce("mean", codes.MEAN, input, reduced, keepdim, dtype, out)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Product over one dim (an int) or all; bool and integer input multiply to int64."""
+    _input("prod", input)
+    dtype = _sum_dtype("prod", input, _dtype_arg(dtype), out)
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod(): keepdim=True needs a dim; call prod(input, dim, keepdim=True)")
+        reduced = _reduced("prod", input, None)
+    else:
+        d = _int_dim("prod", input, dim)
+        reduced = () if d is None else (d,)
+    return _reduce("prod", codes.PROD, input, reduced, keepdim, dtype, out)
+
+
+# -- max, min, amax, amin, argmax, argmin ---------------------------------------------------------
+def _extremum(fn, op, arg_op, input, dim, keepdim, out, other):
+    _input(fn, input)
+    if isinstance(dim, Tensor) or isinstance(other, Tensor):
+        raise TypeError(f"{fn}(input, other) with a tensor `other` is the elementwise "
+                        f"{'maximum' if fn == 'max' else 'minimum'}: call "
+                        f"jitensor.{'maximum' if fn == 'max' else 'minimum'}(input, other)")
+    if dim is None:
+        if keepdim or out is not None and not isinstance(out, Tensor):
+            raise TypeError(f"{fn}(): keepdim and a (values, indices) out need a dim; call "
+                            f"{fn}(input, dim, keepdim=...)")
+        _check_exact_out(fn, out, input._dtype)
+        reduced = _reduced(fn, input, None)
+        _check_nonempty(fn, input, reduced, True)
+        return _reduce(fn, op, input, reduced, False, input._dtype, out)
+    d = _int_dim(fn, input, dim)
+    reduced = () if d is None else (d,)
+    _check_nonempty(fn, input, reduced, False)
+    out_values = out_indices = None
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"{fn}(): out= with a dim must be a (values, indices) pair of tensors")
+        out_values, out_indices = out
+        _, shape = _shapes(input, reduced, keepdim)
+        for t, dtype in ((out_values, input._dtype), (out_indices, dtypes.int64)):
+            check_out(fn, t, shape, dtype, input._device)
+            _check_exact_out(fn, t, dtype)
+    pair = _arg_reduce(arg_op, input, reduced, keepdim, out_values, out_indices)
+    return getattr(return_types, fn)(*pair)
+
+
+def max(input, dim=None, keepdim=False, *, out=None, other=None):
+    """The largest element (a 0-d tensor), or with `dim` the named pair
+    ``jitensor.return_types.max(values, indices)`` (first index of the max; NaN wins)."""
+    return _extremum("max", codes.MAX, codes.ARGMAX, input, dim, keepdim, out, other)
+
+
+def min(input, dim=None, keepdim=False, *, out=None, other=None):
+    """As max, for the smallest element."""
+    return _extremum("min", codes.MIN, codes.ARGMIN, input, dim, keepdim, out, other)
+
+
+def _amaxmin(fn, op, input, dim, keepdim, out):
+    _input(fn, input)
+    reduced = _reduced(fn, input, dim)
+    _check_nonempty(fn, input, reduced, dim is None or dim == () or dim == [])
+    _check_exact_out(fn, out, input._dtype)
+    return _reduce(fn, op, input, reduced, keepdim, input._dtype, out)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    """The max over `dim` (() or None: all dims), in input's dtype; NaN propagates."""
+    return _amaxmin("amax", codes.MAX, input, dim, keepdim, out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return _amaxmin("amin", codes.MIN, input, dim, keepdim, out)
+
+
+def _argext(fn, op, input, dim, keepdim, out):
+    _input(fn, input)
+    if input._dtype is dtypes.bool_:
+        raise RuntimeError(f"{fn}(): does not support bool input; convert it with .long()")
+    if dim is None:
+        reduced = _reduced(fn, input, None)  # the index into the flattened (C-order) input
+    else:
+        d = _int_dim(fn, input, dim)
+        reduced = () if d is None else (d,)
+    _check_nonempty(fn, input, reduced, dim is None)
+    if out is not None:
+        _check_exact_out(fn, out, dtypes.int64)
+        check_out(fn, out, _shapes(input, reduced, keepdim)[1], dtypes.int64, input._device)
+    return _arg_reduce(op, input, reduced, keepdim, None, out)[1]
+
+
+def argmax(input, dim=None, keepdim=False, *, out=None):
+    """The index of the first max over `dim` (None: into the flattened input), int64."""
+    return _argext("argmax", codes.ARGMAX, input, dim, keepdim, out)
+
+
+def argmin(input, dim=None, keepdim=False, *, out=None):
+    return _argext("argmin", codes.ARGMIN, input, dim, keepdim, out)
+
+
+# -- all, any -------------------------------------------------------------------------------------
+def _logical(fn, op, input, dim, keepdim, out):
+    _input(fn, input)
+    dtype = dtypes.uint8 if input._dtype is dtypes.uint8 else dtypes.bool_  # torch keeps uint8
+    if out is not None and isinstance(out, Tensor) and out._dtype not in (dtypes.bool_, dtype):
+        raise RuntimeError(f"{fn}(): out= must be a bool tensor, got {out._dtype.name}; pass "
+                           f"out with dtype=jitensor.bool")
+    reduced = _reduced(fn, input, dim, empty_is_all=False)
+    return _reduce(fn, op, input, reduced, keepdim, dtype, out)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    """Whether every element over `dim` is nonzero (dim=(): elementwise); bool (uint8 for
+    uint8 input, as torch)."""
+    return _logical("all", codes.ALL, input, dim, keepdim, out)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    return _logical("any", codes.ANY, input, dim, keepdim, out)
+
+
+# -- var, std -------------------------------------------------------------------------------------
+def _moments(fn, op, input, dim, unbiased, keepdim, correction, out):
+    _input(fn, input)
+    if isinstance(dim, bool):  # var(input, unbiased): torch's legacy positional form
+        if unbiased is not None:
+            raise TypeError(f"{fn}(): got unbiased twice; call {fn}(input, dim, unbiased)")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{fn}(): pass either unbiased or correction, not both "
+                        f"(unbiased=False is correction=0)")
+    if correction is None:
+        correction = 1 if unbiased is None else int(bool(unbiased))
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): std and var only support floating point and complex dtypes, "
+                           f"got {input._dtype.name}; convert the input with .float()")
+    reduced = _reduced(fn, input, dim)
+    count = 1
+    for d in reduced:
+        count *= input._data.shape[d]
+    if count - correction <= 0:
+        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      f"than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    return _reduce(fn, op, input, reduced, keepdim, input._dtype, out, float(correction))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over `dim` with divisor N - correction (default 1; unbiased=False means 0)."""
+    return _moments("var", codes.VAR, input, dim, unbiased, keepdim, correction, out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """The square root of var, with var's arguments."""
+    return _moments("std", codes.STD, input, dim, unbiased, keepdim, correction, out)
+
+
+# -- logsumexp, softmax, log_softmax, cumsum ------------------------------------------------------
+def _float_result(input):
+    """logsumexp of bool and integer input: the default float dtype, as torch."""
+    return input._dtype if input._dtype.is_floating_point else dtypes.get_default_dtype()
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """log(sum(exp(input))) over `dim`, stable (the max is subtracted first) and fused: one
+    pass over the data, blocks in cache for the exp."""
+    _input("logsumexp", input)
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' must be an int or a tuple of ints, not None")
+    dtype = _float_result(input)
+    if out is not None and isinstance(out, Tensor) and not out._dtype.is_floating_point:
+        raise RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but "
+                           f"got: {out._dtype.name}")
+    reduced = _reduced("logsumexp", input, dim)
+    return _reduce("logsumexp", codes.LSE, input, reduced, keepdim, dtype, out)
+
+
+def _along(fn, op, input, dim, dtype, out=None):
+    """The op whose result has input's shape, along one dim (a 0-d tensor: dim 0 or -1)."""
+    d = _int_dim(fn, input, dim)
+    if out is not None:
+        check_out(fn, out, input._data.shape, dtype, input._device)
+    res = allocate(input._data.shape, dtype, input._device)
+    if d is None:  # 0-d: along a single element
+        backend(input._device).reduction.along(op, res._data.reshape(1),
+                                               input._data.reshape(1), 0)
+    else:
+        backend(input._device).reduction.along(op, res._data, input._data, d)
+    return _finish(res, input._data.shape, out)
+
+
+def _softmax(fn, op, input, dim, dtype):
+    _input(fn, input)
+    if dim is None:
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not None; pass dim=-1 to normalise "
+                        f"over the last dimension")
+    dtype = _dtype_arg(dtype)
+    result = dtype if dtype is not None else input._dtype
+    if not result.is_floating_point:
+        raise NotImplementedError(f"{fn}(): not implemented for {result.name} input; pass "
+                                  f"dtype=jitensor.float32 or convert the input with .float()")
+    return _along(fn, op, input, dim, result)
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
+    that writes the exponentials and sums them, one that scales. Integer input needs dtype=."""
+    return _softmax("softmax", codes.SOFTMAX, input, dim, dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    """(x - max) - log(sum(exp(x - max))) along `dim`, fused as softmax."""
+    return _softmax("log_softmax", codes.LOG_SOFTMAX, input, dim, dtype)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Running sums along `dim`; bool and integer input accumulate in int64."""
+    _input("cumsum", input)
+    dtype = _dtype_arg(dtype)
+    dtype = _sum_dtype("cumsum", input, dtype, out)
+    if dtype is dtypes.bool_:
+        raise NotImplementedError("cumsum(): not implemented for bool results; pass "
+                                  "dtype=jitensor.int64")
+    return _along("cumsum", codes.CUMSUM, input, dim, dtype, out)
+
+
+TENSOR_METHODS = {
+    "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
+    "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
+    "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum,
+}

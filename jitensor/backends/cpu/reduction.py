@@ -1,1 +1,697 @@
-"""CPU reduction kernels."""
+"""CPU kernels for reductions, softmax and cumsum, on any layout without copying the input.
+
+Launchers take NumPy arrays as they are (views with any strides) and show the work to the
+kernels as flat buffers plus a 4-D *frame*: sizes (A, R1, R2, C) and element strides, where
+A and C are the kept dims and R1, R2 the reduced ones (a softmax/cumsum dim is R2), each
+coalesced from the tensor's dims. Flat 1-D buffers keep one compiled kernel per dtype pair
+whatever the layout; a contiguous stretch is sliced as a C-layout segment, which LLVM
+vectorises.
+
+Two shapes of work: *rows* reduce each output's range in blocks of BLOCK elements (vectorised
+folds, then the blocks' states merged in order; few long rows spread their blocks over the
+threads); *columns*, used when a kept dim (C) is the one laid out densest, merge each reduced
+row into a vector of CHUNK output states at once, e.g. sum(dim=0) of a C-contiguous matrix.
+
+Per-row costs matter for many short rows: helpers called per row are compiled without
+reference counting (`_nrt=False`, which saves atomic updates on every array they touch), take
+(array, offset, length) rather than a slice, and never return arrays."""
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
+
+from ..scalar import reduction as scalar
+from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MIN, PROD, SOFTMAX,
+                                STD, SUM, VAR, better, cast_like, combine, exp, finalize,
+                                add_compensated, is_float, is_float64, lift, merge, merge_lse,
+                                merge_moments, shift, to_float)
+from .kernels import PARALLEL_MIN
+from .strided import coalesce
+
+BLOCK = 4096  # elements a row is folded by: in L1 for a second pass (argmax, var, logsumexp)
+CHUNK = 4096  # columns per task of a columns kernel: rows stream in runs this long
+COLUMNS_MIN = 16  # fewer dense kept columns than this: rows of strided elements do better
+SUM_RUN = 128  # float64 elements per compensated run (see _sum)
+_REASSOC = {"reassoc"}  # lets LLVM split a float fold over vector lanes (a blocked sum)
+
+
+# -- vectorised loops over one segment (a C-layout array) ----------------------------------------
+# A loop with the op switch inside does not vectorise, so the dispatchers below call their loop
+# with the op as a constant: LLVM inlines the loop per op, folds the switch and vectorises.
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _fold_loop(op, seg, acc):
+    for i in range(seg.size):
+        acc = combine(op, acc, seg[i])
+    return acc
+
+
+@register_jitable(_nrt=False)
+def _sum(seg, acc):
+    """acc + the sum of seg. float64 data is summed in runs of SUM_RUN (each vector lane adds
+    4 elements) whose totals add with Neumaier's compensation: more accurate than NumPy's
+    pairwise sum at full speed. Other data is summed in acc's type (float32 in float64)."""
+    if is_float64(seg[0]) and is_float(acc):
+        total, error = np.float64(acc), 0.0
+        for c in range(0, seg.size, SUM_RUN):
+            total, error = add_compensated(total, error, _fold_loop(SUM, seg[c:c + SUM_RUN], 0.0))
+        return cast_like(total + error, acc)
+    return _fold_loop(SUM, seg, acc)
+
+
+@register_jitable(_nrt=False)
+def _fold(op, seg, acc):
+    """acc folded with every element of seg."""
+    if op == PROD:
+        return _fold_loop(PROD, seg, acc)
+    if op == MAX or op == ARGMAX or op == LSE:
+        return _fold_loop(MAX, seg, acc)
+    if op == MIN or op == ARGMIN:
+        return _fold_loop(MIN, seg, acc)
+    if op == ALL:
+        return _fold_loop(ALL, seg, acc)
+    if op == ANY:
+        return _fold_loop(ANY, seg, acc)
+    return _sum(seg, acc)
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _merge_row(op, v, w, k, src, off, r):
+    """Column j's state (v[j], w[j], k[j]) takes in element src[off + j] of reduced row r (the
+    folds leave the count in k to the caller). Spelled out per op: LLVM did not inline a shared
+    loop helper here, and the loops stayed scalar."""
+    n = v.size
+    seg = src[off:off + n]
+    if op == PROD:
+        for j in range(n):
+            v[j] = combine(PROD, v[j], seg[j])
+    elif op == MAX:
+        for j in range(n):
+            v[j] = combine(MAX, v[j], seg[j])
+    elif op == MIN:
+        for j in range(n):
+            v[j] = combine(MIN, v[j], seg[j])
+    elif op == ALL:
+        for j in range(n):
+            v[j] = combine(ALL, v[j], seg[j])
+    elif op == ANY:
+        for j in range(n):
+            v[j] = combine(ANY, v[j], seg[j])
+    elif op == ARGMAX or op == ARGMIN:
+        for j in range(n):
+            x = cast_like(seg[j], v[j])
+            take = better(op, x, v[j])
+            v[j], k[j] = (x, r) if take else (v[j], k[j])
+    elif op == VAR or op == STD:
+        for j in range(n):
+            v[j], w[j], k[j] = merge_moments((v[j], w[j], k[j]), lift(VAR, seg[j], r, v[j]))
+    elif op == LSE:
+        for j in range(n):
+            v[j], w[j], k[j] = merge_lse((v[j], w[j], k[j]), lift(LSE, seg[j], r, v[j]))
+    elif is_float64(seg[0]) and is_float(v[0]):  # float64 sums: compensated, as in _sum
+        for j in range(n):
+            v[j], w[j] = add_compensated(v[j], w[j], seg[j])
+    else:
+        for j in range(n):
+            v[j] = combine(SUM, v[j], seg[j])
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _sum_sq_dev(seg, mean):
+    s = 0.0
+    for i in range(seg.size):
+        d = np.float64(seg[i]) - mean
+        s += d * d
+    return s
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _sum_exp(seg, offset):
+    """The sum of exp(x - offset), exp in x's float type (float32 has twice the lanes)."""
+    offset = cast_like(offset, to_float(seg[0]))
+    s = 0.0
+    for i in range(seg.size):
+        s += exp(to_float(seg[i]) - offset)
+    return s
+
+
+@register_jitable(_nrt=False)
+def _find(seg, value):
+    """The first index of `value` (of a NaN when value is NaN) in seg, as a min-reduction over
+    the matching indices: it vectorises, where a loop that returns early would not."""
+    n = seg.size
+    first = n
+    nan = value != value
+    for i in range(n):
+        x = seg[i]
+        first = min(first, i if (x == value) | (nan & (x != x)) else n)
+    return first
+
+
+@register_jitable(_nrt=False)
+def _segment_state(op, src, off, n, start, init, bar):
+    """The state of src[off:off + n], whose first element is at index `start` of its reduced
+    range. ARGMAX/ARGMIN look for the index only if the segment's extreme beats `bar`, the
+    value of the state it will be merged into (else that state wins, or, when bar is the
+    identity, every element equals it and the first is the answer)."""
+    seg = src[off:off + n]
+    if op == MAX or op == MIN or op == ARGMAX or op == ARGMIN or op == LSE:
+        # extremes in seg's own type: exact, and float32 / small ints fill more vector lanes
+        best = _fold(MIN if op == MIN or op == ARGMIN else MAX, seg, seg[0])
+        if op == ARGMAX or op == ARGMIN:
+            wins = better(op, cast_like(best, init), bar)
+            return cast_like(best, init), 0.0, np.int64(start + (_find(seg, best) if wins else 0))
+        if op == LSE:
+            return cast_like(best, init), _sum_exp(seg, shift(best)), np.int64(0)
+        return cast_like(best, init), 0.0, np.int64(n)
+    if op == VAR or op == STD:  # two passes over the block in L1: exact and vectorised
+        mean = _fold(SUM, seg, 0.0) / n
+        return cast_like(mean, init), _sum_sq_dev(seg, mean), np.int64(n)
+    return _fold(op, seg, init), 0.0, np.int64(n)
+
+
+@register_jitable(_nrt=False)
+def _gather(scratch, src, off, n, stride):
+    """scratch[:n] = src[off + i * stride], so that loops over strided elements run on a
+    contiguous copy and compile (and vectorise) for one layout. (Helpers without reference
+    counting must not return arrays: their callers would release a reference never taken.)"""
+    for i in range(n):
+        scratch[i] = src[off + i * stride]
+
+
+@register_jitable(_nrt=False)
+def _block_state(op, src, off, n, stride, start, init, bar, scratch):
+    """_segment_state of src[off + i * stride], i < n: strided elements are first gathered
+    into `scratch`, so the folds compile (and vectorise) for one layout."""
+    if stride == 1:
+        return _segment_state(op, src, off, n, start, init, bar)
+    _gather(scratch, src, off, n, stride)
+    return _segment_state(op, scratch, 0, n, start, init, bar)
+
+
+# -- rows: each output reduces its (R1, R2) range -------------------------------------------------
+@register_jitable(_nrt=False)
+def _row_state(op, src, base, shape, ss, lo, hi, init, scratch):
+    """The state of blocks lo..hi-1 of the row whose first element is src[base]. Small, so LLVM
+    inlines it: a short contiguous row (the commonest) goes straight to _segment_state, each
+    call layer costing ~10 ns a row."""
+    if hi - lo == 1 and shape[2] <= BLOCK and ss[2] == 1:
+        return _segment_state(op, src, base + lo * ss[1], shape[2], lo * shape[2], init, init)
+    return _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch)
+
+
+@register_jitable(_nrt=False)
+def _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch):
+    """Blocks lo..hi-1 of a row (block b is the (b % per_r1)-th BLOCK of r1 = b // per_r1),
+    merged in order (float sums carry the merges' rounding errors along, see scalar.merge)."""
+    n_r2 = shape[2]
+    per_r1 = (n_r2 + BLOCK - 1) // BLOCK
+    r1, j = lo // per_r1, lo % per_r1
+    state = (init, 0.0, np.int64(0))
+    for _ in range(lo, hi):
+        off = base + r1 * ss[1] + j * BLOCK * ss[2]
+        block = _block_state(op, src, off, min(BLOCK, n_r2 - j * BLOCK), ss[2],
+                             r1 * n_r2 + j * BLOCK, init, state[0], scratch)
+        state = merge(op, state, block)
+        j += 1
+        if j == per_r1:
+            r1, j = r1 + 1, 0
+    return state
+
+
+@register_jitable(_nrt=False)
+def _write(op, out, idx, o, state, correction):
+    out[o] = finalize(op, state, correction)
+    if op == ARGMAX or op == ARGMIN:
+        idx[o] = state[2]
+
+
+@register_jitable(_nrt=False)
+def _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
+          scratch):
+    """Items lo..hi-1, item t = part t % parts of row t // parts (row = a * C + c): written out
+    when parts == 1, else their states stored at v[t], w[t], k[t]."""
+    n_c, parts_blocks = shape[3], shape[1] * ((shape[2] + BLOCK - 1) // BLOCK)
+    for t in range(lo, hi):
+        row, part = (t, 0) if parts == 1 else (t // parts, t % parts)
+        a, c = (row, 0) if n_c == 1 else (row // n_c, row % n_c)
+        state = _row_state(op, src, so + a * ss[0] + c * ss[3], shape, ss,
+                           parts_blocks * part // parts, parts_blocks * (part + 1) // parts, init,
+                           scratch)
+        if parts == 1:
+            _write(op, out, idx, oo + a * os[0] + c * os[3], state, correction)
+        else:
+            v[t], w[t], k[t] = state
+
+
+@register_jitable(_nrt=False)
+def _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k):
+    """Merge each row's parts in order and write the row's output."""
+    for row in range(shape[0] * shape[3]):
+        state = (init, 0.0, np.int64(0))
+        for t in range(row * parts, (row + 1) * parts):
+            state = merge(op, state, (v[t], w[t], k[t]))
+        _write(op, out, idx, oo + row // shape[3] * os[0] + row % shape[3] * os[3], state,
+               correction)
+
+
+@njit(cache=True, error_model="numpy")
+def reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction):
+    """out[a, c] = op over src[a, :, :, c] (idx[a, c]: its index, for ARGMAX/ARGMIN)."""
+    scratch = np.empty(0 if ss[2] == 1 else min(BLOCK, shape[2]), src.dtype)
+    _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, 0, shape[0] * shape[3],
+          np.full(0, init), np.empty(0), np.empty(0, np.int64), scratch)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def reduce_rows_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
+                         tasks):
+    """reduce_rows over `tasks` threads' worth of (row, part) items; `parts` > 1 splits few long
+    rows so that every thread has blocks to fold, and merges the parts' states after."""
+    n = shape[0] * shape[3] * parts
+    keep = n if parts > 1 else 0
+    v, w, k = np.full(keep, init), np.zeros(keep), np.zeros(keep, np.int64)
+    for task in prange(tasks):
+        scratch = np.empty(0 if ss[2] == 1 else min(BLOCK, shape[2]), src.dtype)
+        _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, n * task // tasks,
+              n * (task + 1) // tasks, v, w, k, scratch)
+    if parts > 1:
+        _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k)
+
+
+# -- columns: a vector of CHUNK output states takes in one reduced row at a time ----------------
+@register_jitable(_nrt=False)
+def _columns_part(op, src, so, shape, ss, init, t, parts, v, w, k, scratch):
+    """Set v, w, k to the states of task t = (a * chunks + chunk) * parts + part: the chunk's
+    CHUNK columns of a, over the part-th share of the reduced rows."""
+    n_a, n_r1, n_r2, n_c = shape
+    chunks = (n_c + CHUNK - 1) // CHUNK
+    g, part = t // parts, t % parts
+    a, c0 = g // chunks, g % chunks * CHUNK
+    n = min(CHUNK, n_c - c0)
+    v, w, k = v[:n], w[:n], k[:n]
+    v[:], w[:], k[:] = init, 0.0, 0
+    rows = n_r1 * n_r2
+    lo, hi = rows * part // parts, rows * (part + 1) // parts
+    for r in range(lo, hi):
+        off = so + a * ss[0] + r // n_r2 * ss[1] + r % n_r2 * ss[2] + c0 * ss[3]
+        if ss[3] == 1:
+            _merge_row(op, v, w, k, src, off, r)
+        else:
+            _gather(scratch, src, off, n, ss[3])
+            _merge_row(op, v, w, k, scratch, 0, r)
+    if op != ARGMAX and op != ARGMIN and op != VAR and op != STD:
+        k[:] = hi - lo  # the folds' count
+
+
+@register_jitable(_nrt=False)
+def _columns_write(op, out, idx, oo, os, shape, g, v, w, k, correction):
+    """Write the outputs of chunk g (= a * chunks + chunk) from its states."""
+    chunks = (shape[3] + CHUNK - 1) // CHUNK
+    c0 = g % chunks * CHUNK
+    o = oo + g // chunks * os[0] + c0 * os[3]
+    for j in range(min(CHUNK, shape[3] - c0)):
+        _write(op, out, idx, o + j * os[3], (v[j], w[j], k[j]), correction)
+
+
+@register_jitable
+def _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, pv, pw,
+                   pk, lo, hi):
+    """Tasks lo..hi-1. With parts > 1 their states go to rows t of pv, pw, pk, for
+    _columns_finish to merge; otherwise straight to the output."""
+    size = pv.shape[1]
+    lv, lw, lk = np.full(size, init), np.zeros(size), np.zeros(size, np.int64)
+    scratch = np.empty(0 if ss[3] == 1 else size, src.dtype)
+    for t in range(lo, hi):
+        v, w, k = (pv[t], pw[t], pk[t]) if parts > 1 else (lv, lw, lk)
+        _columns_part(op, src, so, shape, ss, init, t, parts, v, w, k, scratch)
+        if parts == 1:
+            _columns_write(op, out, idx, oo, os, shape, t, v, w, k, correction)
+
+
+@register_jitable
+def _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, parts):
+    """Merge each column's parts in order and write the outputs."""
+    size = pv.shape[1]
+    v, w, k = np.full(size, init), np.zeros(size), np.zeros(size, np.int64)
+    for g in range(pv.shape[0] // parts):
+        for j in range(size):
+            state = (init, 0.0, np.int64(0))
+            for t in range(g * parts, (g + 1) * parts):
+                state = merge(op, state, (pv[t, j], pw[t, j], pk[t, j]))
+            v[j], w[j], k[j] = state
+        _columns_write(op, out, idx, oo, os, shape, g, v, w, k, correction)
+
+
+@njit(cache=True, error_model="numpy")
+def reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction):
+    """As reduce_rows, for frames whose C dim is the dense one: each task streams whole rows
+    of CHUNK columns, merging them into vectors of states (vectorised across the columns)."""
+    size = min(CHUNK, shape[3])
+    empty = np.full((0, size), init)
+    _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, empty,
+                   np.zeros((0, size)), np.zeros((0, size), np.int64), 0,
+                   shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def reduce_columns_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
+                            tasks):
+    """reduce_columns over `tasks` threads' worth of (chunk, part) pairs; `parts` > 1 splits
+    the rows when there are too few chunks to go round."""
+    n = shape[0] * ((shape[3] + CHUNK - 1) // CHUNK) * parts
+    size, keep = min(CHUNK, shape[3]), n if parts > 1 else 0
+    pv, pw, pk = np.full((keep, size), init), np.zeros((keep, size)), np.zeros((keep, size),
+                                                                                np.int64)
+    for task in prange(tasks):
+        _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, pv, pw,
+                       pk, n * task // tasks, n * (task + 1) // tasks)
+    if parts > 1:
+        _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, parts)
+
+
+# -- softmax, log_softmax, cumsum: the output has the input's shape, R2 is the dim -----------------
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _softmax_segment(op, x, xo, o, oo, n):
+    """o[oo:oo + n] = softmax or log_softmax of x[xo:xo + n], in o's type: a max pass, a pass
+    that sums exp(x - max) (softmax writes each term too, to o), a pass that scales or shifts."""
+    x, o = x[xo:xo + n], o[oo:oo + n]
+    t = cast_like(_fold(MAX, x, x[0]), o[0])
+    s = 0.0
+    if op == SOFTMAX:
+        for i in range(x.size):
+            e = exp(cast_like(x[i], t) - t)
+            o[i] = e
+            s += e
+        scale = cast_like(1.0 / s, t)
+        for i in range(x.size):
+            o[i] *= scale
+    else:
+        for i in range(x.size):
+            s += exp(cast_like(x[i], t) - t)
+        log_s = cast_like(np.log(s), t)
+        for i in range(x.size):
+            o[i] = (cast_like(x[i], t) - t) - log_s
+
+
+@register_jitable(_nrt=False)
+def _cumsum_segment(x, xo, o, oo, n, acc):
+    x, o = x[xo:xo + n], o[oo:oo + n]
+    for i in range(n):
+        acc = combine(SUM, acc, x[i])
+        o[i] = acc
+
+
+@register_jitable(_nrt=False)
+def _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys):
+    """Rows lo..hi-1 (row = a * C + c), gathered into xs / scattered from ys if strided."""
+    n, n_c = shape[2], shape[3]
+    for row in range(lo, hi):
+        a, c = (row, 0) if n_c == 1 else (row // n_c, row % n_c)
+        x, xo = src, so + a * ss[0] + c * ss[3]
+        if ss[2] != 1:
+            _gather(xs, x, xo, n, ss[2])
+            x, xo = xs, 0
+        off = oo + a * os[0] + c * os[3]
+        y, yo = (out, off) if os[2] == 1 else (ys, 0)
+        if op == CUMSUM:
+            _cumsum_segment(x, xo, y, yo, n, init)
+        else:
+            _softmax_segment(op, x, xo, y, yo, n)
+        if os[2] != 1:
+            for i in range(n):
+                out[off + i * os[2]] = ys[i]
+
+
+@njit(cache=True, error_model="numpy")
+def rowwise(op, src, so, shape, ss, out, oo, os, init):
+    """out[a, :, c] = op(src[a, :, c]) for SOFTMAX, LOG_SOFTMAX, CUMSUM (shape (A, 1, R, C))."""
+    xs = np.empty(0 if ss[2] == 1 else shape[2], src.dtype)
+    ys = np.empty(0 if os[2] == 1 else shape[2], out.dtype)
+    _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, 0, shape[0] * shape[3], xs, ys)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def rowwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
+    rows = shape[0] * shape[3]
+    for task in prange(tasks):
+        xs = np.empty(0 if ss[2] == 1 else shape[2], src.dtype)
+        ys = np.empty(0 if os[2] == 1 else shape[2], out.dtype)
+        _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, rows * task // tasks,
+                      rows * (task + 1) // tasks, xs, ys)
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _columns_pass(op, stage, acc, s, x, xo, y, yo, n):
+    """One reduced row (x[xo:xo + n] in, y[yo:yo + n] out) through stage 0, 1 or 2 of op:
+    cumsum (stage 0 only); softmax's max, sum of exp, write."""
+    acc, s, x, y = acc[:n], s[:n], x[xo:xo + n], y[yo:yo + n]
+    if op == CUMSUM:
+        for j in range(n):
+            acc[j] = combine(SUM, acc[j], x[j])
+            y[j] = acc[j]
+    elif stage == 0:
+        for j in range(n):
+            acc[j] = combine(MAX, acc[j], x[j])
+    elif stage == 1:
+        for j in range(n):
+            t = cast_like(acc[j], y[0])
+            s[j] += exp(cast_like(x[j], t) - t)
+    elif op == SOFTMAX:
+        for j in range(n):
+            t = cast_like(acc[j], y[0])
+            y[j] = exp(cast_like(x[j], t) - t) * cast_like(s[j], t)
+    else:
+        for j in range(n):
+            t = cast_like(acc[j], y[0])
+            y[j] = (cast_like(x[j], t) - t) - cast_like(s[j], t)
+
+
+@register_jitable
+def _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi):
+    """Tasks lo..hi-1 of CHUNK columns each; softmax takes three passes over the task's rows
+    (the last recomputes exp rather than read back outputs that may be strided)."""
+    n_a, n_r, n_c = shape[0], shape[2], shape[3]
+    chunks = (n_c + CHUNK - 1) // CHUNK
+    size = min(CHUNK, n_c)
+    acc, s = np.full(size, init), np.empty(size)
+    xs = np.empty(0 if ss[3] == 1 else size, src.dtype)
+    ys = np.empty(size, out.dtype)
+    for t in range(lo, hi):
+        a, c0 = t // chunks, t % chunks * CHUNK
+        n = min(CHUNK, n_c - c0)
+        acc[:], s[:] = init, 0.0
+        for stage in range(1 if op == CUMSUM else 3):
+            for r in range(n_r):
+                x, xo = src, so + a * ss[0] + r * ss[2] + c0 * ss[3]
+                if ss[3] != 1:
+                    _gather(xs, x, xo, n, ss[3])
+                    x, xo = xs, 0
+                off = oo + a * os[0] + r * os[2] + c0 * os[3]
+                direct = os[3] == 1 and (op == CUMSUM or stage == 2)
+                y, yo = (out, off) if direct else (ys, 0)
+                _columns_pass(op, stage, acc, s, x, xo, y, yo, n)
+                if not direct and (op == CUMSUM or stage == 2):
+                    for j in range(n):
+                        out[off + j * os[3]] = ys[j]
+            if stage == 1:  # the per-column factor of the last pass
+                for j in range(n):
+                    s[j] = 1.0 / s[j] if op == SOFTMAX else np.log(s[j])
+
+
+@njit(cache=True, error_model="numpy")
+def columnwise(op, src, so, shape, ss, out, oo, os, init):
+    """As rowwise, vectorised across a dense C dim."""
+    _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, 0,
+                     shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def columnwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
+    n = shape[0] * ((shape[3] + CHUNK - 1) // CHUNK)
+    for task in prange(tasks):
+        _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, n * task // tasks,
+                         n * (task + 1) // tasks)
+
+
+# -- launchers ------------------------------------------------------------------------------------
+class _Span:
+    """The array interface of `n` elements of a's dtype from a's first element."""
+
+    def __init__(self, a, n):
+        self.__array_interface__ = {"shape": (n,), "typestr": a.dtype.str, "version": 3,
+                                    "data": (a.__array_interface__["data"][0], False)}
+        self.base = a  # keeps a's memory alive as long as the flat view
+
+
+def _flat(a):
+    """a's memory as a 1-D array starting at a's first element, and a's element strides. The
+    view is typed writeable even when `a` is a read-only broadcast view, so kernels see one
+    array type (they never write their inputs)."""
+    strides = [s // a.itemsize for s in a.strides]
+    if a.flags.c_contiguous and a.flags.writeable:
+        return a.reshape(-1), strides
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides)) if a.size else 0
+    return np.asarray(_Span(a, span)), strides
+
+
+def _groups(dims):
+    """Coalesce (size, src stride, out stride) dims, outer first: [] when every size is 1."""
+    if not dims:
+        return []
+    sizes, strides = coalesce(*zip(*dims))
+    return [] if sizes == [1] else list(zip(sizes, *strides))
+
+
+def _frames(shape, ss, os, reduced, ordered):
+    """The kernel frames for reducing `reduced` dims (src strides ss, out strides os): a list of
+    (src offset, out offset) slabs, the 4-D sizes, src strides and out strides; None when the
+    reduced dims don't coalesce into two (the caller copies the input first).
+
+    Kept dims are ordered by src stride, densest last, so that C walks memory forward; reduced
+    dims likewise unless `ordered` (argmax's flat index counts in the logical order)."""
+    dims = [(shape[d], ss[d], os[d]) for d in range(len(shape))]
+    kept = _groups(sorted((dims[d] for d in range(len(shape)) if d not in reduced),
+                          key=lambda g: -g[1]))
+    red = [dims[d] for d in reduced]
+    red = _groups(red if ordered else sorted(red, key=lambda g: -g[1]))
+    if len(red) > 2 or any(g[1] == 0 for g in red):  # stride 0: a broadcast reduced dim
+        return None
+    one = (1, 0, 0)
+    a, c = ([one] + kept)[-2:] if kept else (one, one)
+    r1, r2 = ([one, one] + red)[-2:]
+    slabs = [(0, 0)]
+    for n, s, o in kept[:-2]:
+        slabs = [(so + i * s, oo + i * o) for so, oo in slabs for i in range(n)]
+    frame = (a, r1, r2, c)
+    return (slabs, tuple(g[0] for g in frame), tuple(g[1] for g in frame),
+            tuple(g[2] for g in frame))
+
+
+def _contiguous_plan(src, reduced):
+    """The plan of _frames, directly, for the commonest case (planning a small reduction in
+    general costs ~10 us): a C-contiguous src whose reduced dims are consecutive (or none),
+    (A, R, C) being the sizes before, of and after them. Out strides as for a reduction."""
+    if not (src.flags.c_contiguous and src.flags.writeable) or (
+            reduced and reduced[-1] - reduced[0] != len(reduced) - 1):
+        return None
+    first, last = (reduced[0], reduced[-1] + 1) if reduced else (src.ndim, src.ndim)
+    shape = src.shape
+    n_a, n_r, n_c = math.prod(shape[:first]), math.prod(shape[first:last]), math.prod(shape[last:])
+    return [(0, 0)], (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), (n_c, 0, 0, 1)
+
+
+def _copy(out, src):
+    from . import copy  # the backend's copy launcher (this module loads before it is defined)
+    copy(out, src)
+
+
+def _contiguous_copy(src, first):
+    """A C-contiguous copy of src with dims `first` moved to the front (kernel work; NumPy
+    only permutes the view)."""
+    order = list(first) + [d for d in range(src.ndim) if d not in first]
+    view = src.transpose(order)
+    tmp = np.empty(view.shape, src.dtype)
+    _copy(tmp, view)
+    return tmp, order
+
+
+_NO_INDEX = np.empty(1, np.int64)
+
+
+def _reduce_plan(src, out, reduced, ordered):
+    """(flat src, plan): src's buffer and its frames for reducing `reduced` into out, copying
+    src first only when the reduced dims are broadcast or do not coalesce into two."""
+    plan = _contiguous_plan(src, reduced)
+    if plan is not None:
+        return src.reshape(-1), plan
+    flat, ss = _flat(src)
+    os, kept_strides = [0] * src.ndim, iter(s // out.itemsize for s in out.strides)
+    for d in range(src.ndim):
+        if d not in reduced:
+            os[d] = next(kept_strides)
+    plan = _frames(src.shape, ss, os, reduced, ordered)
+    if plan is None:
+        tmp, order = _contiguous_copy(src, [d for d in range(src.ndim) if d not in reduced])
+        flat, ss = _flat(tmp)
+        k = src.ndim - len(reduced)
+        plan = _frames(tmp.shape, ss, [os[d] for d in order], tuple(range(k, src.ndim)), ordered)
+    return flat, plan
+
+
+def reduce(op, out, src, reduced, index=None, correction=0.0):
+    """out = op over the `reduced` dims of src. out (C-contiguous) has src's shape without
+    those dims and the result dtype; index (int64, like out) receives ARGMAX/ARGMIN indices.
+    ARGMAX/ARGMIN count their index over `reduced` in logical (C) order."""
+    if not out.size:
+        return
+    acc = np.dtype(np.bool_) if op in (scalar.ALL, scalar.ANY) else scalar.acc_dtype(out.dtype)
+    init = scalar.identity(op, acc)
+    idx = _NO_INDEX if index is None else index.reshape(-1)
+    flat_out = out.reshape(-1)
+    if not src.size:  # every output reduces an empty range
+        reduce_rows(op, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0), flat_out,
+                    idx, 0, (1, 0, 0, 0), init, correction)
+        return
+    flat, (slabs, shape, ss, os) = _reduce_plan(src, out, reduced, op in (ARGMAX, ARGMIN))
+    for so, oo in slabs:
+        _launch(op, flat, so, shape, ss, flat_out, idx, oo, os, init, correction)
+
+
+def _columns(shape, ss):
+    """Whether a frame is worked as columns: C is the densest dim and wide enough to vectorise."""
+    return shape[3] >= COLUMNS_MIN and 1 <= ss[3] < ss[2]
+
+
+def _launch(op, src, so, shape, ss, out, idx, oo, os, init, correction):
+    """Run one frame: columns or rows; parallel from PARALLEL_MIN elements, with the work
+    units (rows, or column chunks) split into parts when there are fewer than 8 per thread."""
+    n_a, n_r1, n_r2, n_c = shape
+    columns = _columns(shape, ss)
+    if n_a * n_r1 * n_r2 * n_c < PARALLEL_MIN:
+        if columns:
+            reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction)
+        else:
+            reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction)
+        return
+    threads = numba.get_num_threads()  # a kernel calling this could not be cached
+    units = n_a * -(-n_c // CHUNK) if columns else n_a * n_c
+    pieces = n_r1 * n_r2 if columns else n_r1 * -(-n_r2 // BLOCK)
+    parts = 1 if units >= 8 * threads else max(1, min(pieces, 4 * threads // units))
+    kernel = reduce_columns_parallel if columns else reduce_rows_parallel
+    kernel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
+           min(units * parts, 4 * threads))
+
+
+def _along_plan(src, out, dim):
+    """(flat src, plan) for an op along `dim` into out (C-contiguous, src's shape)."""
+    plan = _contiguous_plan(src, (dim,))
+    if plan is not None:
+        slabs, shape, ss, _ = plan
+        return src.reshape(-1), (slabs, shape, ss, ss)  # out has src's strides
+    os = [s // out.itemsize for s in out.strides]
+    if src.strides[dim] == 0 and src.shape[dim] > 1:  # a broadcast dim: run on a copy
+        tmp = np.empty(src.shape, src.dtype)
+        _copy(tmp, src)
+        src = tmp
+    flat, ss = _flat(src)
+    return flat, _frames(src.shape, ss, os, (dim,), True)
+
+
+def along(op, out, src, dim):
+    """out = op(src) along `dim` for SOFTMAX, LOG_SOFTMAX (out float) and CUMSUM; out is
+    C-contiguous with src's shape. Rows (or column chunks) are the threads' work units."""
+    if not out.size:
+        return
+    init = scalar.identity(MAX if op != CUMSUM else SUM, scalar.acc_dtype(out.dtype))
+    flat, (slabs, shape, ss, os) = _along_plan(src, out, dim)
+    columns = _columns(shape, ss)
+    for so, oo in slabs:
+        args = (op, flat, so, shape, ss, out.reshape(-1), oo, os, init)
+        if shape[0] * shape[2] * shape[3] < PARALLEL_MIN:
+            (columnwise if columns else rowwise)(*args)
+        else:
+            units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])
+            (columnwise_parallel if columns else rowwise_parallel)(
+                *args, min(units, 4 * numba.get_num_threads()))

@@ -1,0 +1,324 @@
+"""Scalar definitions for the reductions, shared by the CPU and CUDA targets.
+
+A reduction folds per-element *states* with one associative `merge` per op, and `finalize`
+turns the state of a whole reduced range into the output value. A state is the triple
+(v, w, k): v in the accumulator type (`acc_dtype`: bool, int64 or float64), w a float64 and k
+an int64, holding, by op:
+
+    SUM MEAN PROD MAX MIN ALL ANY   v: the running value   w: (float sums) the rounding error
+                                                           the merges lost   k: the count
+    ARGMAX ARGMIN                   v: the best value      k: its index
+    VAR STD                         v: the mean   w: the sum of squared deviations   k: the count
+    LSE (logsumexp)                 v: the max    w: the sum of exp(x - shift(max))
+
+`lift` makes the state of one element, so a kernel may merge element by element (vectorised
+across columns) or merge the states of whole blocks it computed faster; blocks merge in order,
+since for ARGMAX/ARGMIN the earlier index wins ties. Kernels take the op as a runtime integer
+and spell out their hot loops once per op, calling these with a constant op, which LLVM folds
+(a switch left inside a loop keeps it from vectorising)."""
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload, register_jitable
+
+SUM, MEAN, PROD, MAX, MIN, ALL, ANY, ARGMAX, ARGMIN, VAR, STD, LSE = range(12)
+SOFTMAX, LOG_SOFTMAX, CUMSUM = 12, 13, 14  # ops whose output has the input's shape
+
+
+# -- intrinsics ------------------------------------------------------------------------------------
+def _extremum(builder, ty, args, name, pred):
+    """llvm.maximum/llvm.minimum for floats: NaN wins, and the loop vectoriser turns a fold of
+    them into a vector reduction (a compare-select written in Python stays scalar). Integers
+    and bools: a compare-select."""
+    x, y = args
+    if isinstance(ty, types.Float):
+        fnty = ir.FunctionType(x.type, [x.type, x.type])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.{name}.f{ty.bitwidth}")
+        return builder.call(fn, [x, y])
+    signed = isinstance(ty, types.Integer) and ty.signed
+    cmp = builder.icmp_signed if signed else builder.icmp_unsigned
+    return builder.select(cmp(pred, x, y), x, y)
+
+
+@intrinsic
+def maximum(typingctx, a, b):
+    """The larger of two values of one type; NaN if either is NaN (torch.maximum)."""
+    if a != b:
+        return None
+    return a(a, b), lambda context, builder, sig, args: _extremum(builder, a, args, "maximum", ">")
+
+
+@intrinsic
+def minimum(typingctx, a, b):
+    if a != b:
+        return None
+    return a(a, b), lambda context, builder, sig, args: _extremum(builder, a, args, "minimum", "<")
+
+
+@intrinsic
+def cast_like(typingctx, x, like):
+    """`x` converted to the type of `like` as a C cast does (float -> int truncates, anything ->
+    bool is `!= 0`). Lets one generic body keep its accumulator's type whatever the op."""
+    to = types.unliteral(like)
+
+    def codegen(context, builder, sig, args):
+        return context.cast(builder, args[0], sig.args[0], to)
+
+    return to(x, like), codegen
+
+
+@intrinsic
+def _float_from_bits(typingctx, bits):
+    """The float32 (int32 bits) or float64 (int64 bits) with these IEEE-754 bits."""
+    to = {32: types.float32, 64: types.float64}.get(getattr(bits, "bitwidth", 0))
+    if to is None or not isinstance(bits, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(to))
+
+    return to(bits), codegen
+
+
+# -- exp: branch-free, so loops of it vectorise (Numba has no vector math library here) ----------
+# Constants are separate scalar globals: Numba freezes them into the code, while indexing a global
+# tuple or calling np.float32() in the loop body kept LLVM from vectorising it.
+_LOG2E32, _HALF32, _ONE32, _ZERO32 = (np.float32(c) for c in (1.44269504, 0.5, 1.0, 0.0))
+_LN2HI32, _LN2LO32 = np.float32(0.693359375), np.float32(-2.12194440e-4)
+_LO32, _HI32, _INF32 = np.float32(-87.0), np.float32(88.0), np.float32(np.inf)
+_P0, _P1, _P2, _P3, _P4, _P5 = (np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3,
+                                                        8.3334519073e-3, 4.1665795894e-2,
+                                                        1.6666665459e-1, 5.0000001201e-1))
+_LN2HI, _LN2LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_LO64, _HI64 = -708.0, 709.0
+_T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12 = (1.0 / math.factorial(k)
+                                                            for k in range(2, 13))
+
+
+@register_jitable
+def _exp32(x):
+    """Cephes expf: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n from bits.
+    Arguments are clamped first so the integer conversion is defined (NaN included); outside
+    (-87, 88) the result is 0 or inf (e^-87 is ~1.6e-38; softmax and logsumexp pass x <= 0)."""
+    xc = x if x > _LO32 else _LO32
+    xc = xc if xc < _HI32 else _HI32
+    n = np.floor(xc * _LOG2E32 + _HALF32)
+    r = xc - n * _LN2HI32 - n * _LN2LO32
+    p = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
+    p = p * r * r + r + _ONE32
+    e = p * _float_from_bits(np.int32((np.int64(n) + 127) << 23))
+    e = e if x > _LO32 else _ZERO32
+    e = e if x < _HI32 else _INF32
+    return e if x == x else x
+
+
+@register_jitable
+def _exp64(x):
+    """As _exp32 in float64: fdlibm's two-part ln2, Taylor to r^12 (error < 2e-16 on |r| <=
+    ln2/2), and 0 / inf outside (-708, 709)."""
+    xc = x if x > _LO64 else _LO64
+    xc = xc if xc < _HI64 else _HI64
+    n = np.floor(xc * 1.4426950408889634 + 0.5)
+    r = (xc - n * _LN2HI) - n * _LN2LO
+    p = (((((((((_T12 * r + _T11) * r + _T10) * r + _T9) * r + _T8) * r + _T7) * r + _T6) * r
+           + _T5) * r + _T4) * r + _T3) * r + _T2
+    p = (p * r + 1.0) * r + 1.0
+    e = p * _float_from_bits((np.int64(np.int32(n)) + 1023) << 52)  # via int32: vectorises
+    e = e if x > _LO64 else 0.0
+    e = e if x < _HI64 else np.inf
+    return e if x == x else x
+
+
+def exp(x):
+    """e**x in x's float type (integers: float64), within 2 ulp, vectorisable."""
+    return np.exp(x)
+
+
+@overload(exp)
+def _exp(x):
+    if x == types.float32:
+        return _exp32
+    if isinstance(x, types.Float):
+        return _exp64
+    return lambda x: _exp64(np.float64(x))
+
+
+def is_float(x):
+    """Whether x is a float, known when the kernel compiles (so LLVM drops the other branch)."""
+    return isinstance(x, float)
+
+
+@overload(is_float)
+def _is_float(x):
+    flag = isinstance(x, types.Float)
+    return lambda x: flag
+
+
+def is_float64(x):
+    return isinstance(x, float) and not isinstance(x, np.float32)
+
+
+@overload(is_float64)
+def _is_float64(x):
+    flag = x == types.float64
+    return lambda x: flag
+
+
+def to_float(x):
+    """x as a float: float32 stays float32 (twice the vector lanes of float64), all else float64."""
+    return np.float64(x)
+
+
+@overload(to_float)
+def _to_float(x):
+    if x == types.float32:
+        return lambda x: x
+    return lambda x: np.float64(x)
+
+
+@register_jitable
+def shift(m):
+    """The offset logsumexp subtracts before exp: the max itself when finite, else 0 (then
+    all -inf sums to log(0) = -inf, any +inf to inf and NaN stays NaN, as in torch)."""
+    m = np.float64(m)
+    return m if m - m == 0.0 else 0.0
+
+
+# -- one definition per op: combine, lift, merge, finalize --------------------------------------
+@register_jitable(fastmath={"reassoc"})
+def combine(op, acc, x):
+    """acc (op) x for the folding ops, in acc's type; x is converted to it first, as torch
+    converts the input to the result dtype (ALL/ANY test x itself against zero)."""
+    if op == ALL:
+        return cast_like((acc != 0) & (x != 0), acc)
+    if op == ANY:
+        return cast_like((acc != 0) | (x != 0), acc)
+    x = cast_like(x, acc)
+    if op == PROD:
+        return cast_like(acc * x, acc)
+    if op == MAX or op == ARGMAX or op == LSE:
+        return maximum(acc, x)
+    if op == MIN or op == ARGMIN:
+        return minimum(acc, x)
+    return cast_like(acc + x, acc)
+
+
+@register_jitable
+def better(op, x, best):
+    """Whether x replaces `best` in ARGMAX/ARGMIN: strictly larger/smaller, or the first NaN."""
+    first_nan = (x != x) & (best == best)
+    if op == ARGMAX:
+        return (x > best) | first_nan
+    return (x < best) | first_nan
+
+
+@register_jitable
+def lift(op, x, i, like):
+    """The state of the single element x at index i of the reduced range."""
+    v = cast_like(x, like)
+    if op == LSE:
+        return v, _lse_weight(x), np.int64(0)
+    return v, 0.0, np.int64(i if op == ARGMAX or op == ARGMIN else 1)
+
+
+@register_jitable
+def _lse_weight(x):
+    x = np.float64(x)
+    return exp(x - shift(x))
+
+
+@register_jitable
+def merge(op, a, b):
+    """The state of range a followed by range b. Each op's rule is its own small function, so
+    LLVM inlines the one a loop with a constant op needs and vectorises the loop."""
+    if op == ARGMAX or op == ARGMIN:
+        return b if better(op, b[0], a[0]) else a
+    if op == VAR or op == STD:
+        return merge_moments(a, b)
+    if op == LSE:
+        return merge_lse(a, b)
+    v = combine(op, a[0], b[0])
+    w = a[1]
+    if (op == SUM or op == MEAN) and is_float(v):
+        e = rounding_error(a[0], b[0], v)
+        w += b[1] + (e if e - e == 0.0 else 0.0)  # none once the sum is inf or NaN
+    return v, w, a[2] + b[2]
+
+
+@register_jitable
+def add_compensated(total, error, x):
+    """(total + x, error + what that addition lost): Neumaier's running sum, kept exact by
+    compiling it without fast-math flags even where it is inlined into a fast-math loop."""
+    new = total + x
+    return cast_like(new, total), error + rounding_error(total, x, new)
+
+
+@register_jitable
+def rounding_error(a, b, s):
+    """What s = fl(a + b) lost (Neumaier's compensation): float sums merge block partials with
+    it, so a sum over many blocks is as accurate as one block."""
+    return (a - s) + b if abs(a) >= abs(b) else (b - s) + a
+
+
+@register_jitable
+def merge_moments(a, b):
+    """Chan et al.'s parallel update of the mean and the sum of squared deviations."""
+    av, aw, ak = a
+    bv, bw, bk = b
+    n = ak + bk
+    d = np.float64(bv) - np.float64(av)
+    f = bk / max(n, 1)
+    return cast_like(av + d * f, av), aw + bw + d * d * ak * f, n
+
+
+@register_jitable
+def merge_lse(a, b):
+    """Two sums of exponentials, each relative to its own max, re-expressed against the larger."""
+    m = maximum(a[0], b[0])
+    return m, _rescale(a[1], a[0], m) + _rescale(b[1], b[0], m), np.int64(0)
+
+
+@register_jitable
+def _rescale(w, m, new_m):
+    """A sum of exp(x - shift(m)) re-expressed against shift(new_m); an empty sum stays 0
+    (exp of the shift difference may overflow when m is -inf)."""
+    return 0.0 if w == 0.0 else w * exp(shift(m) - shift(new_m))
+
+
+@register_jitable
+def finalize(op, state, correction):
+    """The output value of a whole range's state, in the accumulator's type (`correction` is
+    var/std's: the divisor is count - correction, floored at 0 as torch does)."""
+    v, w, k = state
+    if (op == SUM or op == MEAN) and is_float(v):
+        v += w  # the compensation of the merges
+    if op == MEAN:
+        return cast_like(v / k, v)
+    if op == VAR or op == STD:
+        var = w / max(k - correction, 0.0)
+        return cast_like(np.sqrt(var) if op == STD else var, v)
+    if op == LSE:
+        return cast_like(shift(v) + np.log(w), v)
+    return v
+
+
+def acc_dtype(np_dtype):
+    """The accumulator type for results of `np_dtype`: bool, int64 or float64 (host side)."""
+    kind = np.dtype(np_dtype).kind
+    return np.dtype(np.bool_ if kind == "b" else np.float64 if kind == "f" else np.int64)
+
+
+def identity(op, acc):
+    """The value a fold starts from, as a scalar of the NumPy accumulator type `acc`."""
+    if op in (MAX, ARGMAX, LSE, MIN, ARGMIN):
+        low = op in (MAX, ARGMAX, LSE)
+        if acc.kind == "f":
+            return acc.type(-np.inf if low else np.inf)
+        if acc.kind == "b":
+            return acc.type(not low)
+        info = np.iinfo(acc)
+        return acc.type(info.min if low else info.max)
+    return acc.type(op in (PROD, ALL))
