@@ -308,20 +308,20 @@ def _unary_fn(name, doc):
 # -- public functions -------------------------------------------------------------------------
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, with broadcasting and type promotion."""
-    if alpha == 1 and out is None and input.__class__ is Tensor:
-        result = _fast(B["add"], input, other)
-        if result is not None:
-            return result
-    return _binary(B["add"], input, other, out, alpha=alpha)
+    return _with_alpha(B["add"], input, other, alpha, out)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other."""
+    return _with_alpha(B["sub"], input, other, alpha, out)
+
+
+def _with_alpha(op, input, other, alpha, out):
     if alpha == 1 and out is None and input.__class__ is Tensor:
-        result = _fast(B["sub"], input, other)
+        result = _fast(op, input, other)
         if result is not None:
             return result
-    return _binary(B["sub"], input, other, out, alpha=alpha)
+    return _binary(op, input, other, out, alpha=alpha)
 
 
 def div(input, other, *, rounding_mode=None, out=None):
