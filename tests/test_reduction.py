@@ -3,6 +3,7 @@ rules for the expected dtype), hypothesis over shapes / dims / keepdim / strided
 a second oracle for values, dtypes and the (values, indices) named tuples, torch's errors, the
 accuracy of float sums, numerically stable softmax, and the parallel kernels on larger inputs."""
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -415,6 +416,8 @@ def test_named_tuples_like_torch():
     same(torch, values, to_torch(torch, a).min(dim=0).values)
     same(torch, indices, to_torch(torch, a).min(dim=0).indices)
     assert repr(got).startswith("jitensor.return_types.max(\nvalues=tensor(")
+    again = pickle.loads(pickle.dumps(got))
+    assert type(again) is jt.return_types.max and again.indices.tolist() == got.indices.tolist()
 
 
 def test_softmax_matches_torch_and_survives_large_values():

@@ -3,8 +3,9 @@ logsumexp), softmax / log_softmax and cumsum, with torch's signatures, dtype rul
 
 Each front end validates every argument, picks the result dtype, allocates the result and calls
 one launcher of `backend(device).reduction`: `reduce` for the reductions (over any set of dims
-and any layout, without copying the input) and `along` for the ops whose result has the
-input's shape. A result meant for `out=` is computed into a new buffer and copied into `out`
+and any layout, without copying the input unless a reduced dim is broadcast or the reduced
+dims form more than two strided blocks) and `along` for the ops whose result has the input's
+shape. A result meant for `out=` is computed into a new buffer and copied into `out`
 (cast to its dtype), so a failed check, or an out that aliases the input, is harmless."""
 import types
 import warnings
@@ -183,9 +184,9 @@ def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
 
 # -- sum, mean, prod ------------------------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Sum over `dim` (None or () for all dims). Bool and integer input sum to int64. Float
-    input accumulates in float64 and blocks merge with their rounding errors carried along
-    (Neumaier): at least as accurate as NumPy's pairwise sum."""
+    """Sum over `dim` (None or () for all dims). Bool and integer input sum to int64. float32
+    accumulates in float64; float64 in runs merged with Neumaier's compensation: both have
+    smaller error bounds than NumPy's pairwise summation."""
     _input("sum", input)
     dtype = _sum_dtype("sum", input, _dtype_arg(dtype), out)
     reduced = _reduced("sum", input, dim)

@@ -23,8 +23,8 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar import reduction as scalar
-from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MIN, PROD, SOFTMAX,
-                                STD, SUM, VAR, better, cast_like, combine, exp, finalize,
+from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MEAN, MIN, PROD,
+                                SOFTMAX, STD, SUM, VAR, better, cast_like, combine, exp, finalize,
                                 add_compensated, is_float, is_float64, lift, merge, merge_lse,
                                 merge_moments, shift, to_float)
 from .kernels import PARALLEL_MIN
@@ -49,15 +49,16 @@ def _fold_loop(op, seg, acc):
 
 @register_jitable(_nrt=False)
 def _sum(seg, acc):
-    """acc + the sum of seg. float64 data is summed in runs of SUM_RUN (each vector lane adds
-    4 elements) whose totals add with Neumaier's compensation: more accurate than NumPy's
-    pairwise sum at full speed. Other data is summed in acc's type (float32 in float64)."""
+    """(acc + the sum of seg, the rounding error left over). float64 data is summed in runs of
+    SUM_RUN (each vector lane adds 4 elements) whose totals add with Neumaier's compensation,
+    at full speed: an error bound below NumPy's pairwise summation's. Other data is summed in
+    acc's type (float32 in float64: nearly exact) and leaves no error term."""
     if is_float64(seg[0]) and is_float(acc):
-        total, error = np.float64(acc), 0.0
+        total, error = acc, 0.0
         for c in range(0, seg.size, SUM_RUN):
             total, error = add_compensated(total, error, _fold_loop(SUM, seg[c:c + SUM_RUN], 0.0))
-        return cast_like(total + error, acc)
-    return _fold_loop(SUM, seg, acc)
+        return total, error
+    return _fold_loop(SUM, seg, acc), 0.0
 
 
 @register_jitable(_nrt=False)
@@ -73,7 +74,7 @@ def _fold(op, seg, acc):
         return _fold_loop(ALL, seg, acc)
     if op == ANY:
         return _fold_loop(ANY, seg, acc)
-    return _sum(seg, acc)
+    return _fold_loop(SUM, seg, acc)
 
 
 @register_jitable(fastmath=_REASSOC, _nrt=False)
@@ -166,8 +167,12 @@ def _segment_state(op, src, off, n, start, init, bar):
             return cast_like(best, init), _sum_exp(seg, shift(best)), np.int64(0)
         return cast_like(best, init), 0.0, np.int64(n)
     if op == VAR or op == STD:  # two passes over the block in L1: exact and vectorised
-        mean = _fold(SUM, seg, 0.0) / n
+        total, error = _sum(seg, 0.0)
+        mean = (total + error) / n
         return cast_like(mean, init), _sum_sq_dev(seg, mean), np.int64(n)
+    if op == SUM or op == MEAN:
+        total, error = _sum(seg, init)
+        return total, error, np.int64(n)
     return _fold(op, seg, init), 0.0, np.int64(n)
 
 

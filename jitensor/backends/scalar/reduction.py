@@ -243,8 +243,7 @@ def merge(op, a, b):
     v = combine(op, a[0], b[0])
     w = a[1]
     if (op == SUM or op == MEAN) and is_float(v):
-        e = rounding_error(a[0], b[0], v)
-        w += b[1] + (e if e - e == 0.0 else 0.0)  # none once the sum is inf or NaN
+        w += b[1] + rounding_error(a[0], b[0], v)
     return v, w, a[2] + b[2]
 
 
@@ -259,8 +258,9 @@ def add_compensated(total, error, x):
 @register_jitable
 def rounding_error(a, b, s):
     """What s = fl(a + b) lost (Neumaier's compensation): float sums merge block partials with
-    it, so a sum over many blocks is as accurate as one block."""
-    return (a - s) + b if abs(a) >= abs(b) else (b - s) + a
+    it, so a sum over many blocks is as accurate as one block. 0 once s is inf or NaN."""
+    e = (a - s) + b if abs(a) >= abs(b) else (b - s) + a
+    return e if e - e == 0.0 else 0.0
 
 
 @register_jitable
