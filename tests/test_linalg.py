@@ -442,6 +442,32 @@ def test_integer_kernels_run_serial_and_parallel_alike():
         np.testing.assert_array_equal(col[0], a[0, :, :90] @ b[0, :90, 0])
 
 
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64], ids=dtype_id)
+@pytest.mark.parametrize("sa, sb", SHAPES, ids=str)
+def test_float_products_without_openblas_run_the_tiled_kernels(monkeypatch, dtype, sa, sb):
+    monkeypatch.setattr(cpu_linalg.blas, "AVAILABLE", False)  # a NumPy built on another BLAS
+    calls = cpu_linalg.gemm_blas.stats.cache_hits.copy(), cpu_linalg.gemm_blas.signatures[:]
+    test_matmul_matches_numpy(dtype, sa, sb)
+    assert (cpu_linalg.gemm_blas.stats.cache_hits, cpu_linalg.gemm_blas.signatures) == calls
+
+
+@pytest.mark.skipif(not cpu_linalg.blas.AVAILABLE, reason="this NumPy ships no OpenBLAS")
+def test_float_products_call_blas_without_scipy():
+    # With SciPy importable Numba imports scipy.linalg at start-up (0.12-0.17 s); nothing in
+    # jitensor needs it: float products reach NumPy's OpenBLAS directly.
+    code = """
+import sys
+class NoScipy:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "scipy":
+            raise ImportError(name)
+sys.meta_path.insert(0, NoScipy())
+import jitensor as jt
+print((jt.ones(3, 4, dtype=jt.float64) @ jt.ones(4, 2, dtype=jt.float64)).tolist())
+"""
+    assert run_python(code).strip() == str([[4.0, 4.0]] * 3)
+
+
 def test_second_process_loads_matmul_kernels_from_disk_cache():
     code = """
 import jitensor as jt

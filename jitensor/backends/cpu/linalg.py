@@ -5,14 +5,14 @@ of any strides, and index arrays `ia`, `ib` naming the `a` and `b` matrix of eac
 (that is how broadcast batch dims arrive). The launcher hands each kernel C-contiguous stacks,
 copying only layouts it cannot use as they are, so every dtype needs one compiled signature.
 
-float32/float64 call BLAS (numba's `np.dot` in nopython mode, backed by SciPy's OpenBLAS) one
-matrix at a time from a serial loop; a C-contiguous stack read transposed is an F-contiguous
-matrix, which BLAS takes as it is. OpenBLAS threads each large product itself, and calling it
+float32/float64 call `cblas_?gemm` (`blas.py`: the OpenBLAS NumPy ships) one matrix at a time
+from a serial loop; a C-contiguous stack read transposed is BLAS's transposed operand, so no
+copy is made. OpenBLAS threads each large product itself, and calling it
 from inside a numba `prange` makes it warn "Detect OpenMP Loop and this application may hang".
 
-Integers (no BLAS for them) use `gemm_tiled`: output tiles spread over the threads, B packed in
-panels so the inner loop is a unit-stride vector loop, sums wrapping in the dtype as torch's
-do. Measured on one thread (CPU time), 512^3 int64 / int32 / int8: 33 / 52 / 90 GOP/s; torch,
+Integers (no BLAS for them), and floats where NumPy ships no OpenBLAS, use `gemm_tiled`: output
+tiles spread over the threads, B packed in panels so the inner loop is a unit-stride vector
+loop, sums wrapping in the dtype as torch's do. Measured on one thread (CPU time), 512^3 int64 / int32 / int8: 33 / 52 / 90 GOP/s; torch,
 whose integer matmul runs on one thread: 31 / 39 / 85. 2 rows x 4 depths per pass beat 1 x 4 by
 1.5x; 4 x 4 gained 5-10% on int64 / int32 but lost 7% on int8, 2 x 8 gained nothing. A single
 column (matrix-vector, dot) runs `gemv_tiled`."""
@@ -20,6 +20,7 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
+from . import blas
 from .kernels import PARALLEL_MIN
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
@@ -131,18 +132,20 @@ def gemv_tiled(out, a, ta, b, ia, ib, workers):
 
 @njit(cache=True)
 def gemm_blas(out, a, b, ia, ib, ta, tb):
-    """out[t] = A[ia[t]] @ B[ib[t]] through BLAS, `ta`/`tb`: the C-contiguous stack holds A^T /
-    B^T (read as F-contiguous matrices, which numba's np.dot passes to BLAS with a flag)."""
+    """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack holds
+    A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1."""
+    m, n = out.shape[1], out.shape[2]
+    k = a.shape[1] if ta else a.shape[2]
+    lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)
+    ldb, trb = (k, blas.TRANS) if tb else (n, blas.NO_TRANS)
     for t in range(out.shape[0]):
-        x, y, o = a[ia[t]], b[ib[t]], out[t]
-        if ta and tb:
-            np.dot(x.T, y.T, o)
-        elif ta:
-            np.dot(x.T, y, o)
-        elif tb:
-            np.dot(x, y.T, o)
+        pa = a.ctypes.data + ia[t] * a.strides[0]
+        pb = b.ctypes.data + ib[t] * b.strides[0]
+        po = out.ctypes.data + t * out.strides[0]
+        if out.itemsize == 4:  # float32
+            blas.sgemm(blas.ROW_MAJOR, tra, trb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, po, n)
         else:
-            np.dot(x, y, o)
+            blas.dgemm(blas.ROW_MAJOR, tra, trb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, po, n)
 
 
 @njit(cache=True, parallel=True)
@@ -194,9 +197,10 @@ def _workers(work, tasks):
 def matmul(out, a, b, ia, ib):
     """out[t] = a[ia[t]] @ b[ib[t]] for every t: out C-contiguous in a's (and b's) dtype, a and b
     of any strides, ia and ib int64 arrays of out.shape[0] indices; k >= 1."""
-    if out.dtype.kind == "f":
-        (a, ta), (b, tb) = _stack(a), _stack(b)
-        gemm_blas(out, a, b, ia, ib, ta, tb)
+    if out.dtype.kind == "f" and blas.AVAILABLE:
+        if out.size:
+            (a, ta), (b, tb) = _stack(a), _stack(b)
+            gemm_blas(out, a, b, ia, ib, ta, tb)
         return
     nmat, m, n = out.shape
     k = a.shape[2]

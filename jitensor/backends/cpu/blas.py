@@ -1,0 +1,60 @@
+"""sgemm/dgemm from the OpenBLAS that NumPy's wheels ship, callable inside @njit kernels.
+
+Numba's own `np.dot` finds BLAS through SciPy, and Numba imports `scipy.linalg` while it sets
+up its CPU target whenever SciPy is installed: 0.12-0.17 s of every `import jitensor`. NumPy's
+wheels already load an ILP64 OpenBLAS (`scipy_openblas64_`, or `openblas64_` before NumPy 2),
+so the kernels call its `cblas_?gemm` directly: the symbol's address is registered with LLVM
+under a fixed name at import, and the cached kernels link against that name in every process.
+
+`AVAILABLE` is False where no such library is found (a NumPy built against another BLAS); the
+float products then run the package's own tiled kernel."""
+import ctypes
+import glob
+import os
+
+import numpy as np
+from llvmlite import binding
+from numba import types
+
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
+
+
+def _openblas():
+    """The ILP64 OpenBLAS bundled with NumPy, or None."""
+    root = os.path.dirname(np.__file__)
+    for lib in sorted(glob.glob(os.path.join(root + ".libs", "*openblas64*")) +
+                      glob.glob(os.path.join(root, ".dylibs", "*openblas64*"))):
+        try:
+            return ctypes.CDLL(lib)  # NumPy has loaded it already: this is the same handle
+        except OSError:
+            continue
+    return None
+
+
+def _register(lib):
+    """Register cblas_sgemm/dgemm under jitensor's names; True when both were found."""
+    for kind in "sd":
+        for symbol in (f"scipy_cblas_{kind}gemm64_", f"cblas_{kind}gemm64_"):
+            fn = getattr(lib, symbol, None)
+            if fn is not None:
+                binding.add_symbol(f"jitensor_cblas_{kind}gemm",
+                                   ctypes.cast(fn, ctypes.c_void_p).value)
+                break
+        else:
+            return False
+    return True
+
+
+_lib = _openblas()
+AVAILABLE = _lib is not None and _register(_lib)
+
+
+def _gemm_type(real):
+    # cblas_?gemm(order, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc): the enums
+    # are C ints, the sizes 64-bit (ILP64); pointers pass as integers (`arr.ctypes.data`).
+    i32, i64, ptr = types.int32, types.int64, types.uintp
+    return types.void(i32, i32, i32, i64, i64, i64, real, ptr, i64, ptr, i64, real, ptr, i64)
+
+
+sgemm = types.ExternalFunction("jitensor_cblas_sgemm", _gemm_type(types.float32))
+dgemm = types.ExternalFunction("jitensor_cblas_dgemm", _gemm_type(types.float64))
