@@ -12,7 +12,7 @@ from ..backends.registry import backend
 from ..backends.scalar import elementwise as k
 from ..creation import allocate, tensor
 from ..dtypes import bool_, float32, float64, int64, result_type, uint8
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _new, _wrap
 from ._common import broadcast_shapes, check_out, same_device
 
 # result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
@@ -273,9 +273,12 @@ def _fast(op, x, y):
     if dt not in op.fast:
         return None
     b = backend(x._device)
-    out = b.empty(xd.shape, bool_.np if op.rule == BOOL else dt.np)
-    b.elementwise.launch(op.family, op.code(dt), out, xd, yd, _ONE[dt])
-    return _wrap(out, bool_ if op.rule == BOOL else dt, x._device)
+    rt = bool_ if op.rule == BOOL else dt
+    out = b.empty(xd.shape, rt.np)
+    b.elementwise.launch_fresh(op.family, op.code(dt), out, xd, yd, _ONE[dt])
+    t = _new(Tensor)  # _wrap spelled out
+    t._data, t._dtype, t._device, t._meta = out, rt, x._device, None
+    return t
 
 
 _ONE = {d: d.np.type(1) for d in dtypes.ALL}

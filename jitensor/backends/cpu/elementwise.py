@@ -408,6 +408,17 @@ def launch(family, op, out, a, b=0, c=0, d=0):
                                for x in operands), d)
 
 
+def launch_fresh(family, op, out, a, b, c=0):
+    """`launch` for the small-op fast path: `out` newly allocated (C-contiguous), `a` an array
+    of its shape, `b` one too or a scalar. Skips launch's general layout tests, which cost more
+    than the kernel on 2x3 operands."""
+    if out.size < PARALLEL_MIN and a.flags.c_contiguous \
+            and (b.__class__ is not ndarray or b.flags.c_contiguous):
+        _KERNELS[family][0](op, out, a, b, c, 0)
+    else:
+        launch(family, op, out, a, b, c)
+
+
 @njit(cache=True)
 def _any_4d(op, x, value):
     n0, n1, n2, n3 = x.shape
