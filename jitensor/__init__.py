@@ -1,6 +1,7 @@
 """jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
-from . import cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
+from . import autograd, cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._format import set_printoptions
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        get_debug_empty, linspace, ones, ones_like, rand, rand_like, randint, randn,
@@ -30,7 +31,8 @@ short = int16
 __version__ = "0.1.0"
 
 __all__ = [
-    "Generator", "Size", "Tensor", "arange", "as_tensor", "bool", "can_cast", "contiguous_format",
+    "Generator", "Size", "Tensor", "arange", "autograd", "enable_grad", "is_grad_enabled",
+    "no_grad", "set_grad_enabled", "as_tensor", "bool", "can_cast", "contiguous_format",
     "cuda", "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
     "float16", "float32", "float64", "from_numpy", "full", "full_like", "get_debug_empty",
     "get_default_dtype", "get_rng_state", "half", "initial_seed", "int", "int8", "int16", "int32",
@@ -41,3 +43,8 @@ __all__ = [
 ]
 for _m in (_elementwise, _indexing, _linalg, _reduction, _shape):
     __all__ += _m.__all__
+
+from . import nn, optim  # noqa: E402 (they build on everything above)
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["load", "nn", "optim", "save"]

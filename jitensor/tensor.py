@@ -58,10 +58,13 @@ class _AutogradMeta:
     """What only tensors taking part in autograd carry (as torch keeps it apart too): most
     tensors have none, which keeps creating a tensor to four attribute stores."""
 
-    __slots__ = ("requires_grad", "grad", "grad_fn")
+    # output_nr: which output of grad_fn this tensor is; version: bumped by every in-place op, so
+    # backward can tell that a tensor it saved was overwritten (torch's version counter).
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "version", "retains_grad")
 
-    def __init__(self, requires_grad=False, grad=None, grad_fn=None):
+    def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
+        self.output_nr, self.version, self.retains_grad = output_nr, 0, False
 
 
 def _wrap(data, dtype, device, requires_grad=False):
@@ -198,7 +201,7 @@ class Tensor:
                              f"but got {dim})")
         return dim % n
 
-    # -- autograd flags (the graph itself arrives with jt.autograd) ------------------------------
+    # -- autograd (the graph and its engine: jitensor/autograd) --------------------------------
     @property
     def requires_grad(self):
         return self._meta is not None and self._meta.requires_grad
@@ -206,6 +209,10 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         check_requires_grad(value, self._dtype)
+        if not value and not self.is_leaf:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
         self._autograd().requires_grad = bool(value)
 
     @property
@@ -214,6 +221,14 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape or value.device != self.device:
+                raise RuntimeError(f"assigned grad has data of a different size or device: grad "
+                                   f"{tuple(value.shape)} on {value.device}, tensor "
+                                   f"{tuple(self.shape)} on {self.device}")
         self._autograd().grad = value
 
     @property
@@ -235,6 +250,30 @@ class Tensor:
 
     def detach(self):
         return _wrap(self._data, self._dtype, self._device)
+
+    def detach_(self):
+        if self._meta is not None:
+            self._meta.grad_fn, self._meta.requires_grad = None, False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see `jitensor.autograd`)."""
+        from . import autograd
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def retain_grad(self):
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if not self.is_leaf:
+            self._meta.retains_grad = True
+
+    @property
+    def retains_grad(self):
+        return self._meta is not None and self._meta.retains_grad
+
+    @property
+    def _version(self):
+        return 0 if self._meta is None else self._meta.version
 
     @property
     def data(self):
@@ -334,8 +373,6 @@ class Tensor:
     def clone(self, *, memory_format=preserve_format):
         out = self._empty_like(memory_format=memory_format)
         backend(self._device).copy(out._data, self._data)
-        if self.requires_grad:
-            out.requires_grad = True
         return out
 
     def contiguous(self, memory_format=contiguous_format):
@@ -359,8 +396,6 @@ class Tensor:
             if dtype is not self._dtype:
                 host = _wrap(host, self._dtype, CPU).to(dtype)._data
             out = _wrap(backend(device).from_numpy(host), dtype, device)
-        if self.requires_grad and dtype.is_floating_point:
-            out.requires_grad = True
         return out
 
     def cpu(self):

@@ -3,6 +3,9 @@ allocation, then one call into `backend(device)`. Each module lists the Tensor m
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import."""
 from ..tensor import Tensor
 from . import elementwise, indexing, linalg, reduction, shape
+from ..autograd.wrap import install
+
+install((elementwise, indexing, linalg, reduction, shape))  # ops record the graph when needed
 
 for _module in (elementwise, reduction, linalg, shape, indexing):
     for _name, _fn in _module.TENSOR_METHODS.items():

@@ -262,9 +262,12 @@ def _fast(op, x, y):
     short: for 2x3 tensors this path is the whole cost of the op."""
     dt = x._dtype
     xd = x._data
+    if x._meta is not None:  # it may take part in autograd: the recording path decides
+        return None
     if y.__class__ is Tensor:
         yd = y._data
-        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device:
+        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device \
+                or y._meta is not None:
             return None
     elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
         yd = dt.np.type(y)
@@ -487,14 +490,18 @@ def _operator(name):
         result = _fast(op, self, other)
         if result is not None:
             return result
-        return _binary(op, self, other) if isinstance(other, _OPERANDS) else NotImplemented
+        # the module's function, looked up at call time: autograd wraps it after import
+        return _module[name](self, other) if isinstance(other, _OPERANDS) else NotImplemented
     method.__name__ = f"__{name}__"
     return method
 
 
-def _swap(fn):
-    return lambda self, other: fn(other, self) if isinstance(other, _OPERANDS) \
+def _swap(name):
+    return lambda self, other: _module[name](other, self) if isinstance(other, _OPERANDS) \
         else NotImplemented
+
+
+_module = globals()
 
 
 def _inplace_binary(name, alpha=False):
@@ -529,20 +536,14 @@ _FUNCTIONS = dict(
 _FUNCTIONS.update({name: globals()[name] for name in U})
 
 TENSOR_METHODS = dict(_FUNCTIONS)
+_ARITHMETIC = dict(add="add", sub="sub", mul="mul", truediv="div", floordiv="floor_divide",
+                   mod="remainder", pow="pow", and_="bitwise_and", or_="bitwise_or",
+                   xor="bitwise_xor", lshift="bitwise_left_shift", rshift="bitwise_right_shift")
+TENSOR_METHODS.update({f"__{k.rstrip('_')}__": _operator(v) for k, v in _ARITHMETIC.items()})
+TENSOR_METHODS.update({f"__r{k.rstrip('_')}__": _swap(v) for k, v in _ARITHMETIC.items()})
+TENSOR_METHODS.update({f"__{k}__": _operator(k) for k in ("eq", "ne", "lt", "le", "gt", "ge")})
 TENSOR_METHODS.update(
-    # operators
-    __add__=_operator("add"), __radd__=_swap(add), __sub__=_operator("sub"), __rsub__=_swap(sub),
-    __mul__=_operator("mul"), __rmul__=_swap(mul), __truediv__=_operator("div"),
-    __rtruediv__=_swap(div), __floordiv__=_operator("floor_divide"),
-    __rfloordiv__=_swap(floor_divide), __mod__=_operator("remainder"), __rmod__=_swap(remainder),
-    __pow__=_operator("pow"), __rpow__=_swap(pow), __neg__=neg, __pos__=lambda self: self,
-    __abs__=abs, __invert__=bitwise_not,
-    __and__=_operator("bitwise_and"), __rand__=_swap(bitwise_and), __or__=_operator("bitwise_or"),
-    __ror__=_swap(bitwise_or), __xor__=_operator("bitwise_xor"), __rxor__=_swap(bitwise_xor),
-    __lshift__=_operator("bitwise_left_shift"), __rlshift__=_swap(bitwise_left_shift),
-    __rshift__=_operator("bitwise_right_shift"), __rrshift__=_swap(bitwise_right_shift),
-    __eq__=_operator("eq"), __ne__=_operator("ne"), __lt__=_operator("lt"), __le__=_operator("le"),
-    __gt__=_operator("gt"), __ge__=_operator("ge"),
+    __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=bitwise_not,
     # in-place variants
     add_=_inplace_binary("add", alpha=True), sub_=_inplace_binary("sub", alpha=True),
     mul_=_inplace_binary("mul"), div_=_div_, true_divide_=_div_,

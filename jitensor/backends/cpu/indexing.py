@@ -393,6 +393,13 @@ def gather_kernel(out, idx, src, shape, strides, dstride, dsize):
     return _first_bad(bad)
 
 
+@njit(cache=True)
+def accumulate_kernel(out, positions, values):
+    # serial: repeated positions must add up, and no two threads may race on one element
+    for i in range(positions.size):
+        out[positions[i]] += values[i]
+
+
 @njit(cache=True, parallel=True)
 def masked_fill_4d(out, mask, value):
     n0, n1, n2, n3 = out.shape
@@ -519,6 +526,12 @@ def index_put(dst, entries, pre, post, value, negative=True):
     if bad is None:
         _copy_rows(dst, value, pre, post, mid, gather=False)
     return bad
+
+
+def accumulate(out, positions, values):
+    """out[positions[i]] += values[i] for every i, repeated positions included: the backward of
+    every gather (indexing, index_select, gather, take). All 1-D and contiguous."""
+    accumulate_kernel(out, positions, values)
 
 
 def gather(out, src, dim, index):

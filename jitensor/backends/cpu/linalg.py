@@ -12,8 +12,9 @@ from inside a numba `prange` makes it warn "Detect OpenMP Loop and this applicat
 
 Integers (no BLAS for them), and floats where NumPy ships no OpenBLAS, use `gemm_tiled`: output
 tiles spread over the threads, B packed in panels so the inner loop is a unit-stride vector
-loop, sums wrapping in the dtype as torch's do. Measured on one thread (CPU time), 512^3 int64 / int32 / int8: 33 / 52 / 90 GOP/s; torch,
-whose integer matmul runs on one thread: 31 / 39 / 85. 2 rows x 4 depths per pass beat 1 x 4 by
+loop, sums wrapping in the dtype as torch's do. Measured on one thread (CPU time), 512^3 int64
+/ int32 / int8: 33 / 52 / 90 GOP/s; torch, whose integer matmul runs on one thread: 31 / 39 /
+85. 2 rows x 4 depths per pass beat 1 x 4 by
 1.5x; 4 x 4 gained 5-10% on int64 / int32 but lost 7% on int8, 2 x 8 gained nothing. A single
 column (matrix-vector, dot) runs `gemv_tiled`."""
 import numpy as np

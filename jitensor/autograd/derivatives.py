@@ -1,0 +1,542 @@
+"""The derivative rule of every differentiable op, and `install`, which makes the ops record.
+
+A rule is called as `rule(grad, result, *args, **kwargs)` with the op's own arguments and
+returns `(input, gradient)` pairs (see graph.py). Rules are built from the public ops, so
+backward runs the same @njit/@cuda.jit kernels as forward, on the tensors' own device, and is
+itself differentiable (create_graph=True). The engine sums gradients back over broadcast dims
+and converts them to each input's dtype, so rules never do either.
+"""
+import functools
+import math
+
+from .. import creation, dtypes
+from ..backends.registry import backend
+from ..ops import elementwise as E, indexing as I, linalg as L, reduction as R, shape as S
+from ..ops._common import broadcast_shapes
+from ..tensor import Tensor
+from . import grad_mode
+from .graph import needs_grad, node_class, record
+
+RULES = {}  # op name -> Node class
+
+
+def rule(*names, uses_inputs=True, uses_result=True):
+    """Register the decorated function as the rule of ops `names`. `uses_*`: whether it reads
+    the inputs' or the result's values (those are checked for in-place changes)."""
+    def register(fn):
+        for name in names:
+            RULES[name] = node_class(name, fn, uses_inputs, uses_result)
+        return fn
+    return register
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def _zero(t):
+    return E.mul(t, 0) if isinstance(t, Tensor) else None
+
+
+def _dims(dim, ndim):
+    """Reduced dims as a sorted tuple of non-negative ints (None or () -> all)."""
+    if dim is None or dim == ():
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(sorted(d % ndim if ndim else 0 for d in dims))
+
+
+def _unreduce(g, input, dim, keepdim):
+    """`g` of a reduction over `dim` reshaped so that it broadcasts against `input` again."""
+    if keepdim or g.ndim == input.ndim:
+        return g
+    for d in _dims(dim, input.ndim):
+        if input.ndim:
+            g = S.unsqueeze(g, d)
+    return g
+
+
+def _count(input, dim):
+    return math.prod(input.shape[d] for d in _dims(dim, input.ndim)) if input.ndim else 1
+
+
+def _positions(input):
+    """int64 tensor of input's shape holding each element's flat position."""
+    return creation.arange(input.numel(), dtype=dtypes.int64,
+                           device=input.device).reshape(input.shape)
+
+
+def _accumulate(input, positions, g):
+    """A tensor like `input`: zeros plus g[i] added at flat position positions[i] (repeated
+    positions add up, as gradients of repeated indices must)."""
+    out = creation.zeros(input.numel(), dtype=g.dtype, device=g.device)
+    backend(g.device).indexing.accumulate(out._data, positions.contiguous().reshape(-1)._data,
+                                          g.contiguous().reshape(-1)._data)
+    return out.reshape(input.shape)
+
+
+# -- elementwise --------------------------------------------------------------------------------
+@rule("add", uses_inputs=False, uses_result=False)
+def _add(g, result, input, other, *, alpha=1, out=None):
+    return (input, g), (other, g if alpha == 1 else g * alpha)
+
+
+@rule("sub", uses_inputs=False, uses_result=False)
+def _sub(g, result, input, other, *, alpha=1, out=None):
+    return (input, g), (other, -g if alpha == 1 else g * -alpha)
+
+
+@rule("mul", uses_result=False)
+def _mul(g, result, input, other, *, out=None):
+    return (input, g * other), (other, g * input)
+
+
+@rule("div")
+def _div(g, result, input, other, *, rounding_mode=None, out=None):
+    if rounding_mode is not None:
+        return (input, _zero(g)), (other, _zero(g))
+    return (input, g / other), (other, -g * result / other)
+
+
+@rule("remainder", uses_result=False)
+def _remainder(g, result, input, other, *, out=None):
+    return (input, g), (other, -g * E.floor(input / other) if isinstance(other, Tensor) else None)
+
+
+@rule("fmod", uses_result=False)
+def _fmod(g, result, input, other, *, out=None):
+    return (input, g), (other, -g * E.trunc(input / other) if isinstance(other, Tensor) else None)
+
+
+@rule("pow")
+def _pow(g, result, input, exponent, *, out=None):
+    pairs = []
+    if isinstance(input, Tensor):
+        d = E.where(exponent == 0, 0.0, g * exponent * input ** (exponent - 1)) \
+            if isinstance(exponent, Tensor) else \
+            (g * 0 if exponent == 0 else g * exponent * input ** (exponent - 1))
+        pairs.append((input, d))
+    if isinstance(exponent, Tensor):
+        base = input if isinstance(input, Tensor) else math.log(input) if input > 0 else None
+        d = g * result * E.log(input) if isinstance(input, Tensor) else \
+            (g * result * base if base is not None else
+             E.where(result == 0, 0.0, g * result * math.log(abs(input) or 1)))
+        pairs.append((exponent, E.where((input == 0) & (exponent >= 0), 0.0, d)
+                      if isinstance(input, Tensor) else d))
+    return pairs
+
+
+def _extremum(larger):
+    def extremum(g, result, input, other, *, out=None):
+        # ties split the gradient evenly, as torch does
+        wins = (input > other) if larger else (input < other)
+        share = E.where(input == other, 0.5, E.where(wins, 1.0, 0.0))
+        return (input, g * share), (other, g * (1.0 - share))
+    return extremum
+
+
+rule("maximum", uses_result=False)(_extremum(True))
+rule("minimum", uses_result=False)(_extremum(False))
+
+
+@rule("atan2", uses_result=False)
+def _atan2(g, result, input, other, *, out=None):
+    denom = input * input + other * other
+    return (input, g * other / denom), (other, -g * input / denom)
+
+
+@rule("neg", uses_inputs=False, uses_result=False)
+def _neg(g, result, input, *, out=None):
+    return ((input, -g),)
+
+
+@rule("abs", uses_result=False)
+def _abs(g, result, input, *, out=None):
+    return ((input, g * E.sign(input)),)
+
+
+@rule("sign", "floor", "ceil", "round", "trunc", uses_inputs=False, uses_result=False)
+def _flat_steps(g, result, input, *args, **kwargs):
+    return ((input, _zero(g)),)
+
+
+@rule("exp", uses_inputs=False)
+def _exp(g, result, input, *, out=None):
+    return ((input, g * result),)
+
+
+@rule("expm1", uses_inputs=False)
+def _expm1(g, result, input, *, out=None):
+    return ((input, g * (result + 1)),)
+
+
+@rule("log", uses_result=False)
+def _log(g, result, input, *, out=None):
+    return ((input, g / input),)
+
+
+@rule("log1p", uses_result=False)
+def _log1p(g, result, input, *, out=None):
+    return ((input, g / (input + 1)),)
+
+
+@rule("sqrt", uses_inputs=False)
+def _sqrt(g, result, input, *, out=None):
+    return ((input, g / (2 * result)),)
+
+
+@rule("rsqrt", uses_inputs=False)
+def _rsqrt(g, result, input, *, out=None):
+    return ((input, g * -0.5 * result * result * result),)
+
+
+@rule("reciprocal", uses_inputs=False)
+def _reciprocal(g, result, input, *, out=None):
+    return ((input, -g * result * result),)
+
+
+@rule("square", uses_result=False)
+def _square(g, result, input, *, out=None):
+    return ((input, 2 * g * input),)
+
+
+@rule("sin", uses_result=False)
+def _sin(g, result, input, *, out=None):
+    return ((input, g * E.cos(input)),)
+
+
+@rule("cos", uses_result=False)
+def _cos(g, result, input, *, out=None):
+    return ((input, -g * E.sin(input)),)
+
+
+@rule("tanh", uses_inputs=False)
+def _tanh(g, result, input, *, out=None):
+    return ((input, g * (1 - result * result)),)
+
+
+@rule("sigmoid", uses_inputs=False)
+def _sigmoid(g, result, input, *, out=None):
+    return ((input, g * result * (1 - result)),)
+
+
+@rule("relu", uses_inputs=False)
+def _relu(g, result, input, *, out=None):
+    return ((input, g * (result > 0)),)
+
+
+@rule("clamp", uses_result=False)
+def _clamp(g, result, input, min=None, max=None, *, out=None):
+    keep = None
+    pairs = []
+    if min is not None:
+        keep = input >= min
+        pairs.append((min, g * (input < min)))
+    if max is not None:
+        below = input <= max
+        keep = below if keep is None else keep & below
+        pairs.append((max, g * (input > max)))
+    pairs.append((input, g if keep is None else g * keep))
+    return pairs
+
+
+@rule("clamp_min", uses_result=False)
+def _clamp_min(g, result, input, min):
+    return _clamp(g, result, input, min=min)
+
+
+@rule("clamp_max", uses_result=False)
+def _clamp_max(g, result, input, max):
+    return _clamp(g, result, input, max=max)
+
+
+@rule("where", uses_result=False)
+def _where(g, result, condition, input=None, other=None, *, out=None):
+    zero = g * 0
+    return (input, E.where(condition, g, zero)), (other, E.where(condition, zero, g))
+
+
+@rule("nan_to_num", uses_result=False)
+def _nan_to_num(g, result, input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    return ((input, g * E.isfinite(input)),)
+
+
+# -- reductions ---------------------------------------------------------------------------------
+@rule("sum", uses_inputs=False, uses_result=False)
+def _sum(g, result, input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return ((input, S.expand(_unreduce(g, input, dim, keepdim), input.shape)),)
+
+
+@rule("mean", uses_inputs=False, uses_result=False)
+def _mean(g, result, input, dim=None, keepdim=False, *, dtype=None, out=None):
+    g = _unreduce(g, input, dim, keepdim) / _count(input, dim)
+    return ((input, S.expand(g, input.shape)),)
+
+
+@rule("prod")
+def _prod(g, result, input, dim=None, keepdim=False, *, dtype=None, out=None):
+    g, p = _unreduce(g, input, dim, keepdim), _unreduce(result, input, dim, keepdim)
+    # the product of the others: result / x where x != 0; where x is the slice's only zero, the
+    # product of the slice's other elements; with two zeros or more, 0
+    zero = input == 0
+    dims = _dims(dim, input.ndim) if input.ndim else None
+    zeros = R.sum(zero, dim=dims, keepdim=True) if dims else zero
+    others = R.prod(E.where(zero, 1.0, input), dim=dims, keepdim=True) if dims else \
+        E.where(zero, 1.0, input) * 0 + 1
+    d = E.where(zero, E.where(zeros == 1, others, 0.0), p / E.where(zero, 1.0, input))
+    return ((input, g * d),)
+
+
+@rule("amax", "amin")
+def _amax(g, result, input, dim=(), keepdim=False, *, out=None):
+    hit = input == _unreduce(result, input, dim, keepdim)  # ties share the gradient evenly
+    dims = _dims(dim, input.ndim) if input.ndim else None
+    ties = R.sum(hit, dim=dims, keepdim=True) if dims else 1
+    return ((input, _unreduce(g, input, dim, keepdim) * hit / ties),)
+
+
+def _max(larger):
+    def max_rule(g, result, input, dim=None, keepdim=False, *, out=None, other=None):
+        if other is not None or isinstance(dim, Tensor):  # the binary form: maximum
+            return _extremum(larger)(g, result, input, dim if other is None else other)
+        return _max_along(g, result, input, dim, keepdim)
+    return max_rule
+
+
+rule("max")(_max(True))
+rule("min")(_max(False))
+
+
+def _max_along(g, result, input, dim, keepdim):
+    if dim is None:
+        return _amax(g, result, input)
+    values, indices = result
+    g = g[0]
+    if g is None:
+        return ()
+    d = dim % input.ndim if input.ndim else 0
+    g, idx = _unreduce(g, input, d, keepdim), _unreduce(indices, input, d, keepdim)
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[d] = input.shape[d]
+    span = creation.arange(input.shape[d] if input.ndim else 1, device=input.device).reshape(shape)
+    return ((input, E.where(span == idx, g, g * 0)),)
+
+
+def _correction(unbiased, correction):
+    return correction if correction is not None else 0 if unbiased is False else 1
+
+
+@rule("var", uses_result=False)
+def _var(g, result, input, dim=None, unbiased=None, keepdim=False, *, correction=None,
+         out=None):
+    n = _count(input, dim) - _correction(unbiased, correction)
+    centred = input - R.mean(input, dim=_dims(dim, input.ndim), keepdim=True)
+    return ((input, _unreduce(g, input, dim, keepdim) * centred * (2.0 / n)),)
+
+
+@rule("std")
+def _std(g, result, input, dim=None, unbiased=None, keepdim=False, *, correction=None,
+         out=None):
+    n = _count(input, dim) - _correction(unbiased, correction)
+    centred = input - R.mean(input, dim=_dims(dim, input.ndim), keepdim=True)
+    scale = _unreduce(g / result, input, dim, keepdim) / n
+    return ((input, centred * scale),)
+
+
+@rule("logsumexp")
+def _logsumexp(g, result, input, dim, keepdim=False, *, out=None):
+    lse = _unreduce(result, input, dim, keepdim)
+    return ((input, _unreduce(g, input, dim, keepdim) * E.exp(input - lse)),)
+
+
+@rule("softmax", uses_inputs=False)
+def _softmax(g, result, input, dim, dtype=None):
+    return ((input, result * (g - R.sum(g * result, dim=dim, keepdim=True))),)
+
+
+@rule("log_softmax", uses_inputs=False)
+def _log_softmax(g, result, input, dim, dtype=None):
+    return ((input, g - E.exp(result) * R.sum(g, dim=dim, keepdim=True)),)
+
+
+@rule("cumsum", uses_inputs=False, uses_result=False)
+def _cumsum(g, result, input, dim, *, dtype=None, out=None):
+    return ((input, S.flip(R.cumsum(S.flip(g, [dim]), dim), [dim])),)
+
+
+# -- matrix products ----------------------------------------------------------------------------
+@rule("matmul", "mm", "bmm", "mv", "dot", uses_result=False)
+def _matmul(g, result, a, b, *, out=None):
+    a2 = S.unsqueeze(a, 0) if a.ndim == 1 else a
+    b2 = S.unsqueeze(b, -1) if b.ndim == 1 else b
+    g2 = S.unsqueeze(g, -2) if a.ndim == 1 else g
+    g2 = S.unsqueeze(g2, -1) if b.ndim == 1 else g2
+    ga, gb = L.matmul(g2, S.transpose(b2, -1, -2)), L.matmul(S.transpose(a2, -1, -2), g2)
+    return ((a, S.squeeze(ga, -2) if a.ndim == 1 else ga),
+            (b, S.squeeze(gb, -1) if b.ndim == 1 else gb))
+
+
+@rule("outer", "ger", uses_result=False)
+def _outer(g, result, input, vec2, *, out=None):
+    return (input, L.mv(g, vec2)), (vec2, L.mv(S.transpose(g, 0, 1), input))
+
+
+# -- views and shape ops ------------------------------------------------------------------------
+@rule("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
+      "unsqueeze", uses_inputs=False, uses_result=False)
+def _reshape(g, result, input, *args, **kwargs):
+    return ((input, S.reshape(g, input.shape)),)
+
+
+@rule("expand", "expand_as", "broadcast_to", "contiguous", "clone", "to", uses_inputs=False,
+      uses_result=False)
+def _identity(g, result, input, *args, **kwargs):
+    return ((input, g),)  # the engine sums expanded dims and converts dtype and device back
+
+
+@rule("permute", uses_inputs=False, uses_result=False)
+def _permute(g, result, input, *dims):
+    order = [d % input.ndim for d in (S._ints(dims, "permute", "dims") if input.ndim else [])]
+    inverse = [0] * len(order)
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return ((input, S.permute(g, inverse)),)
+
+
+@rule("transpose", "swapaxes", "swapdims", uses_inputs=False, uses_result=False)
+def _transpose(g, result, input, dim0, dim1):
+    return ((input, S.transpose(g, dim0, dim1)),)
+
+
+@rule("t", uses_inputs=False, uses_result=False)
+def _t(g, result, input):
+    return ((input, S.transpose(g, 0, 1) if input.ndim == 2 else g),)
+
+
+@rule("_T", uses_inputs=False, uses_result=False)
+def _T(g, result, input):
+    return ((input, S.permute(g, list(range(input.ndim - 1, -1, -1)))),)
+
+
+@rule("_mT", uses_inputs=False, uses_result=False)
+def _mT(g, result, input):
+    return ((input, S.transpose(g, -2, -1)),)
+
+
+@rule("movedim", "moveaxis", uses_inputs=False, uses_result=False)
+def _movedim(g, result, input, source, destination):
+    return ((input, S.movedim(g, destination, source)),)
+
+
+@rule("flip", uses_inputs=False, uses_result=False)
+def _flip(g, result, input, dims):
+    return ((input, S.flip(g, dims)),)
+
+
+@rule("narrow", uses_inputs=False, uses_result=False)
+def _narrow(g, result, input, dim, start, length):
+    grad = creation.zeros(input.shape, dtype=g.dtype, device=g.device)
+    S.narrow(grad, dim, int(start), length).copy_(g)
+    return ((input, grad),)
+
+
+def _pieces(g, result, input, dim):
+    """One gradient per piece of a split of `input` along `dim` (zeros for pieces unused)."""
+    return [gi if gi is not None else creation.zeros(r.shape, dtype=r.dtype, device=r.device)
+            for gi, r in zip(g, result)]
+
+
+@rule("split", "chunk", uses_inputs=False, uses_result=False)
+def _split(g, result, input, size_or_count, dim=0):
+    return ((input, S.cat(_pieces(g, result, input, dim), dim)),)
+
+
+@rule("unbind", uses_inputs=False, uses_result=False)
+def _unbind(g, result, input, dim=0):
+    return ((input, S.stack(_pieces(g, result, input, dim), dim)),)
+
+
+@rule("cat", "concat", "concatenate", uses_inputs=False, uses_result=False)
+def _cat(g, result, tensors, dim=0, *, out=None):
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]  # cat skips these
+    sizes = [t.shape[dim] for t in tensors]
+    return list(zip(tensors, S.split(g, sizes, dim)))
+
+
+@rule("stack", uses_inputs=False, uses_result=False)
+def _stack(g, result, tensors, dim=0, *, out=None):
+    return list(zip(tensors, S.unbind(g, dim)))
+
+
+@rule("broadcast_tensors", uses_inputs=False, uses_result=False)
+def _broadcast_tensors(g, result, *tensors):
+    return list(zip(tensors, g))
+
+
+# -- indexing -----------------------------------------------------------------------------------
+def _is_basic(key):
+    keys = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, (int, slice))
+               and not isinstance(k, bool) for k in keys)
+
+
+@rule("getitem", uses_inputs=False, uses_result=False)
+def _getitem(g, result, input, key):
+    if _is_basic(key):  # a view: each element of the result is a distinct element of input
+        grad = creation.zeros(input.shape, dtype=g.dtype, device=g.device)
+        grad[key] = g
+        return ((input, grad),)
+    return ((input, _accumulate(input, _positions(input)[key], g)),)
+
+
+@rule("index_select", uses_inputs=False, uses_result=False)
+def _index_select(g, result, input, dim, index, *, out=None):
+    return ((input, _accumulate(input, I.index_select(_positions(input), dim, index), g)),)
+
+
+@rule("gather", uses_inputs=False, uses_result=False)
+def _gather(g, result, input, dim, index, *, sparse_grad=False, out=None):
+    return ((input, _accumulate(input, I.gather(_positions(input), dim, index), g)),)
+
+
+@rule("take", uses_inputs=False, uses_result=False)
+def _take(g, result, input, index):
+    return ((input, _accumulate(input, I.take(_positions(input), index), g)),)
+
+
+@rule("masked_select", uses_inputs=False, uses_result=False)
+def _masked_select(g, result, input, mask):
+    shape = broadcast_shapes(input.shape, mask.shape)
+    return ((input, _accumulate(S.broadcast_to(input, shape),
+                                I.masked_select(_positions(S.broadcast_to(input, shape)), mask),
+                                g)),)
+
+
+@rule("masked_fill", uses_inputs=False, uses_result=False)
+def _masked_fill(g, result, input, mask, value):
+    zero = g * 0
+    return (input, E.where(mask, zero, g)), (value, R.sum(E.where(mask, g, zero)))
+
+
+def index_put(input, key, value):
+    """`input` with `input[key] = value` applied to a copy: what `t[key] = value` records."""
+    out = input.clone()
+    I.setitem(out, key, value)
+    return out
+
+
+@rule("index_put", uses_inputs=False, uses_result=False)
+def _index_put(g, result, input, key, value):
+    grad = g.clone()
+    grad[key] = 0
+    return (input, grad), (value, g[key])
+
+
+def copied(self, src, non_blocking=False):
+    """What `self.copy_(src)` records: src converted and broadcast to self's shape."""
+    if not isinstance(src, Tensor):
+        src = creation.tensor(src, dtype=self.dtype, device=self.device)
+    return S.expand(src.to(self.device, self.dtype), self.shape).clone()
+
+
+def filled(self, value):
+    """What `self.fill_(value)` records: value (a number or 0-d tensor) in self's shape."""
+    return copied(self, value)

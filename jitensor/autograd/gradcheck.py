@@ -1,0 +1,66 @@
+"""`gradcheck`: autograd's gradients against central finite differences, as torch's."""
+import numpy as np
+
+from ..tensor import Tensor
+from .grad_mode import no_grad
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _outputs(func, inputs):
+    out = func(*inputs)
+    return [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
+
+
+def _host(t):
+    return t.detach().cpu().numpy().astype(np.float64).reshape(-1)
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+    """True when the Jacobian that backward computes for `func(*inputs)` matches central
+    finite differences for every input that requires grad (use float64 inputs: float32 is too
+    coarse for differences of size `eps`). Otherwise raises GradcheckError naming the input and
+    the largest difference (or returns False with raise_exception=False)."""
+    from . import grad
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    wrt = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
+    if not wrt:
+        raise ValueError("gradcheck expects at least one input tensor with requires_grad=True")
+    outs = [o for o in _outputs(func, inputs) if o.dtype.is_floating_point]
+    for k, out in enumerate(outs):
+        n_out = out.numel()
+        analytic = [np.zeros((t.numel(), n_out)) for t in wrt]
+        for j in range(n_out):
+            onehot = np.zeros(n_out)
+            onehot[j] = 1
+            seed = Tensor.new_tensor(out, onehot.reshape(out.shape), dtype=out.dtype)
+            grads = grad(out, wrt, seed, retain_graph=True, allow_unused=True) \
+                if out.requires_grad else [None] * len(wrt)
+            for a, g in zip(analytic, grads):
+                if g is not None:
+                    a[:, j] = _host(g)
+        for i, t in enumerate(wrt):
+            numeric = np.zeros((t.numel(), n_out))
+            flat = t.detach().view(-1) if t.is_contiguous() else None
+            if flat is None:
+                raise ValueError(f"gradcheck needs contiguous inputs; input {i} is not")
+            for e in range(t.numel()):
+                with no_grad():
+                    old = flat[e].item()
+                    flat[e] = old + eps
+                    hi = _host(_outputs(func, inputs)[k])
+                    flat[e] = old - eps
+                    lo = _host(_outputs(func, inputs)[k])
+                    flat[e] = old
+                numeric[e] = (hi - lo) / (2 * eps)
+            bad = np.abs(analytic[i] - numeric) > atol + rtol * np.abs(numeric)
+            if bad.any():
+                if not raise_exception:
+                    return False
+                worst = np.abs(analytic[i] - numeric).max()
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} with respect to input {i}: largest "
+                    f"difference {worst:.3g}\nnumerical:\n{numeric}\nanalytical:\n{analytic[i]}")
+    return True

@@ -1,0 +1,217 @@
+"""The recorded graph and the engine that walks it backwards.
+
+An op that runs with grad enabled and an input that requires grad is recorded as one `Node`:
+its derivative rule, the call's own arguments and result, and `edges`, which say where the
+gradient of each input tensor goes -- the node (and output number) that made it, or the leaf
+itself. A rule is a function `rule(grad, result, *args, **kwargs)` called with the op's own
+arguments and returning `(input, gradient)` pairs; the engine sums each gradient back to its
+input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
+"""
+from ..tensor import Tensor, _AutogradMeta
+from . import grad_mode
+
+
+class Node:
+    """One recorded op. Its class is named after the op (`AddBackward0`) as torch names its
+    nodes; `rule`, `uses_inputs` and `uses_result` are class attributes of that class."""
+
+    __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "__weakref__")
+    rule = None
+    uses_inputs = uses_result = True
+    is_view = False
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((t, nr) if isinstance(t, Node) else (t, 0)
+                     for t, nr in (e if isinstance(e, tuple) else (e, 0)
+                                   for e in self.edges.values()))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+def node_class(name, rule, uses_inputs=True, uses_result=True):
+    camel = "".join(part.capitalize() for part in name.strip("_").split("_"))
+    return type(f"{camel}Backward0", (Node,), {"__slots__": (), "rule": staticmethod(rule),
+                                               "uses_inputs": uses_inputs,
+                                               "uses_result": uses_result})
+
+
+# -- recording ----------------------------------------------------------------------------------
+def _requires(t):
+    return isinstance(t, Tensor) and t._meta is not None and t._meta.requires_grad
+
+
+def needs_grad(args, kwargs):
+    """Whether a call with these arguments must be recorded (grad mode is checked by callers)."""
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._meta is not None and a._meta.requires_grad:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            for b in a:
+                if _requires(b):
+                    return True
+    if kwargs:
+        for a in kwargs.values():
+            if _requires(a):
+                return True
+    return False
+
+
+def _edge(t):
+    meta = t._meta
+    return t if meta.grad_fn is None else (meta.grad_fn, meta.output_nr)
+
+
+def _inputs(args, kwargs):
+    """The tensors among the arguments (one level into lists and tuples, as cat takes them)."""
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, Tensor):
+            yield a
+        elif a.__class__ is list or a.__class__ is tuple:
+            yield from (b for b in a if isinstance(b, Tensor))
+
+
+def outputs(result):
+    return [result] if isinstance(result, Tensor) else \
+        [r for r in result if isinstance(r, Tensor)] if isinstance(result, tuple) else []
+
+
+def record(cls, fn, args, kwargs):
+    """Run `fn(*args, **kwargs)` without recording inside it, then record it as a `cls` node."""
+    if kwargs.get("out") is not None:
+        raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires grad; "
+                           f"call it without out= or under jitensor.no_grad()")
+    inputs = list(_inputs(args, kwargs))
+    grad_mode._enabled[0] = False
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        grad_mode._enabled[0] = True
+    outs = outputs(result)
+    if any(o is i for o in outs for i in inputs):
+        return result  # the op returned an input itself (`contiguous` of a contiguous tensor)
+    node = cls()
+    node.args, node.kwargs, node.result, node.n_outputs = args, kwargs, result, len(outs)
+    node.edges = {id(t): _edge(t) for t in inputs if _requires(t)}
+    saved = (inputs if cls.uses_inputs else []) + (outs if cls.uses_result else [])
+    for nr, out in enumerate(outs):
+        if out._dtype.is_floating_point:
+            out._meta = _AutogradMeta(True, None, node, nr)
+    node.versions = [(t._meta, t._meta.version) for t in saved if t._meta is not None]
+    return result
+
+
+# -- the engine ---------------------------------------------------------------------------------
+def sum_to(g, shape):
+    """`g` summed over the dims that broadcasting added to or stretched in `shape`."""
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g.reshape(shape) if g.shape != shape else g
+
+
+def _fit(g, t):
+    if g.shape != t.shape:
+        g = sum_to(g, t.shape)
+    if g._dtype is not t._dtype or g._device != t._device:
+        g = g.to(t._device, t._dtype)
+    return g
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the graph "
+          "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+          "you need to backward through the graph a second time or if you need to access saved "
+          "tensors after calling backward.")
+
+
+def _check_versions(node):
+    for meta, version in node.versions:
+        if meta.version != version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: it is at version {meta.version}; expected version "
+                f"{version} instead (used by {node.name()}). Clone it before modifying it "
+                f"in place, or modify a copy")
+
+
+def run(roots, retain_graph, capture=None):
+    """Send each root's gradient back through the graph. `roots`: (edge, gradient) pairs. With
+    `capture` (id(tensor) -> None, for autograd.grad) the gradients reaching those tensors are
+    stored there and no `.grad` changes; otherwise leaves accumulate into `.grad`."""
+    deps, stack = {}, [e[0] for e, _ in roots if isinstance(e, tuple)]
+    seen = set(stack)
+    while stack:
+        for e in stack.pop().edges.values():
+            if isinstance(e, tuple):
+                deps[e[0]] = deps.get(e[0], 0) + 1
+                if e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append(e[0])
+    buffers, leaves, handed = {}, {}, set()
+
+    def send(edge, g):
+        if isinstance(edge, tuple):
+            buf = buffers.get(edge[0])
+            if buf is None:
+                buf = buffers[edge[0]] = [None] * edge[0].n_outputs
+            nr = edge[1]
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        else:
+            old = leaves.get(id(edge))
+            leaves[id(edge)] = (edge, g if old is None else old[1] + g)
+
+    def keep(g):
+        """`g` stored where users see it (.grad): a copy when another place holds it too."""
+        if id(g) in handed:
+            return g.clone()
+        handed.add(id(g))
+        return g
+
+    for edge, g in roots:
+        handed.add(id(g))  # the caller's gradient: never stored as it is
+        send(edge, g)
+    ready = [n for n in {e[0] for e, _ in roots if isinstance(e, tuple)} if n not in deps]
+    while ready:
+        node = ready.pop()
+        grads = buffers.pop(node, None) or [None] * node.n_outputs
+        if node.args is None:
+            raise RuntimeError(_FREED)
+        outs = outputs(node.result)
+        for nr, g in enumerate(grads):
+            meta = outs[nr]._meta if g is not None else None
+            if meta is None or meta.grad_fn is not node:
+                continue
+            if capture is not None and id(outs[nr]) in capture:
+                capture[id(outs[nr])] = g
+            elif capture is None and meta.retains_grad:
+                meta.grad = keep(g) if meta.grad is None else meta.grad + g
+        if any(g is not None for g in grads):
+            _check_versions(node)
+            g = grads[0] if node.n_outputs == 1 else tuple(grads)
+            for t, gi in node.rule(g, node.result, *node.args, **node.kwargs):
+                edge = node.edges.get(id(t)) if gi is not None else None
+                if edge is not None:
+                    send(edge, _fit(gi, t))
+        for e in node.edges.values():
+            if isinstance(e, tuple):
+                deps[e[0]] -= 1
+                if not deps[e[0]]:
+                    ready.append(e[0])
+        if not retain_graph:
+            node.args = node.kwargs = node.result = None
+    for leaf, g in leaves.values():
+        if capture is not None:
+            if id(leaf) in capture:
+                capture[id(leaf)] = g
+        else:
+            meta = leaf._meta
+            meta.grad = keep(g) if meta.grad is None else meta.grad + g

@@ -1,0 +1,124 @@
+"""`install`: every op with a derivative rule records itself when grad is needed.
+
+The op modules stay free of autograd: at import, each op that has a rule in `derivatives` is
+replaced (in its module, in the Tensor methods, wherever the same function object is bound) by
+a wrapper that records a node when grad mode is on and an input requires grad, and otherwise
+calls the op directly. In-place ops are wrapped apart: with grad, they run as their
+out-of-place op and the tensor takes the result's values and place in the graph (torch's
+"rebase"); either way they bump the tensor's version counter."""
+import functools
+
+from ..backends.registry import backend
+from ..dtypes import can_cast
+from ..tensor import Tensor
+from . import derivatives, grad_mode
+from .derivatives import RULES
+from .graph import needs_grad, record
+
+_enabled = grad_mode._enabled
+
+# ops whose result is a view of their input: an in-place op on such a result would have to
+# rewrite the base's history too, which this engine does not do (it raises instead)
+VIEWS = {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
+         "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "swapaxes",
+         "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "narrow", "split", "chunk",
+         "unbind", "getitem"}
+
+_INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+                    "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
+                    "__irshift__", "__setitem__"}
+
+# in-place methods whose out-of-place op is not simply the name without its trailing "_"
+_OUT_OF_PLACE = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div",
+                 "true_divide_": "div", "__ipow__": "pow", "__imod__": "remainder",
+                 "clip_": "clamp", "__setitem__": "index_put", "copy_": "copied",
+                 "fill_": "filled", "zero_": "filled"}
+
+
+def differentiable(fn, cls):
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if _enabled[0] and needs_grad(args, kwargs):
+            return record(cls, fn, args, kwargs)
+        return fn(*args, **kwargs)
+    op.node_class = cls
+    return op
+
+
+def _check_inplace(self, name):
+    meta = self._meta
+    if meta is None:
+        return
+    if meta.requires_grad and meta.grad_fn is None:
+        raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place "
+                           f"operation ({name}); run it under jitensor.no_grad() or on a clone")
+    if meta.grad_fn is not None and type(meta.grad_fn).is_view:
+        raise RuntimeError(f"{name}: in-place operations on a view of a tensor that requires "
+                           f"grad are not supported ({meta.grad_fn.name()}); apply the op out of "
+                           f"place or to a clone() of the view")
+
+
+def _inplace(name, fn, out_of_place):
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if _enabled[0] and (self.requires_grad or needs_grad(args, kwargs)):
+            _check_inplace(self, name)
+            if out_of_place is None:
+                raise RuntimeError(f"{name} is not differentiable; call it under "
+                                   f"jitensor.no_grad() or on a detach()ed tensor")
+            args = args if name != "zero_" else (0,)
+            # the op reads self's old values when its rule uses its inputs: give it a copy
+            src = self.clone() if out_of_place.node_class.uses_inputs else self
+            result = out_of_place(src, *args, **kwargs)
+            if result.shape != self.shape:
+                raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match "
+                                   f"the broadcast shape {list(result.shape)}")
+            if not can_cast(result.dtype, self.dtype):
+                raise RuntimeError(f"{name}: result type {result.dtype} can't be cast to the "
+                                   f"desired output type {self.dtype}")
+            backend(self._device).copy(self._data, result._data)
+            meta, made = self._autograd(), result._meta
+            if made is None:  # a constant (fill_ with a number): no gradient flows back
+                meta.requires_grad, meta.grad_fn = False, None
+            else:
+                meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, \
+                    made.output_nr
+        else:
+            fn(self, *args, **kwargs)
+        if self._meta is not None:
+            self._meta.version += 1
+        return self
+    return method
+
+
+def install(modules):
+    """Wrap the ops of `modules` (their globals and TENSOR_METHODS) and Tensor's own methods."""
+    wrapped = {}  # id(original) -> wrapper
+    for module in modules:
+        for name, cls in RULES.items():
+            fn = getattr(module, name, None)
+            if callable(fn) and id(fn) not in wrapped:
+                wrapped[id(fn)] = differentiable(fn, cls)
+    for name in ("clone", "contiguous", "to"):
+        setattr(Tensor, name, differentiable(getattr(Tensor, name), RULES[name]))
+    ops = {name: wrapped[id(getattr(m, name))] for m in modules for name in RULES
+           if id(getattr(m, name, None)) in wrapped}
+    ops["index_put"] = differentiable(derivatives.index_put, RULES["index_put"])
+    ops["copied"] = differentiable(derivatives.copied, RULES["clone"])
+    ops["filled"] = differentiable(derivatives.filled, RULES["clone"])
+    for module in modules:
+        for key, value in list(vars(module).items()):
+            if id(value) in wrapped:
+                setattr(module, key, wrapped[id(value)])
+        methods = module.TENSOR_METHODS
+        for key, value in list(methods.items()):
+            if isinstance(value, property) and id(value.fget) in wrapped:
+                methods[key] = property(wrapped[id(value.fget)])
+            elif id(value) in wrapped:
+                methods[key] = wrapped[id(value)]
+            elif key.endswith("_") and not key.startswith("__") or key in _INPLACE_DUNDERS:
+                methods[key] = _inplace(key, value, ops.get(_OUT_OF_PLACE.get(key, key[:-1])))
+    for key in ("fill_", "zero_", "copy_"):
+        setattr(Tensor, key, _inplace(key, getattr(Tensor, key), ops[_OUT_OF_PLACE[key]]))
+    for name, cls in RULES.items():
+        cls.is_view = name in VIEWS
