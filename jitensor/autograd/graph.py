@@ -67,43 +67,48 @@ def _edge(t):
     return t if meta.grad_fn is None else (meta.grad_fn, meta.output_nr)
 
 
-def _inputs(args, kwargs):
-    """The tensors among the arguments (one level into lists and tuples, as cat takes them)."""
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, Tensor):
-            yield a
-        elif a.__class__ is list or a.__class__ is tuple:
-            yield from (b for b in a if isinstance(b, Tensor))
-
-
 def outputs(result):
     return [result] if isinstance(result, Tensor) else \
         [r for r in result if isinstance(r, Tensor)] if isinstance(result, tuple) else []
 
 
 def record(cls, fn, args, kwargs):
-    """Run `fn(*args, **kwargs)` without recording inside it, then record it as a `cls` node."""
-    if kwargs.get("out") is not None:
+    """Run `fn(*args, **kwargs)` without recording inside it, then record it as a `cls` node.
+    (On the path of every op with grad: written for speed.)"""
+    if kwargs and kwargs.get("out") is not None:
         raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires grad; "
                            f"call it without out= or under jitensor.no_grad()")
-    inputs = list(_inputs(args, kwargs))
     grad_mode._enabled[0] = False
     try:
         result = fn(*args, **kwargs)
     finally:
         grad_mode._enabled[0] = True
-    outs = outputs(result)
-    if any(o is i for o in outs for i in inputs):
-        return result  # the op returned an input itself (`contiguous` of a contiguous tensor)
+    outs = [result] if result.__class__ is Tensor else outputs(result)
+    edges, versions, keep = {}, [], cls.uses_inputs
+    for a in (args + tuple(kwargs.values())) if kwargs else args:
+        for t in (a,) if isinstance(a, Tensor) else \
+                a if a.__class__ is list or a.__class__ is tuple else ():
+            if not isinstance(t, Tensor):
+                continue
+            for o in outs:
+                if o is t:
+                    return result  # an input itself came back (`contiguous` of a contiguous one)
+            m = t._meta
+            if m is not None:
+                if m.requires_grad:
+                    edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
+                if keep:
+                    versions.append((m, m.version))
     node = cls()
-    node.args, node.kwargs, node.result, node.n_outputs = args, kwargs, result, len(outs)
-    node.edges = {id(t): _edge(t) for t in inputs if _requires(t)}
-    saved = (inputs if cls.uses_inputs else []) + (outs if cls.uses_result else [])
+    node.args, node.kwargs, node.result, node.edges, node.n_outputs = \
+        args, kwargs, result, edges, len(outs)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
-            out._meta = _AutogradMeta(True, None, node, nr)
-    node.versions = [(t._meta, t._meta.version) for t in saved if t._meta is not None]
+            m = out._meta = _AutogradMeta(True, None, node, nr)
+            if cls.uses_result:
+                versions.append((m, 0))
+    node.versions = versions
     return result
 
 

@@ -8,6 +8,7 @@ Python scalars on the host), broadcast them as stride-0 views, and launch
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import _enabled as _grad_enabled
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as k
 from ..creation import allocate, tensor
@@ -262,12 +263,15 @@ def _fast(op, x, y):
     short: for 2x3 tensors this path is the whole cost of the op."""
     dt = x._dtype
     xd = x._data
-    if x._meta is not None:  # it may take part in autograd: the recording path decides
-        return None
+    m = x._meta
+    if m is not None and m.requires_grad and _grad_enabled[0]:
+        return None  # the op must be recorded: autograd's wrapper of the function does it
     if y.__class__ is Tensor:
         yd = y._data
-        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device \
-                or y._meta is not None:
+        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device:
+            return None
+        m = y._meta
+        if m is not None and m.requires_grad and _grad_enabled[0]:
             return None
     elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
         yd = dt.np.type(y)

@@ -301,10 +301,16 @@ def unary_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def unary_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _unary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _unary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _unary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 @njit(**_serial)
@@ -315,10 +321,16 @@ def predicate_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def predicate_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _predicate(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _predicate(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _predicate(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 @njit(**_serial)
@@ -329,10 +341,16 @@ def arith_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def arith_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _arith(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _arith(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _arith(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 @njit(**_serial)
@@ -343,10 +361,16 @@ def compare_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def compare_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _compare(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _compare(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _compare(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 @njit(**_serial)
@@ -357,10 +381,16 @@ def bitwise_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def bitwise_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _bitwise(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _bitwise(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _bitwise(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 @njit(**_serial)
@@ -371,10 +401,16 @@ def ternary_flat(op, out, a, b, c, d):
 @njit(**_parallel)
 def ternary_4d(op, out, a, b, c, d):
     items, chunks = _work(out)
-    for w in prange(items):
-        i, j, k, lo, hi = _item(w, out, chunks)
-        _ternary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-           _row(c, i, j, k, lo, hi), d)
+    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        for w in range(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _ternary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
+    else:
+        for w in prange(items):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            _ternary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+               _row(c, i, j, k, lo, hi), d)
 
 
 _KERNELS = {name: (globals()[name + "_flat"], globals()[name + "_4d"]) for name in
