@@ -44,4 +44,7 @@ __all__ = [
 for _m in (_elementwise, _indexing, _linalg, _reduction, _shape):
     __all__ += _m.__all__
 
+from . import nn, optim  # noqa: E402 (they build on everything above)
+from .serialization import load, save  # noqa: E402
 
+__all__ += ["load", "nn", "optim", "save"]

@@ -60,7 +60,8 @@ class _AutogradMeta:
 
     # output_nr: which output of grad_fn this tensor is; version: bumped by every in-place op, so
     # backward can tell that a tensor it saved was overwritten (torch's version counter).
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "version", "retains_grad")
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "version", "retains_grad",
+                 "__weakref__")
 
     def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
@@ -265,7 +266,12 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if not self.is_leaf:
-            self._meta.retains_grad = True
+            meta = self._meta
+            meta.retains_grad = True
+            node = meta.grad_fn
+            if node.retained is None:
+                node.retained = {}
+            node.retained[meta.output_nr] = meta
 
     @property
     def retains_grad(self):
@@ -278,6 +284,14 @@ class Tensor:
     @property
     def data(self):
         return self.detach()
+
+    @data.setter
+    def data(self, value):
+        """Swap in `value`'s buffer, dtype and device, keeping this object (and its autograd
+        state), as torch's ``param.data = new`` does."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data, self._dtype, self._device = value._data, value._dtype, value._device
 
     # -- conversion to Python and NumPy --------------------------------------------------------
     def numpy(self, *, force=False):

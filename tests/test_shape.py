@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 import jitensor as jt
 from jitensor.ops.shape import VIEW_INCOMPATIBLE

@@ -50,10 +50,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             graph.run(roots, retain)
             return
         inputs = _as_list(inputs)
-        found = {id(t): None for t in inputs}
+        found = {graph.capture_key(t): None for t in inputs}
         graph.run(roots, retain, capture=found)
         for t in inputs:
-            g = found[id(t)]
+            g = found[graph.capture_key(t)]
             if g is not None:
                 t.grad = g if t.grad is None else t.grad + g
 
@@ -68,12 +68,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require "
                                f"grad")
     roots = _roots(outputs, grad_outputs, "grad")
-    found = {id(t): None for t in inputs}
+    found = {graph.capture_key(t): None for t in inputs}
     with set_grad_enabled(create_graph):
         graph.run(roots, create_graph if retain_graph is None else retain_graph, capture=found)
     result = []
     for i, t in enumerate(inputs):
-        g = found[id(t)]
+        g = found[graph.capture_key(t)]
         if g is None and not (allow_unused or materialize_grads):
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to not "
                                f"have been used in the graph. Set allow_unused=True if this is "

@@ -6,7 +6,6 @@ backward runs the same @njit/@cuda.jit kernels as forward, on the tensors' own d
 itself differentiable (create_graph=True). The engine sums gradients back over broadcast dims
 and converts them to each input's dtype, so rules never do either.
 """
-import functools
 import math
 
 from .. import creation, dtypes
@@ -15,7 +14,7 @@ from ..ops import elementwise as E, indexing as I, linalg as L, reduction as R, 
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
-from .graph import needs_grad, node_class, record
+from .graph import node_class, record
 
 RULES = {}  # op name -> Node class
 
@@ -65,11 +64,19 @@ def _positions(input):
 
 def _accumulate(input, positions, g):
     """A tensor like `input`: zeros plus g[i] added at flat position positions[i] (repeated
-    positions add up, as gradients of repeated indices must)."""
+    positions add up, as gradients of repeated indices must). Recorded when g requires grad
+    (create_graph=True): its own derivative is a gather at the same positions."""
+    if grad_mode._enabled[0] and g.requires_grad:
+        return record(RULES["accumulate"], _accumulate, (input, positions, g), {})
     out = creation.zeros(input.numel(), dtype=g.dtype, device=g.device)
     backend(g.device).indexing.accumulate(out._data, positions.contiguous().reshape(-1)._data,
                                           g.contiguous().reshape(-1)._data)
     return out.reshape(input.shape)
+
+
+@rule("accumulate", uses_inputs=False, uses_result=False)
+def _accumulate_rule(gg, result, input, positions, g):
+    return ((g, I.take(gg, positions)),)
 
 
 # -- elementwise --------------------------------------------------------------------------------
@@ -276,10 +283,8 @@ def _prod(g, result, input, dim=None, keepdim=False, *, dtype=None, out=None):
     # the product of the others: result / x where x != 0; where x is the slice's only zero, the
     # product of the slice's other elements; with two zeros or more, 0
     zero = input == 0
-    dims = _dims(dim, input.ndim) if input.ndim else None
-    zeros = R.sum(zero, dim=dims, keepdim=True) if dims else zero
-    others = R.prod(E.where(zero, 1.0, input), dim=dims, keepdim=True) if dims else \
-        E.where(zero, 1.0, input) * 0 + 1
+    over = {} if dim is None else {"dim": dim, "keepdim": True}
+    zeros, others = R.sum(zero, **over), R.prod(E.where(zero, 1.0, input), **over)
     d = E.where(zero, E.where(zeros == 1, others, 0.0), p / E.where(zero, 1.0, input))
     return ((input, g * d),)
 
@@ -365,6 +370,8 @@ def _cumsum(g, result, input, dim, *, dtype=None, out=None):
 # -- matrix products ----------------------------------------------------------------------------
 @rule("matmul", "mm", "bmm", "mv", "dot", uses_result=False)
 def _matmul(g, result, a, b, *, out=None):
+    if a.ndim == 1 and b.ndim == 1:  # a dot product: g is 0-d
+        return (a, g * b), (b, g * a)
     a2 = S.unsqueeze(a, 0) if a.ndim == 1 else a
     b2 = S.unsqueeze(b, -1) if b.ndim == 1 else b
     g2 = S.unsqueeze(g, -2) if a.ndim == 1 else g

@@ -7,7 +7,9 @@ itself. A rule is a function `rule(grad, result, *args, **kwargs)` called with t
 arguments and returning `(input, gradient)` pairs; the engine sums each gradient back to its
 input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
 """
-from ..tensor import Tensor, _AutogradMeta
+from weakref import ref
+
+from ..tensor import Tensor, _AutogradMeta, _new
 from . import grad_mode
 
 
@@ -15,7 +17,12 @@ class Node:
     """One recorded op. Its class is named after the op (`AddBackward0`) as torch names its
     nodes; `rule`, `uses_inputs` and `uses_result` are class attributes of that class."""
 
-    __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "__weakref__")
+    # result: the outputs as detached aliases (a strong reference to the outputs themselves
+    # would make a cycle output -> grad_fn -> output, freed only by the garbage collector);
+    # versions: (meta, version) of saved inputs, (weakref to meta, 0) of saved outputs;
+    # retained: output number -> meta of outputs that retain_grad()
+    __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "retained",
+                 "__weakref__")
     rule = None
     uses_inputs = uses_result = True
     is_view = False
@@ -67,9 +74,29 @@ def _edge(t):
     return t if meta.grad_fn is None else (meta.grad_fn, meta.output_nr)
 
 
+def capture_key(t):
+    """How `run(capture=...)` names a tensor: a leaf by id, any other by (node, output)."""
+    return id(t) if t._meta is None or t._meta.grad_fn is None else _edge(t)
+
+
 def outputs(result):
     return [result] if isinstance(result, Tensor) else \
         [r for r in result if isinstance(r, Tensor)] if isinstance(result, tuple) else []
+
+
+def _alias(t):
+    a = _new(Tensor)
+    a._data, a._dtype, a._device, a._meta = t._data, t._dtype, t._device, None
+    return a
+
+
+def _link(t, edges, versions, keep):
+    m = t._meta
+    if m is not None:
+        if m.requires_grad:
+            edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
+        if keep:
+            versions.append((m, m.version))
 
 
 def record(cls, fn, args, kwargs):
@@ -87,27 +114,25 @@ def record(cls, fn, args, kwargs):
     outs = [result] if result.__class__ is Tensor else outputs(result)
     edges, versions, keep = {}, [], cls.uses_inputs
     for a in (args + tuple(kwargs.values())) if kwargs else args:
-        for t in (a,) if isinstance(a, Tensor) else \
-                a if a.__class__ is list or a.__class__ is tuple else ():
-            if not isinstance(t, Tensor):
-                continue
+        if isinstance(a, Tensor):
             for o in outs:
-                if o is t:
+                if o is a:
                     return result  # an input itself came back (`contiguous` of a contiguous one)
-            m = t._meta
-            if m is not None:
-                if m.requires_grad:
-                    edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
-                if keep:
-                    versions.append((m, m.version))
+            _link(a, edges, versions, keep)
+        elif a.__class__ is list or a.__class__ is tuple:  # cat, stack
+            for t in a:
+                if isinstance(t, Tensor):
+                    _link(t, edges, versions, keep)
     node = cls()
-    node.args, node.kwargs, node.result, node.edges, node.n_outputs = \
-        args, kwargs, result, edges, len(outs)
+    node.args, node.kwargs, node.edges, node.n_outputs, node.retained = \
+        args, kwargs, edges, len(outs), None
+    node.result = _alias(result) if result.__class__ is Tensor else \
+        tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
             m = out._meta = _AutogradMeta(True, None, node, nr)
             if cls.uses_result:
-                versions.append((m, 0))
+                versions.append((ref(m), 0))
     node.versions = versions
     return result
 
@@ -138,8 +163,26 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "tensors after calling backward.")
 
 
+def _relinked(node):
+    """The node's outputs as tensors whose grad_fn is the node again, for rules that use the
+    result while the backward pass itself is recorded (create_graph=True)."""
+    def link(a, nr):
+        a = _alias(a)
+        if a._dtype.is_floating_point:
+            a._meta = _AutogradMeta(True, None, node, nr)
+        return a
+    if isinstance(node.result, Tensor):
+        return link(node.result, 0)
+    outs = iter(range(node.n_outputs))
+    return tuple(link(r, next(outs)) if isinstance(r, Tensor) else r for r in node.result)
+
+
 def _check_versions(node):
     for meta, version in node.versions:
+        if meta.__class__ is ref:
+            meta = meta()
+            if meta is None:
+                continue
         if meta.version != version:
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an "
@@ -150,8 +193,9 @@ def _check_versions(node):
 
 def run(roots, retain_graph, capture=None):
     """Send each root's gradient back through the graph. `roots`: (edge, gradient) pairs. With
-    `capture` (id(tensor) -> None, for autograd.grad) the gradients reaching those tensors are
-    stored there and no `.grad` changes; otherwise leaves accumulate into `.grad`."""
+    `capture` (`capture_key(t)` -> None for each wanted t, for autograd.grad) the gradients
+    reaching those tensors are stored there and no `.grad` changes; otherwise leaves accumulate
+    into `.grad`."""
     deps, stack = {}, [e[0] for e, _ in roots if isinstance(e, tuple)]
     seen = set(stack)
     while stack:
@@ -190,19 +234,22 @@ def run(roots, retain_graph, capture=None):
         grads = buffers.pop(node, None) or [None] * node.n_outputs
         if node.args is None:
             raise RuntimeError(_FREED)
-        outs = outputs(node.result)
-        for nr, g in enumerate(grads):
-            meta = outs[nr]._meta if g is not None else None
-            if meta is None or meta.grad_fn is not node:
-                continue
-            if capture is not None and id(outs[nr]) in capture:
-                capture[id(outs[nr])] = g
-            elif capture is None and meta.retains_grad:
-                meta.grad = keep(g) if meta.grad is None else meta.grad + g
+        if capture is not None:
+            for nr, g in enumerate(grads):
+                if (node, nr) in capture:
+                    capture[node, nr] = g
+        elif node.retained is not None:
+            for nr, meta in node.retained.items():
+                g = grads[nr]
+                if g is not None and meta.grad_fn is node:
+                    meta.grad = keep(g) if meta.grad is None else meta.grad + g
         if any(g is not None for g in grads):
             _check_versions(node)
             g = grads[0] if node.n_outputs == 1 else tuple(grads)
-            for t, gi in node.rule(g, node.result, *node.args, **node.kwargs):
+            result = node.result
+            if grad_mode._enabled[0] and node.uses_result:  # create_graph: outputs link back
+                result = _relinked(node)
+            for t, gi in node.rule(g, result, *node.args, **node.kwargs):
                 edge = node.edges.get(id(t)) if gi is not None else None
                 if edge is not None:
                     send(edge, _fit(gi, t))
@@ -211,8 +258,8 @@ def run(roots, retain_graph, capture=None):
                 deps[e[0]] -= 1
                 if not deps[e[0]]:
                     ready.append(e[0])
-        if not retain_graph:
-            node.args = node.kwargs = node.result = None
+        if not retain_graph and (node.uses_inputs or node.uses_result):
+            node.args = node.kwargs = node.result = None  # what torch frees: saved tensors
     for leaf, g in leaves.values():
         if capture is not None:
             if id(leaf) in capture:

@@ -83,6 +83,9 @@ def _inplace(name, fn, out_of_place):
             else:
                 meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, \
                     made.output_nr
+                if meta.retains_grad:
+                    meta.retains_grad = False
+                    self.retain_grad()
         else:
             fn(self, *args, **kwargs)
         if self._meta is not None:

@@ -12,8 +12,8 @@ from ..autograd.grad_mode import _enabled as _grad_enabled
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as k
 from ..creation import allocate, tensor
-from ..dtypes import bool_, float32, float64, int64, result_type, uint8
-from ..tensor import Tensor, _new, _wrap
+from ..dtypes import bool_, int64, result_type, uint8
+from ..tensor import Tensor, _new
 from ._common import broadcast_shapes, check_out, same_device
 
 # result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
@@ -133,7 +133,7 @@ def _scalar(value, dtype):
 def _operand(x, compute, shape, b):
     """What the kernel reads for operand `x`: a scalar in the compute dtype, or the tensor's
     buffer converted to the compute dtype (bool reinterpreted as uint8 for free) and broadcast."""
-    if x.__class__ is not Tensor:
+    if not isinstance(x, Tensor):
         return _scalar(x, compute)
     data = x._data
     if x._dtype is not compute:
@@ -148,7 +148,7 @@ def _operand(x, compute, shape, b):
 
 def _unwrap(x):
     """Tensors pass; Python and NumPy scalars become Python scalars; sequences become tensors."""
-    if x.__class__ is Tensor or isinstance(x, (bool, int, float)):
+    if isinstance(x, Tensor) or isinstance(x, (bool, int, float)):
         return x
     if isinstance(x, np.generic):
         return x.item()
@@ -197,7 +197,7 @@ def _launch(op, family_code, dest, operands, b, extra=0):
 # -- the three generic front ends -------------------------------------------------------------
 def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
     x = _unwrap(x)
-    if x.__class__ is not Tensor:
+    if not isinstance(x, Tensor):
         x = tensor(x)
     if op.name == "bitwise_not" and x._dtype is bool_:
         op = U["logical_not"]  # ~ on a mask inverts it, as in torch
@@ -217,7 +217,7 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
 
 def _binary(op, x, y, out=None, inplace=None, alpha=1):
     x, y = _unwrap(x), _unwrap(y)
-    tensors = [t for t in (x, y) if t.__class__ is Tensor]
+    tensors = [t for t in (x, y) if isinstance(t, Tensor)]
     if not tensors:
         x = tensor(x)
         tensors = [x]
@@ -235,7 +235,7 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
     if not compute.is_floating_point:
         if op.name in _INT_DIVISION and b.elementwise.any_compare(k.EQ, a2, 0):
             raise RuntimeError(f"ZeroDivisionError: integer {op.name} by zero")
-        if op.name == "pow" and y.__class__ is not Tensor and y < 0:
+        if op.name == "pow" and not isinstance(y, Tensor) and y < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _launch(op, op.code(compute), dest, (a1, a2, _scalar(alpha, compute)), b)
 
@@ -243,7 +243,7 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
 def _ternary(name, code, c, x, y, out=None, inplace=None, compute=None):
     """where (c is the bool condition) and clamp with tensor bounds (c is the input)."""
     c, x, y = _unwrap(c), _unwrap(x), _unwrap(y)
-    tensors = [t for t in (c, x, y) if t.__class__ is Tensor]
+    tensors = [t for t in (c, x, y) if isinstance(t, Tensor)]
     device = same_device(name, *tensors)
     compute = compute or result_type(x, y)
     result = compute
@@ -428,7 +428,7 @@ def _clamp(input, lo, hi, out=None, inplace=None):
     low, high = _limits(compute)
     lo = low if lo is None else _unwrap(lo)
     hi = high if hi is None else _unwrap(hi)
-    if lo.__class__ is not Tensor and hi.__class__ is not Tensor:
+    if not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
         op = _Op("clamp", "unary", k.CLAMP)
         if compute is not input._dtype:
             return _ternary("clamp", k.CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
@@ -454,8 +454,8 @@ def where(condition, input=None, other=None, *, out=None):
         from .indexing import nonzero
         return nonzero(condition, as_tuple=True)
     condition = _unwrap(condition)
-    if condition.__class__ is not Tensor or condition._dtype is not bool_:
-        found = condition._dtype if condition.__class__ is Tensor else type(condition).__name__
+    if not isinstance(condition, Tensor) or condition._dtype is not bool_:
+        found = condition._dtype if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {found}; compare first (e.g. x > 0)")
     return _ternary("where", k.WHERE, condition, input, other, out)

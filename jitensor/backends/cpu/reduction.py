@@ -477,7 +477,7 @@ def _columns_pass(op, stage, acc, s, x, xo, y, yo, n):
 def _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi):
     """Tasks lo..hi-1 of CHUNK columns each; softmax takes three passes over the task's rows
     (the last recomputes exp rather than read back outputs that may be strided)."""
-    n_a, n_r, n_c = shape[0], shape[2], shape[3]
+    n_r, n_c = shape[2], shape[3]
     chunks = (n_c + CHUNK - 1) // CHUNK
     size = min(CHUNK, n_c)
     acc, s = np.full(size, init), np.empty(size)

@@ -1,0 +1,65 @@
+"""The autograd report: jitensor against torch on the CPU.
+
+``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
+tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
+backward, and one training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
+import sys
+
+from . import optional, per_call, print_rows, timeit
+
+
+def _tiny(jt, torch):
+    """Rows for 2x3 float32 tensors: x * y without and with grad, their difference, and
+    (x * y).sum().backward()."""
+    def fns(lib):
+        x, y = lib.ones(2, 3), lib.ones(2, 3)
+        gx, gy = lib.ones(2, 3, requires_grad=True), lib.ones(2, 3, requires_grad=True)
+
+        def step():
+            (gx * gy).sum().backward()
+        return lambda: x * y, lambda: gx * gy, step
+
+    peers = {"jitensor": fns(jt)}
+    if torch is not None:
+        peers["torch"] = fns(torch)
+    rows = {}
+    for peer, (plain, graded, step) in peers.items():
+        t0, t1, t2 = (per_call(f, number=5_000) for f in (plain, graded, step))
+        for op, t in (("x * y, no grad", t0), ("x * y, grad", t1),
+                      ("autograd bookkeeping", t1 - t0), ("(x*y).sum().backward()", t2)):
+            rows.setdefault(op, {"op": op, "shape": (2, 3)})[peer] = t
+    return list(rows.values())
+
+
+def _mlp(lib, batch=64, sizes=(784, 128, 10)):
+    """One training step of a 2-layer MLP with Adam and cross-entropy, for jt or torch."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    x = lib.randn(batch, sizes[0])
+    y = lib.randint(0, sizes[2], (batch,))
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def measure(quick=False):
+    """Rows {op, shape, and seconds per peer} measured in this run."""
+    import jitensor as jt
+    torch = optional("torch")
+    rows = _tiny(jt, torch)
+    row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
+    for name, lib in (("jitensor", jt), ("torch", torch)):
+        if lib is not None:
+            row[name] = timeit(_mlp(lib), budget=0.5 if quick else 2.0)
+    rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    print_rows("autograd (CPU)", measure("--quick" in sys.argv))

@@ -1,0 +1,191 @@
+"""torch.nn.functional's layers and losses, written with jitensor's public ops only, so autograd
+differentiates them with no rules of their own."""
+import warnings
+
+from ..creation import rand
+from ..dtypes import bool_, int64
+from ..tensor import Tensor
+
+__all__ = ["cross_entropy", "dropout", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
+           "sigmoid", "softmax", "tanh"]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of "
+                         f"'none', 'mean', 'sum'")
+
+
+def _reduce(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+# -- layers ------------------------------------------------------------------------------------
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias: `weight` is (out_features, in_features), `input` (..., in)."""
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"linear(): input of shape {tuple(input.shape)} does not match weight "
+                           f"of shape {tuple(weight.shape)}: the input's last dimension must "
+                           f"equal in_features ({weight.shape[-1]})")
+    out = input @ weight.T
+    return out if bias is None else out + bias
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    """torch's legacy choice of dim when none is given (deprecated there, with this warning)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  f"include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return input.log_softmax(dim, dtype=dtype)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability `p` and scale the rest by 1 / (1 - p) (training
+    only; otherwise `input` itself)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training:
+        return input
+    keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p  # P(keep) = 1 - p
+    mask = keep.to(input.dtype).mul_(1.0 / (1.0 - p) if p < 1.0 else 0.0)
+    return input.mul_(mask) if inplace else input * mask
+
+
+# -- losses ------------------------------------------------------------------------------------
+def mse_loss(input, target, *, reduction="mean"):
+    """Mean squared error; `target` broadcasts against `input` (with torch's warning)."""
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      f"broadcasting. Please ensure they have the same size.", stacklevel=2)
+    return _reduce((input - target).square(), reduction)
+
+
+def _class_dim(fn, input, target):
+    """The class dim of `input` (0 for an unbatched (C,) input, else 1), with `target` checked
+    to be class indices of input's shape without that dim."""
+    if input.ndim == 0:
+        raise ValueError(f"{fn}(): input must have a class dimension, got a 0-d tensor")
+    d = 0 if input.ndim == 1 else 1
+    expected = tuple(input.shape[:d] + input.shape[d + 1:])
+    if target.dtype.is_floating_point or target.dtype is bool_:
+        raise RuntimeError(f"{fn}(): expected a target of class indices (int64), got dtype "
+                           f"{target.dtype}")
+    if tuple(target.shape) != expected:
+        raise ValueError(f"{fn}(): expected a target of shape {expected} for input of shape "
+                         f"{tuple(input.shape)} (classes in dim {d}), got {tuple(target.shape)}")
+    return d
+
+
+def _check_weight(weight, n_classes):
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: {list(weight.shape)}")
+
+
+def _class_loss(loss, target_weight, ignored, reduction):
+    """Reduce a per-target loss as nll_loss does: ignored targets count 0, and 'mean' divides
+    by the summed weights of the other targets (their count when there are no class weights)."""
+    loss = loss.masked_fill(ignored, 0.0)
+    if reduction != "mean":
+        return _reduce(loss, reduction)
+    total = (~ignored).sum() if target_weight is None \
+        else target_weight.masked_fill(ignored, 0.0).sum()
+    return loss.sum() / total
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+    """Negative log likelihood: -input[target] along the class dim (dim 1, or 0 when
+    unbatched), weighted by `weight[target]`; targets equal to `ignore_index` count 0."""
+    _check_reduction(reduction)
+    d = _class_dim("nll_loss", input, target)
+    _check_weight(weight, input.shape[d])
+    return _class_loss(*_picked(input, target, weight, ignore_index, d), reduction)
+
+
+def _picked(logp, target, weight, ignore_index, d):
+    """(-logp at each target times the target's class weight, that weight (None without class
+    weights), the mask of targets equal to `ignore_index`). Ignored targets read class 0, so
+    that gather stays in bounds; their loss is zeroed later."""
+    if target.dtype is not int64:
+        target = target.long()
+    ignored = target == ignore_index
+    target = target.masked_fill(ignored, 0)
+    loss = -logp.gather(d, target.unsqueeze(d)).squeeze(d)
+    if weight is None:
+        return loss, None, ignored
+    target_weight = weight[target]
+    return loss * target_weight, target_weight, ignored
+
+
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax over the class dim, then nll_loss against class indices, or against class
+    probabilities when `target` is a float tensor of input's shape. `label_smoothing` mixes
+    the target with the uniform distribution, as torch does."""
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not isinstance(target, Tensor):
+        raise TypeError(f"cross_entropy(): target must be a Tensor, got {type(target).__name__}")
+    if target.is_floating_point():
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
+                                    label_smoothing)
+    d = _class_dim("cross_entropy", input, target)
+    n_classes = input.shape[d]
+    _check_weight(weight, n_classes)
+    logp = log_softmax(input, d)
+    loss, target_weight, ignored = _picked(logp, target, weight, ignore_index, d)
+    if label_smoothing:
+        smooth = -(logp if weight is None else logp * _along(weight, d, input.ndim)).sum(d)
+        loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_classes)
+    return _class_loss(loss, target_weight, ignored, reduction)
+
+
+def _along(weight, d, ndim):
+    """The (C,) class weights shaped to broadcast along dim `d` of an `ndim`-d input."""
+    return weight.reshape([-1 if k == d else 1 for k in range(ndim)])
+
+
+def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
+    if target.shape != input.shape:
+        raise ValueError(f"cross_entropy(): a float target holds class probabilities and must "
+                         f"have input's shape {tuple(input.shape)}, got {tuple(target.shape)}; "
+                         f"pass class indices as an int64 tensor")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    d = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[d]
+    _check_weight(weight, n_classes)
+    if label_smoothing:
+        target = target * (1.0 - label_smoothing) + label_smoothing / n_classes
+    picked = log_softmax(input, d) * target
+    if weight is not None:
+        picked = picked * _along(weight, d, input.ndim)
+    return _reduce(-picked.sum(d), reduction)

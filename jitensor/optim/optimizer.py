@@ -1,0 +1,133 @@
+"""Optimizer: parameter groups, per-parameter state and torch's state-dict format. Subclasses
+update one group at a time in `_step_group`, which runs under no_grad with in-place tensor ops
+only (no NumPy), so the same code serves every device."""
+import copy
+import itertools
+import warnings
+from collections import defaultdict
+
+from ..autograd import enable_grad, no_grad
+from ..nn.module import _zero_grads
+from ..tensor import Tensor
+
+
+class Optimizer:
+    """Base class: ``Optimizer(params, defaults)`` where `params` is an iterable of tensors or
+    of dicts (parameter groups with their own hyperparameters)."""
+
+    def __init__(self, params, defaults):
+        if isinstance(params, Tensor):
+            raise TypeError(f"params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group; options it does not set take the optimizer's defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        if len(params) != len(set(params)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; they "
+                          "are updated once per occurrence", stacklevel=3)
+        if any(not set(params).isdisjoint(g["params"]) for g in self.param_groups):
+            raise ValueError("some parameters appear in more than one parameter group")
+        group = dict(self.defaults)
+        group.update(param_group)
+        group["params"] = params
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient. `closure`, if given, recomputes the loss
+        (with grad enabled) before the update; its value is returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group):
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    # -- state dicts ----------------------------------------------------------------------------
+    def state_dict(self):
+        """torch's format: ``{"state": {index: {...}}, "param_groups": [{..., "params":
+        [index, ...]}]}``, parameters numbered in group order. The state's tensors are the
+        optimizer's own (not copies), as in torch."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore what state_dict() returned (from this optimizer or one built the same way):
+        the groups' options, and copies of the state's tensors on each parameter's device and,
+        for floating parameters, in its dtype (the step counter keeps its own)."""
+        saved = copy.deepcopy(state_dict["param_groups"])
+        if len(saved) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        params = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved),
+                          itertools.chain.from_iterable(g["params"] for g in self.param_groups)))
+        state = defaultdict(dict)
+        for key, value in state_dict["state"].items():
+            p = params.get(key)
+            if p is None:
+                state[key] = copy.deepcopy(value)
+            else:
+                state[p] = {k: _cast(v, p, k) for k, v in value.items()}
+        for group, new in zip(self.param_groups, saved):
+            new["params"] = group["params"]
+        self.state, self.param_groups = state, saved
+
+    def __repr__(self):
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+
+def _cast(value, param, key):
+    """A loaded state value made private to the optimizer, its tensors moved to `param`."""
+    if not isinstance(value, Tensor):
+        return copy.deepcopy(value)
+    if key == "step":
+        return value.clone()
+    dtype = param.dtype if param.is_floating_point() else None
+    return value.to(device=param.device, dtype=dtype, copy=True)
