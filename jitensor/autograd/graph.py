@@ -9,7 +9,7 @@ input's shape (broadcasting) and dtype, so rules are written as if nothing broad
 """
 from weakref import ref
 
-from ..tensor import Tensor, _AutogradMeta, _new
+from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
 from . import grad_mode
 
 
@@ -205,7 +205,7 @@ def run(roots, retain_graph, capture=None):
                 if e[0] not in seen:
                     seen.add(e[0])
                     stack.append(e[0])
-    buffers, leaves, handed = {}, {}, set()
+    buffers, leaves, handed = {}, {}, {}
 
     def send(edge, g):
         if isinstance(edge, tuple):
@@ -219,14 +219,15 @@ def run(roots, retain_graph, capture=None):
             leaves[id(edge)] = (edge, g if old is None else old[1] + g)
 
     def keep(g):
-        """`g` stored where users see it (.grad): a copy when another place holds it too."""
-        if id(g) in handed:
-            return g.clone()
-        handed.add(id(g))
+        """`g` stored where users see it (.grad): a C-contiguous copy when another place holds
+        it too or when it is a strided view (an optimizer then reads it as it is)."""
+        if id(g) in handed or not g.is_contiguous():
+            g = g.clone(memory_format=contiguous_format)
+        handed[id(g)] = g  # held, so that no other tensor of this run reuses its id
         return g
 
     for edge, g in roots:
-        handed.add(id(g))  # the caller's gradient: never stored as it is
+        handed[id(g)] = g  # the caller's gradient: never stored as it is
         send(edge, g)
     ready = [n for n in {e[0] for e, _ in roots if isinstance(e, tuple)} if n not in deps]
     while ready:

@@ -1,7 +1,8 @@
-"""Adam and AdamW: torch's single-tensor update, operation for operation (lerp and addcmul
-written as the add/mul they compute), so results match torch.optim step for step."""
+"""Adam and AdamW: torch's single-tensor update, operation for operation, fused into one kernel
+pass per parameter (`backends/scalar/optim.py`), so results match torch.optim step for step."""
+from ..backends.registry import backend
 from ..creation import tensor, zeros_like
-from ..ops.elementwise import maximum
+from ..tensor import contiguous_format
 from .optimizer import Optimizer
 
 
@@ -31,32 +32,27 @@ class Adam(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            grad = -p.grad if group["maximize"] else p.grad
             state = self.state[p]
             if not state:
                 # the step count is a float32 CPU tensor, as torch keeps it (and saves it)
                 state["step"] = tensor(0.0)
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
+                state["exp_avg"] = zeros_like(p, memory_format=contiguous_format)
+                state["exp_avg_sq"] = zeros_like(p, memory_format=contiguous_format)
                 if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = zeros_like(p)
+                    state["max_exp_avg_sq"] = zeros_like(p, memory_format=contiguous_format)
             state["step"].add_(1)
-            if weight_decay != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * weight_decay)
-                else:
-                    grad = grad.add(p, alpha=weight_decay)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
-            exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
             step = state["step"].item()
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-            second = exp_avg_sq
-            if group["amsgrad"]:
-                second = maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
-            denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-            p.add_(exp_avg / denom, alpha=-step_size)
+            # the scalars torch computes in double precision, then rounds to p's dtype
+            hyper = (1.0, 1 - lr * weight_decay, 1 - beta1, beta2, 1 - beta2, eps, weight_decay,
+                     lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5)
+            flags = (group["maximize"], group["decoupled_weight_decay"], group["amsgrad"])
+            data = p if p.is_contiguous() else p.contiguous()
+            v = state["exp_avg_sq"]
+            backend(p.device).optim.adam(
+                data._data, p.grad.to(p.dtype).contiguous()._data, state["exp_avg"]._data,
+                v._data, state.get("max_exp_avg_sq", v)._data, hyper, flags)
+            if data is not p:
+                p.copy_(data)
 
 
 class AdamW(Adam):

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import elementwise, indexing, kernels, linalg, reduction  # noqa: F401 (op families)
+from . import elementwise, indexing, kernels, linalg, optim, reduction  # noqa: F401 (op families)
 from .strided import as_4d
 
 # Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);
