@@ -31,7 +31,13 @@ def rule(*names, uses_inputs=True, uses_result=True):
 
 # -- helpers ----------------------------------------------------------------------------------
 def _zero(t):
-    return E.mul(t, 0) if isinstance(t, Tensor) else None
+    return creation.zeros_like(t)
+
+
+def _pass(mask, g):
+    """g where mask holds, else 0 -- by selection: g * mask would turn an infinite g into NaN
+    where mask is False (torch gives 0 there)."""
+    return E.where(mask, g, 0.0)
 
 
 def _dims(dim, ndim):
@@ -118,7 +124,7 @@ def _pow(g, result, input, exponent, *, out=None):
     if isinstance(input, Tensor):
         d = E.where(exponent == 0, 0.0, g * exponent * input ** (exponent - 1)) \
             if isinstance(exponent, Tensor) else \
-            (g * 0 if exponent == 0 else g * exponent * input ** (exponent - 1))
+            (_zero(g) if exponent == 0 else g * exponent * input ** (exponent - 1))
         pairs.append((input, d))
     if isinstance(exponent, Tensor):
         base = input if isinstance(input, Tensor) else math.log(input) if input > 0 else None
@@ -134,8 +140,10 @@ def _extremum(larger):
     def extremum(g, result, input, other, *, out=None):
         # ties split the gradient evenly, as torch does
         wins = (input > other) if larger else (input < other)
-        share = E.where(input == other, 0.5, E.where(wins, 1.0, 0.0))
-        return (input, g * share), (other, g * (1.0 - share))
+        tie = input == other
+        half = g * 0.5
+        return (input, E.where(tie, half, _pass(wins, g))), \
+            (other, E.where(tie, half, _pass(~wins, g)))
     return extremum
 
 
@@ -226,7 +234,7 @@ def _sigmoid(g, result, input, *, out=None):
 
 @rule("relu", uses_inputs=False)
 def _relu(g, result, input, *, out=None):
-    return ((input, g * (result > 0)),)
+    return ((input, _pass(result > 0, g)),)
 
 
 @rule("clamp", uses_result=False)
@@ -235,12 +243,12 @@ def _clamp(g, result, input, min=None, max=None, *, out=None):
     pairs = []
     if min is not None:
         keep = input >= min
-        pairs.append((min, g * (input < min)))
+        pairs.append((min, _pass(input < min, g)))
     if max is not None:
         below = input <= max
         keep = below if keep is None else keep & below
-        pairs.append((max, g * (input > max)))
-    pairs.append((input, g if keep is None else g * keep))
+        pairs.append((max, _pass(input > max, g)))
+    pairs.append((input, g if keep is None else _pass(keep, g)))
     return pairs
 
 
@@ -256,13 +264,12 @@ def _clamp_max(g, result, input, max):
 
 @rule("where", uses_result=False)
 def _where(g, result, condition, input=None, other=None, *, out=None):
-    zero = g * 0
-    return (input, E.where(condition, g, zero)), (other, E.where(condition, zero, g))
+    return (input, _pass(condition, g)), (other, _pass(~condition, g))
 
 
 @rule("nan_to_num", uses_result=False)
 def _nan_to_num(g, result, input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    return ((input, g * E.isfinite(input)),)
+    return ((input, _pass(E.isfinite(input), g)),)
 
 
 # -- reductions ---------------------------------------------------------------------------------
@@ -294,7 +301,7 @@ def _amax(g, result, input, dim=(), keepdim=False, *, out=None):
     hit = input == _unreduce(result, input, dim, keepdim)  # ties share the gradient evenly
     dims = _dims(dim, input.ndim) if input.ndim else None
     ties = R.sum(hit, dim=dims, keepdim=True) if dims else 1
-    return ((input, _unreduce(g, input, dim, keepdim) * hit / ties),)
+    return ((input, _pass(hit, _unreduce(g, input, dim, keepdim) / ties)),)
 
 
 def _max(larger):
@@ -322,7 +329,7 @@ def _max_along(g, result, input, dim, keepdim):
     if input.ndim:
         shape[d] = input.shape[d]
     span = creation.arange(input.shape[d] if input.ndim else 1, device=input.device).reshape(shape)
-    return ((input, E.where(span == idx, g, g * 0)),)
+    return ((input, _pass(span == idx, g)),)
 
 
 def _correction(unbiased, correction):
@@ -463,9 +470,10 @@ def _unbind(g, result, input, dim=0):
 
 @rule("cat", "concat", "concatenate", uses_inputs=False, uses_result=False)
 def _cat(g, result, tensors, dim=0, *, out=None):
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]  # cat skips these
-    sizes = [t.shape[dim] for t in tensors]
-    return list(zip(tensors, S.split(g, sizes, dim)))
+    skipped = [t for t in tensors if t.ndim == 1 and t.shape[0] == 0]  # cat skips these
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
+    return list(zip(kept, S.split(g, [t.shape[dim] for t in kept], dim))) + \
+        [(t, creation.zeros(0, dtype=g.dtype, device=g.device)) for t in skipped]
 
 
 @rule("stack", uses_inputs=False, uses_result=False)
@@ -519,8 +527,7 @@ def _masked_select(g, result, input, mask):
 
 @rule("masked_fill", uses_inputs=False, uses_result=False)
 def _masked_fill(g, result, input, mask, value):
-    zero = g * 0
-    return (input, E.where(mask, zero, g)), (value, R.sum(E.where(mask, g, zero)))
+    return (input, _pass(~mask, g)), (value, R.sum(_pass(mask, g)))
 
 
 def index_put(input, key, value):
@@ -535,6 +542,11 @@ def _index_put(g, result, input, key, value):
     grad = g.clone()
     grad[key] = 0
     return (input, grad), (value, g[key])
+
+
+@rule("copied", "filled", uses_inputs=False, uses_result=False)
+def _copied(g, result, self, src, non_blocking=False):
+    return (src, g), (self, _zero(g))  # self's old values are gone: its history gets zeros
 
 
 def copied(self, src, non_blocking=False):

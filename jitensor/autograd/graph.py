@@ -97,6 +97,9 @@ def _link(t, edges, versions, keep):
             edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
         if keep:
             versions.append((m, m.version))
+    elif keep:  # a saved tensor outside autograd: give it a version counter to check
+        t._meta = m = _AutogradMeta()
+        versions.append((m, 0))
 
 
 def record(cls, fn, args, kwargs):
@@ -267,4 +270,9 @@ def run(roots, retain_graph, capture=None):
                 capture[id(leaf)] = g
         else:
             meta = leaf._meta
-            meta.grad = keep(g) if meta.grad is None else meta.grad + g
+            if meta.grad is None:
+                meta.grad = keep(g)
+            elif grad_mode._enabled[0]:  # create_graph: the sum is part of the new graph
+                meta.grad = meta.grad + g
+            else:  # in place, as torch accumulates: references to .grad stay current
+                meta.grad.add_(g)

@@ -107,8 +107,8 @@ def install(modules):
     ops = {name: wrapped[id(getattr(m, name))] for m in modules for name in RULES
            if id(getattr(m, name, None)) in wrapped}
     ops["index_put"] = differentiable(derivatives.index_put, RULES["index_put"])
-    ops["copied"] = differentiable(derivatives.copied, RULES["clone"])
-    ops["filled"] = differentiable(derivatives.filled, RULES["clone"])
+    ops["copied"] = differentiable(derivatives.copied, RULES["copied"])
+    ops["filled"] = differentiable(derivatives.filled, RULES["filled"])
     for module in modules:
         for key, value in list(vars(module).items()):
             if id(value) in wrapped:

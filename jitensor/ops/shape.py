@@ -498,7 +498,9 @@ def stack(tensors, dim=0, *, out=None):
 
 def flip(input, dims):
     """A copy of `input` with the order of elements reversed along `dims`."""
-    ds = _dims(dims, input.ndim, "flip")
+    ds = _dims(dims, max(input.ndim, 1), "flip")  # a 0-d tensor takes dim 0 or -1, as in torch
+    if input.ndim == 0:
+        return input.clone()
     out = input._empty_like()
     backend(input._device).indexing.flip(out._data, input._data, ds)
     return out
