@@ -1,7 +1,8 @@
-"""The derivative rule of every differentiable op, and `install`, which makes the ops record.
+"""The derivative rule of every differentiable op (wrap.py installs them on the ops).
 
-A rule is called as `rule(grad, result, *args, **kwargs)` with the op's own arguments and
-returns `(input, gradient)` pairs (see graph.py). Rules are built from the public ops, so
+A rule is called as `rule(grad, result, *args, **kwargs)` with the op's own arguments (and the
+op's result when the rule is registered with uses_result, else None) and returns
+`(input, gradient)` pairs (see graph.py). Rules are built from the public ops, so
 backward runs the same @njit/@cuda.jit kernels as forward, on the tensors' own device, and is
 itself differentiable (create_graph=True). The engine sums gradients back over broadcast dims
 and converts them to each input's dtype, so rules never do either.
@@ -388,6 +389,17 @@ def _matmul(g, result, a, b, *, out=None):
             (b, S.squeeze(gb, -1) if b.ndim == 1 else gb))
 
 
+@rule("linear", uses_result=False)
+def _linear(g, result, input, weight, bias=None):
+    x = S.reshape(input, (-1, input.shape[-1]))  # every row of input
+    if weight.ndim == 1:  # one output per row
+        return (input, S.unsqueeze(g, -1) * weight), \
+            (weight, L.matmul(S.reshape(g, (-1,)), x)), (bias, g)
+    rows = S.reshape(g, (-1, g.shape[-1]))
+    return (input, L.matmul(g, weight)), (weight, L.matmul(S.transpose(rows, 0, 1), x)), \
+        (bias, g)  # the engine sums g over the rows for the bias
+
+
 @rule("outer", "ger", uses_result=False)
 def _outer(g, result, input, vec2, *, out=None):
     return (input, L.mv(g, vec2)), (vec2, L.mv(S.transpose(g, 0, 1), input))
@@ -458,12 +470,12 @@ def _pieces(g, result, input, dim):
             for gi, r in zip(g, result)]
 
 
-@rule("split", "chunk", uses_inputs=False, uses_result=False)
+@rule("split", "chunk", uses_inputs=False)  # the result: the shapes of unused pieces
 def _split(g, result, input, size_or_count, dim=0):
     return ((input, S.cat(_pieces(g, result, input, dim), dim)),)
 
 
-@rule("unbind", uses_inputs=False, uses_result=False)
+@rule("unbind", uses_inputs=False)
 def _unbind(g, result, input, dim=0):
     return ((input, S.stack(_pieces(g, result, input, dim), dim)),)
 

@@ -129,7 +129,8 @@ def record(cls, fn, args, kwargs):
     node = cls()
     node.args, node.kwargs, node.edges, node.n_outputs, node.retained = \
         args, kwargs, edges, len(outs), None
-    node.result = _alias(result) if result.__class__ is Tensor else \
+    node.result = None if not cls.uses_result else _alias(result) \
+        if result.__class__ is Tensor else \
         tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:

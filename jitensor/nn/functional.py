@@ -4,6 +4,7 @@ import warnings
 
 from ..creation import rand
 from ..dtypes import bool_, int64
+from ..ops import linalg as _linalg
 from ..tensor import Tensor
 
 __all__ = ["cross_entropy", "dropout", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
@@ -25,12 +26,7 @@ def _reduce(loss, reduction):
 # -- layers ------------------------------------------------------------------------------------
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: `weight` is (out_features, in_features), `input` (..., in)."""
-    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
-        raise RuntimeError(f"linear(): input of shape {tuple(input.shape)} does not match weight "
-                           f"of shape {tuple(weight.shape)}: the input's last dimension must "
-                           f"equal in_features ({weight.shape[-1]})")
-    out = input @ weight.T
-    return out if bias is None else out + bias
+    return _linalg.linear(input, weight, bias)
 
 
 def relu(input, inplace=False):

@@ -264,6 +264,19 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias (torch.nn.functional.linear): `weight` is (out_features,
+    in_features), `input` (..., in_features). An op of its own so that its gradient is two
+    products read straight from the operands (no transposed copy of the weight's gradient)."""
+    _check_tensors("linear", input=input, weight=weight)
+    if input.ndim == 0 or weight.ndim not in (1, 2) or input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"linear(): input of shape {tuple(input.shape)} does not match weight "
+                           f"of shape {tuple(weight.shape)}: the input's last dimension must "
+                           f"equal in_features ({weight.shape[-1] if weight.ndim else None})")
+    out = matmul(input, weight.mT if weight.ndim == 2 else weight)
+    return out if bias is None else out.add_(bias)  # out is new: no copy for the sum
+
+
 def _matmul_operator(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented  # Python then raises torch's "unsupported operand type(s) for @"
