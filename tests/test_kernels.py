@@ -376,3 +376,12 @@ def test_import_loads_no_gpu_backend_or_torch():
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('numba.cuda') "
             "or m == 'jitensor.backends.cuda'))")
     assert run_python(code) == "[]"
+
+
+@pytest.mark.parametrize("shape, perm", [((1024, 600), (1, 0)), ((3, 700, 300), (0, 2, 1)),
+                                         ((70, 90, 100), (2, 1, 0)), ((40, 33), (1, 0))])
+def test_transposed_copies_large_and_small(shape, perm):
+    # above 2 MiB a transposed read runs the tiled kernel, below it the plain one
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    t = jt.from_numpy(a).permute(*perm)
+    np.testing.assert_array_equal(t.contiguous().numpy(), np.ascontiguousarray(a.transpose(perm)))

@@ -59,7 +59,10 @@ def copy(out, src):
         kernels.copy_flat(out, src)
     else:
         for o, s in as_4d(out, src):
-            kernels.copy_4d(o, s)
+            # a transposed read of more than L2 holds (4096^2 float32: 2.5x faster tiled; a
+            # 128 x 784 one runs faster untiled, from cache)
+            tiled = abs(s.strides[3]) > abs(s.strides[2]) > 0 and s.nbytes > 1 << 21
+            (kernels.copy_4d_tiled if tiled else kernels.copy_4d)(o, s)
 
 
 def arange(out, start, step):
