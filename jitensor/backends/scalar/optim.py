@@ -21,11 +21,10 @@ def adam(p, g, m, v, vmax, hp, flags):
     dtype, each computed in double precision first as torch does; flags = (maximize, decoupled
     weight decay, amsgrad)."""
     g = -g if flags[0] else g
-    if hp[6] != 0:
-        if flags[1]:
-            p = p * hp[1]
-        else:
-            g = g + hp[6] * p
+    # conditional expressions, not branches: reassigning inside branches of an inlined helper
+    # makes numba warn (docs/design.md)
+    p = p * hp[1] if hp[6] != 0 and flags[1] else p
+    g = g + hp[6] * p if hp[6] != 0 and not flags[1] else g
     m = lerp(m, g, hp[2], hp[0])
     v = v * hp[3] + hp[4] * g * g
     vmax = max(vmax, v) if flags[2] else v
