@@ -100,3 +100,15 @@ def run_python(code, extra_env=None, timeout=120):
                           timeout=timeout, cwd=str(REPO))
     assert proc.returncode == 0, f"subprocess failed:\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc.stdout.strip()
+
+
+def leaf(data, dtype=jt.float64):
+    """A leaf tensor that requires grad, from data read as float64."""
+    return jt.tensor(np.asarray(data, dtype=np.float64), dtype=dtype, requires_grad=True)
+
+
+def grad_checked(t):
+    """t.grad as NumPy, after checking it exists with t's shape and dtype."""
+    assert t.grad is not None
+    assert tuple(t.grad.shape) == tuple(t.shape) and t.grad.dtype is t.dtype
+    return t.grad.numpy()

@@ -14,6 +14,8 @@ import pytest
 
 import jitensor as jt
 
+from conftest import grad_checked as _grad, leaf as _leaf
+
 
 def _torch():
     return pytest.importorskip("torch")
@@ -555,16 +557,6 @@ def test_gradcheck(case):
 
 
 # -- explicit expectations that run without torch -------------------------------------------------
-def _leaf(data, dtype=jt.float64):
-    return jt.tensor(np.asarray(data, dtype=np.float64), dtype=dtype, requires_grad=True)
-
-
-def _grad(t):
-    assert t.grad is not None
-    assert tuple(t.grad.shape) == tuple(t.shape) and t.grad.dtype is t.dtype
-    return t.grad.numpy()
-
-
 @pytest.mark.parametrize("op, expected_a, expected_b", [
     (jt.maximum, [0.5, 0.0, 0.5, 1.0], [0.5, 1.0, 0.5, 0.0]),
     (jt.minimum, [0.5, 1.0, 0.5, 0.0], [0.5, 0.0, 0.5, 1.0]),

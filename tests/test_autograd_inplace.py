@@ -9,22 +9,14 @@ import pytest
 
 import jitensor as jt
 
+from conftest import grad_checked as _grad, leaf as _leaf
+
 MODIFIED = "modified by an inplace operation"
 MASK23 = np.array([[True, False, True], [False, True, True]])
 
 
 def _torch():
     return pytest.importorskip("torch")
-
-
-def _leaf(data, dtype=jt.float64):
-    return jt.tensor(np.asarray(data, dtype=np.float64), dtype=dtype, requires_grad=True)
-
-
-def _grad(t):
-    assert t.grad is not None
-    assert tuple(t.grad.shape) == tuple(t.shape) and t.grad.dtype is t.dtype
-    return t.grad.numpy()
 
 
 X = np.array([[0.35, -1.2, 0.8], [-0.25, 1.45, -0.65]])  # away from 0, +-0.6 and each other
