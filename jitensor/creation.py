@@ -429,7 +429,9 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     if steps == 1:
         backend(t._device).fill(t._data, check_fill_value(start, t._dtype))
     elif steps:
-        if not t.dtype.is_floating_point:  # torch truncates the bounds to the integer dtype
+        if t.dtype.is_floating_point:  # computed in the output's type, as torch does
+            start, end = t.dtype.np.type(start), t.dtype.np.type(end)
+        else:  # torch truncates the bounds to the integer dtype, then steps in double
             start, end = float(int(start)), float(int(end))
         backend(t._device).linspace(t._data, start, end)
     return t

@@ -3,7 +3,7 @@
 `register_jitable` makes each function callable from kernels of either target, so an op is
 defined once and both devices compute the same numbers."""
 import numpy as np
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -41,11 +41,22 @@ def randint(seed, counter, low, span):
     return low + np.int64(uniform(seed, counter, 53) * span)
 
 
+def as_type_of(like, x):
+    """`x` converted to the numeric type of `like` (numba's int64 * float32 is float64)."""
+
+
+@overload(as_type_of, inline="always")
+def _as_type_of(like, x):
+    cast = like
+    return lambda like, x: cast(x)
+
+
 @register_jitable
 def linspace_at(i, steps, start, end):
-    """torch's symmetric formula: the first half counts up from `start`, the second half down
-    from `end`, so both endpoints are exact."""
-    step = (end - start) / (steps - 1)
+    """torch's symmetric formula, in start's type as torch computes it (float32 for float32
+    output): the first half counts up from `start`, the second half down from `end`, so both
+    endpoints are exact."""
+    step = (end - start) / as_type_of(start, steps - 1)
     if i < steps // 2:
-        return start + step * i
-    return end - step * (steps - 1 - i)
+        return start + step * as_type_of(start, i)
+    return end - step * as_type_of(start, steps - 1 - i)
