@@ -49,17 +49,16 @@ class _Formatter:
             absval = np.abs(finite)
             lo, hi = absval.min(), absval.max()
             self.int_mode = bool(np.all(finite == np.ceil(finite)))
-            if self.int_mode:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-                widths = [len(f"{v:.{p}e}") if self.sci_mode else len(f"{v:.0f}") + 1
-                          for v in finite.tolist()]
+            # the notation first (an explicit sci_mode wins), then the width in it (torch 2.x)
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4 \
+                if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+            if self.sci_mode:
+                widths = [len(f"{v:.{p}e}") for v in finite.tolist()]
+            elif self.int_mode:
+                widths = [len(f"{v:.0f}") + 1 for v in finite.tolist()]
             else:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-                fmt = "e" if self.sci_mode else "f"
-                widths = [len(f"{v:.{p}{fmt}}") for v in finite.tolist()]
+                widths = [len(f"{v:.{p}f}") for v in finite.tolist()]
             self.max_width = max(widths)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def format(self, value):
         p = PRINT_OPTS.precision
@@ -112,12 +111,14 @@ def _nested(a, indent, summarize, fmt):
 def _with_suffixes(text, suffixes, indent):
     parts, last = [text], len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        # measured as torch's "torch.float64": lines break where torch breaks them
+        width = len(suffix.replace("jitensor.", "torch."))
+        if last + width + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suffix)
-            last = indent + len(suffix)
+            last = indent + width
         else:
             parts.append(", " + suffix)
-            last += len(suffix) + 2
+            last += width + 2
     return "".join(parts) + ")"
 
 

@@ -3,7 +3,6 @@
 CASES holds torch 2.x's output for each input (recorded, so these run without torch); with torch
 installed the same inputs, random ones and the print options are compared live."""
 import importlib.util
-import re
 
 import numpy as np
 import pytest
@@ -109,13 +108,8 @@ CASES = {
 }
 
 # torch wraps a suffix onto its own line when the last line, "tensor(" included, plus ", " and the
-# suffix would pass the line width. jitensor measures the same way, but its "jitensor." dtype names
-# are 3 characters longer than "torch.", so a line that torch fits in 78-80 columns has to wrap in
-# jitensor (float64_20 below); the comparisons therefore remove suffix line breaks elsewhere.
-NAME_WIDTH_DIFF = ("BUG: suffix wrapping is measured with jitensor's own names: "
-                   "'dtype=jitensor.float64' is 3 characters longer than 'dtype=torch.float64', "
-                   "so the line torch measures at 78 of 80 columns measures 81 and jitensor wraps "
-                   "the suffix where torch keeps it on the last line")
+# suffix would pass the line width. jitensor measures with torch's names ("torch.float64"), so it
+# wraps exactly where torch does although its "jitensor." names are 3 characters longer.
 WRAP_CASES = {  # inputs at the wrapping boundary
     "float64_rg_4": ("[0.0, 1 / 3, 2 / 3, 1.0]", "float64", True,
                      "tensor([0.0000, 0.3333, 0.6667, 1.0000], dtype=jitensor.float64,\n"
@@ -141,8 +135,7 @@ def test_repr_matches_recorded_torch_output(name):
     assert str(t) == expected
 
 
-WRAP_NAMES = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NAME_WIDTH_DIFF))
-              if n == "float64_20" else n for n in WRAP_CASES]
+WRAP_NAMES = list(WRAP_CASES)
 
 
 @pytest.mark.parametrize("name", WRAP_NAMES)
@@ -186,14 +179,6 @@ def torch_repr(torch, data, dtype, requires_grad=False):
     t = torch.tensor(data, dtype=None if dtype is None else getattr(torch, dtype),
                      requires_grad=requires_grad)
     return repr(t).replace("torch.", "jitensor.")
-
-
-_SUFFIX_BREAK = re.compile(r",\s*\n\s*(?=(dtype=|requires_grad=|size=|device=))")
-
-
-def unwrap_suffixes(text):
-    """The repr with the line breaks before its suffixes removed: the body is kept exact."""
-    return _SUFFIX_BREAK.sub(", ", text)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -244,16 +229,9 @@ def test_repr_property_matches_torch(case):
     data, dtype, requires_grad = case
     got = repr(jt.tensor(data, dtype=dtype, requires_grad=requires_grad))
     expected = torch_repr(torch, data, dtype.name, requires_grad)
-    # bodies and suffixes must be identical; only the suffix line breaks may differ
-    # (NAME_WIDTH_DIFF)
-    assert unwrap_suffixes(got) == unwrap_suffixes(expected)
+    assert got == expected
 
 
-SCI_BUG = "BUG: an explicit set_printoptions(sci_mode=...) is applied after the element width " \
-          "was measured in the automatic notation; torch 2.x decides the notation first"
-
-
-@pytest.mark.xfail(strict=True, reason=SCI_BUG)
 @pytest.mark.parametrize("sci_mode, data, expected", [
     (False, [1e-6, 1.0, 123.456], "tensor([  0.0000,   1.0000, 123.4560])"),
     (False, [1e10, 1.0], "tensor([10000000000.,           1.])"),
@@ -272,18 +250,14 @@ def test_forced_sci_mode_width(sci_mode, data, expected):
 ], ids=str)
 def test_printoptions_match_torch(opts):
     torch = pytest.importorskip("torch")
-    # data whose automatic notation agrees with a forced one (see SCI_BUG for the others)
     datas = [np.arange(12.).reshape(3, 4) / 7, np.array([1e-6, 1.0, 1234.5]), np.arange(30),
              np.array([1e12, -3.0]), np.arange(2000.), np.array([0.5, 2.25])]
-    if opts.get("sci_mode") is not None:
-        datas = [np.array([1e-6, 1.0, 1234.5]) if opts["sci_mode"] else np.array([0.5, 2.25]),
-                 np.array([1e12, -3.0]) if opts["sci_mode"] else np.arange(12.) / 7]
     try:
         jt.set_printoptions(**opts)
         torch.set_printoptions(**opts)
         for data in datas:
             got = repr(jt.tensor(data))
-            assert unwrap_suffixes(got) == unwrap_suffixes(torch_repr(torch, data, None))
+            assert got == torch_repr(torch, data, None)
     finally:
         jt.set_printoptions(profile="default")
         torch.set_printoptions(profile="default")
@@ -296,4 +270,4 @@ def test_repr_default_dtype_float64_matches_torch(d):
     torch.set_default_dtype(torch.float64)
     for data in ([1.5, 2.0] if d.is_floating_point else [1, 0], np.zeros((0, 2))):
         got = repr(jt.tensor(data, dtype=d))
-        assert unwrap_suffixes(got) == unwrap_suffixes(torch_repr(torch, data, d.name))
+        assert got == torch_repr(torch, data, d.name)
