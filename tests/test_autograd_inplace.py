@@ -414,7 +414,9 @@ def test_inplace_on_view_of_non_leaf_is_not_silently_wrong():
 
 
 @pytest.mark.xfail(strict=True, reason="BUG: a view taken before its base is modified in place "
-                                       "keeps the base's old history: silently wrong gradient")
+                                       "keeps the base's old history: backward raises 'modified "
+                                       "by an inplace operation' where torch rewrites the view's "
+                                       "history")
 def test_view_of_base_modified_in_place():
     x = _leaf([1.0, 2.0, 3.0])
     y = x * 2
@@ -423,6 +425,15 @@ def test_view_of_base_modified_in_place():
     np.testing.assert_array_equal(v.detach().numpy(), [6.0, 12.0])
     v.sum().backward()  # torch: [6, 6, 0]
     np.testing.assert_array_equal(_grad(x), [6.0, 6.0, 0.0])
+
+
+def test_view_of_base_modified_in_place_is_never_silently_wrong():
+    x = _leaf([1.0, 2.0, 3.0])
+    y = x * 2
+    v = y[0:2]
+    y.mul_(3)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        v.sum().backward()
 
 
 # -- in-place under no_grad (an optimizer step) -------------------------------------------------

@@ -125,3 +125,7 @@ def install(modules):
         setattr(Tensor, key, _inplace(key, getattr(Tensor, key), ops[_OUT_OF_PLACE[key]]))
     for name, cls in RULES.items():
         cls.is_view = name in VIEWS
+        # a view's gradient flows into its base's history as it was when the view was taken:
+        # checking the base's version makes an in-place change of the base since then raise
+        # (torch would rewrite the view's history instead)
+        cls.uses_inputs = cls.uses_inputs or cls.is_view
