@@ -7,18 +7,26 @@ from .kernels import PARALLEL_MIN
 
 
 @njit(cache=True, parallel=True)
-def adam_kernel(p, g, m, v, vmax, hp, flags):
+def adam_kernel(p, g, m, v, vmax, hp, maximize, decoupled, amsgrad):
+    h = (hp[0], hp[1], hp[2], hp[3], hp[4], hp[5], hp[6], hp[7], hp[8])  # scalars: see s.adam
     n = p.size
     if n < PARALLEL_MIN:
         for i in range(n):
-            p[i], m[i], v[i], vmax[i] = s.adam(p[i], g[i], m[i], v[i], vmax[i], hp, flags)
+            p[i], m[i], v[i], top = s.adam(p[i], g[i], m[i], v[i], vmax[i], h, maximize,
+                                           decoupled, amsgrad)
+            if amsgrad:
+                vmax[i] = top
     else:
         for i in prange(n):
-            p[i], m[i], v[i], vmax[i] = s.adam(p[i], g[i], m[i], v[i], vmax[i], hp, flags)
+            p[i], m[i], v[i], top = s.adam(p[i], g[i], m[i], v[i], vmax[i], h, maximize,
+                                           decoupled, amsgrad)
+            if amsgrad:
+                vmax[i] = top
 
 
 def adam(p, g, m, v, vmax, hyper, flags):
     """Update C-contiguous buffers p, m, v (and vmax with amsgrad, else pass v) in place from
-    the gradient g; `hyper`, `flags` as `scalar.optim.adam` takes them."""
+    the gradient g; `hyper` as `scalar.optim.adam` takes it, flags = (maximize, decoupled weight
+    decay, amsgrad)."""
     adam_kernel(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), vmax.reshape(-1),
-                np.array(hyper, p.dtype), np.array(flags, np.bool_))
+                np.array(hyper, p.dtype), *map(bool, flags))

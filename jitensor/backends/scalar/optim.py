@@ -14,18 +14,18 @@ def lerp(start, end, weight, one):
         end - (end - start) * (one - weight)
 
 
-@register_jitable(inline="always")
-def adam(p, g, m, v, vmax, hp, flags):
-    """One element of Adam/AdamW: returns (p, m, v, vmax). hp = (1, 1 - lr * weight_decay,
-    1 - beta1, beta2, 1 - beta2, eps, weight_decay, step_size, sqrt(bias_correction2)) in p's
-    dtype, each computed in double precision first as torch does; flags = (maximize, decoupled
-    weight decay, amsgrad)."""
-    g = -g if flags[0] else g
-    # conditional expressions, not branches: reassigning inside branches of an inlined helper
-    # makes numba warn (docs/design.md)
-    p = p * hp[1] if hp[6] != 0 and flags[1] else p
-    g = g + hp[6] * p if hp[6] != 0 and not flags[1] else g
-    m = lerp(m, g, hp[2], hp[0])
-    v = v * hp[3] + hp[4] * g * g
-    vmax = max(vmax, v) if flags[2] else v
-    return p + -hp[7] * (m / (np.sqrt(vmax) / hp[8] + hp[5])), m, v, vmax
+@register_jitable  # scalars only: LLVM inlines it; numba's own inlining warns here
+def adam(p, g, m, v, vmax, h, maximize, decoupled, amsgrad):
+    """One element of Adam/AdamW: returns (p, m, v, vmax). h = (1, 1 - lr * weight_decay,
+    1 - beta1, beta2, 1 - beta2, eps, weight_decay, step_size, sqrt(bias_correction2)) as
+    scalars of p's dtype, each computed in double precision first as torch does. Kernels pass
+    them as scalars, never as an array read per element: loads from an array the loop also
+    writes keep LLVM from hoisting the flags' branches and vectorising the loop."""
+    one, decay, w1, beta2, w2, eps, wd, step_size, bc2 = h
+    g1 = -g if maximize else g
+    p1 = p * decay if wd != 0 and decoupled else p
+    g2 = g1 + wd * p1 if wd != 0 and not decoupled else g1
+    m1 = lerp(m, g2, w1, one)
+    v1 = v * beta2 + w2 * g2 * g2
+    top = max(vmax, v1) if amsgrad else v1
+    return p1 + -step_size * (m1 / (np.sqrt(top) / bc2 + eps)), m1, v1, top
