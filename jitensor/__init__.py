@@ -1,5 +1,7 @@
 """jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
+import importlib
+
 from . import autograd, cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._format import set_printoptions
@@ -44,7 +46,14 @@ __all__ = [
 for _m in (_elementwise, _indexing, _linalg, _reduction, _shape):
     __all__ += _m.__all__
 
-from . import nn, optim  # noqa: E402 (they build on everything above)
-from .serialization import load, save  # noqa: E402
-
 __all__ += ["load", "nn", "optim", "save"]
+
+
+def __getattr__(name):
+    """nn, optim, save and load are imported on first use, which keeps `import jitensor` light
+    (they build on everything above)."""
+    if name in ("nn", "optim"):
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in ("save", "load"):
+        return getattr(importlib.import_module(f"{__name__}.serialization"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -385,3 +385,18 @@ def test_transposed_copies_large_and_small(shape, perm):
     a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     t = jt.from_numpy(a).permute(*perm)
     np.testing.assert_array_equal(t.contiguous().numpy(), np.ascontiguousarray(a.transpose(perm)))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_child_forked_after_import_runs_parallel_kernels():
+    # import warms Numba up with a serial kernel: a parallel one would start GNU OpenMP, and a
+    # child forked after that (multiprocessing, data loader workers) aborts in its first one
+    code = """
+import os
+import jitensor as jt
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if (jt.ones(1 << 17) * 2).sum().item() == 2 * (1 << 17) else 1)
+print(os.waitpid(pid, 0)[1])
+"""
+    assert run_python(code) == "0"

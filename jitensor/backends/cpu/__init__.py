@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import elementwise, indexing, kernels, linalg, optim, reduction  # noqa: F401 (op families)
+from . import custom  # noqa: F401 (user-written kernels: jitensor/custom.py)
 from .strided import as_4d
 
 # Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);
@@ -17,9 +18,12 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "threadsafe"
 
 # The first call of any kernel in a process sets up Numba's CPU target (~0.15 s, 0.3 s when SciPy
-# is installed, which Numba then imports): pay it at import, with the commonest kernel, so that a
-# user's first op runs in milliseconds from the on-disk cache.
-kernels.fill_flat(np.empty(0, np.float32), 0.0)
+# is installed, which Numba then imports): pay it at import, so that a user's first op runs in
+# milliseconds from the on-disk cache. With a serial kernel: loading a parallel one starts GNU
+# OpenMP, after which a forked child process (multiprocessing, data loader workers) aborts on
+# its first parallel kernel.
+indexing.accumulate_kernel(np.empty(0, np.float32), np.empty(0, np.int64),
+                           np.empty(0, np.float32))
 
 
 empty = np.empty  # (shape, np_dtype): the allocator is NumPy's
