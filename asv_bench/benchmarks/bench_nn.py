@@ -1,0 +1,57 @@
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, and autograd's
+bookkeeping on tiny tensors (NumPy has no autograd: its combinations are skipped)."""
+import numpy as np
+
+from .common import DEVICES, Peer, warm
+
+LIBRARIES = ("jitensor", "torch")
+
+
+class TrainStep:
+    params = (LIBRARIES, DEVICES, (1, 64, 512), ("sgd", "adam"))
+    param_names = ("library", "device", "batch", "optimizer")
+
+    def setup(self, library, device, batch, optimizer):
+        peer = Peer(library, device)
+        lib, nn = peer.mod, peer.mod.nn
+        lib.manual_seed(0)
+        self.sync, self.nn = peer.sync, nn
+        self.model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10)).to(device)
+        make = lib.optim.SGD if optimizer == "sgd" else lib.optim.Adam
+        self.opt = make(self.model.parameters(), lr=1e-3)
+        self.x = peer.random((batch, 784), "float32")
+        self.y = peer.asarray(np.random.default_rng(2).integers(0, 10, batch))
+        warm(self)
+
+    def time_step(self, *_):
+        self.sync(self.step())
+
+    def step(self):
+        self.opt.zero_grad()
+        loss = self.nn.functional.cross_entropy(self.model(self.x), self.y)
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+class Bookkeeping:
+    """x * y on 2x3 tensors with and without inputs that require grad, and a tiny backward."""
+    params = (LIBRARIES, DEVICES)
+    param_names = ("library", "device")
+
+    def setup(self, library, device):
+        peer = Peer(library, device)
+        self.sync = peer.sync
+        self.x, self.y = peer.random((2, 3), "float32"), peer.random((2, 3), "float32", seed=1)
+        self.gx = self.x.clone().requires_grad_()
+        self.gy = self.y.clone().requires_grad_()
+        warm(self)
+
+    def time_mul(self, *_):
+        self.sync(self.x * self.y)
+
+    def time_mul_grad(self, *_):
+        self.sync(self.gx * self.gy)
+
+    def time_backward(self, *_):
+        self.sync((self.gx * self.gy).sum().backward())
