@@ -2,9 +2,12 @@
 differentiates them with no rules of their own."""
 import warnings
 
-from ..creation import rand
+from ..autograd.graph import node_class
+from ..autograd.wrap import differentiable
+from ..creation import arange, rand
 from ..dtypes import bool_, int64
 from ..ops import linalg as _linalg
+from ..ops.elementwise import where
 from ..tensor import Tensor
 
 __all__ = ["cross_entropy", "dropout", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
@@ -156,12 +159,37 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     d = _class_dim("cross_entropy", input, target)
     n_classes = input.shape[d]
     _check_weight(weight, n_classes)
+    if weight is None and not label_smoothing and reduction != "none":
+        return _fused_cross_entropy(input, target, d, ignore_index, reduction == "mean")
     logp = log_softmax(input, d)
     loss, target_weight, ignored = _picked(logp, target, weight, ignore_index, d)
     if label_smoothing:
         smooth = -(logp if weight is None else logp * _along(weight, d, input.ndim)).sum(d)
         loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_classes)
     return _class_loss(loss, target_weight, ignored, reduction)
+
+
+def _cross_entropy(input, target, d, ignore_index, mean):
+    """The common case of cross_entropy (class indices, no weights or smoothing, a reduced
+    loss) as one recorded op: its gradient is softmax - one_hot(target), scaled, in a few
+    kernels instead of the backward of every op of the composition."""
+    loss, _, ignored = _picked(log_softmax(input, d), target, None, ignore_index, d)
+    return _class_loss(loss, None, ignored, "mean" if mean else "sum")
+
+
+def _cross_entropy_rule(g, result, input, target, d, ignore_index, mean):
+    target = target.long()
+    kept = (target != ignore_index).unsqueeze(d)
+    shape = [1] * input.ndim
+    shape[d] = input.shape[d]
+    hit = arange(input.shape[d], device=input.device).reshape(shape) == target.unsqueeze(d)
+    p = softmax(input, d)
+    scale = g / kept.sum() if mean else g
+    return ((input, where(kept, where(hit, p - 1, p) * scale, 0.0)),)
+
+
+_fused_cross_entropy = differentiable(
+    _cross_entropy, node_class("nll_loss", _cross_entropy_rule, uses_result=False))
 
 
 def _along(weight, d, ndim):
