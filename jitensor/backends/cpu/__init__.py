@@ -125,5 +125,10 @@ def broadcast_to(buf, shape):
     return as_strided(buf, shape, strides)
 
 
+def item(buf):
+    """The element of a one-element buffer, as a NumPy scalar of its dtype."""
+    return buf.reshape(-1)[0]
+
+
 def data_ptr(buf):
     return buf.ctypes.data
