@@ -376,6 +376,12 @@ def _cumsum(g, result, input, dim, *, dtype=None, out=None):
 
 
 # -- matrix products ----------------------------------------------------------------------------
+def _wanted(t):
+    """Whether input `t` takes a gradient: products skip the ones nobody asked for (the input
+    batch of a first layer, say), as the engine would drop them anyway."""
+    return isinstance(t, Tensor) and t.requires_grad
+
+
 @rule("matmul", "mm", "bmm", "mv", "dot", uses_result=False)
 def _matmul(g, result, a, b, *, out=None):
     if a.ndim == 1 and b.ndim == 1:  # a dot product: g is 0-d
@@ -384,20 +390,31 @@ def _matmul(g, result, a, b, *, out=None):
     b2 = S.unsqueeze(b, -1) if b.ndim == 1 else b
     g2 = S.unsqueeze(g, -2) if a.ndim == 1 else g
     g2 = S.unsqueeze(g2, -1) if b.ndim == 1 else g2
-    ga, gb = L.matmul(g2, S.transpose(b2, -1, -2)), L.matmul(S.transpose(a2, -1, -2), g2)
-    return ((a, S.squeeze(ga, -2) if a.ndim == 1 else ga),
-            (b, S.squeeze(gb, -1) if b.ndim == 1 else gb))
+    pairs = []
+    if _wanted(a):
+        ga = L.matmul(g2, S.transpose(b2, -1, -2))
+        pairs.append((a, S.squeeze(ga, -2) if a.ndim == 1 else ga))
+    if _wanted(b):
+        gb = L.matmul(S.transpose(a2, -1, -2), g2)
+        pairs.append((b, S.squeeze(gb, -1) if b.ndim == 1 else gb))
+    return pairs
 
 
 @rule("linear", uses_result=False)
 def _linear(g, result, input, weight, bias=None):
     x = S.reshape(input, (-1, input.shape[-1]))  # every row of input
+    pairs = [(bias, g)]  # the engine sums g over the rows for the bias
     if weight.ndim == 1:  # one output per row
-        return (input, S.unsqueeze(g, -1) * weight), \
-            (weight, L.matmul(S.reshape(g, (-1,)), x)), (bias, g)
-    rows = S.reshape(g, (-1, g.shape[-1]))
-    return (input, L.matmul(g, weight)), (weight, L.matmul(S.transpose(rows, 0, 1), x)), \
-        (bias, g)  # the engine sums g over the rows for the bias
+        if _wanted(input):
+            pairs.append((input, S.unsqueeze(g, -1) * weight))
+        if _wanted(weight):
+            pairs.append((weight, L.matmul(S.reshape(g, (-1,)), x)))
+        return pairs
+    if _wanted(input):
+        pairs.append((input, L.matmul(g, weight)))
+    if _wanted(weight):
+        pairs.append((weight, L.matmul(S.transpose(S.reshape(g, (-1, g.shape[-1])), 0, 1), x)))
+    return pairs
 
 
 @rule("outer", "ger", uses_result=False)

@@ -173,8 +173,14 @@ def _cross_entropy(input, target, d, ignore_index, mean):
     """The common case of cross_entropy (class indices, no weights or smoothing, a reduced
     loss) as one recorded op: its gradient is softmax - one_hot(target), scaled, in a few
     kernels instead of the backward of every op of the composition."""
-    loss, _, ignored = _picked(log_softmax(input, d), target, None, ignore_index, d)
-    return _class_loss(loss, None, ignored, "mean" if mean else "sum")
+    logp = log_softmax(input, d)
+    if target.dtype is not int64:
+        target = target.long()
+    if bool((target == ignore_index).any()):
+        loss, _, ignored = _picked(logp, target, None, ignore_index, d)
+        return _class_loss(loss, None, ignored, "mean" if mean else "sum")
+    total = -logp.gather(d, target.unsqueeze(d)).sum()  # no target ignored: fewer ops
+    return total / target.numel() if mean else total
 
 
 def _cross_entropy_rule(g, result, input, target, d, ignore_index, mean):
