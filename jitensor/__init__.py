@@ -57,3 +57,8 @@ def __getattr__(name):
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+from .custom import elementwise, reduction  # noqa: E402 (user ops build on the ops above)
+
+__all__ += ["elementwise", "reduction"]
