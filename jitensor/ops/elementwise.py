@@ -34,7 +34,7 @@ class _Op:
         self.name, self.family, self.int_code = name, family, int_code
         self.float_code = int_code if float_code is None else float_code
         self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
-        self.fast = ()  # dtypes for which `_fast` may run this op with no further checks
+        self.fast = {}  # dtype -> (result dtype, op code) where `_fast` may run it unchecked
 
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
@@ -94,10 +94,11 @@ B = {o.name: o for o in [
 ]}
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
-    _op.fast = frozenset(
-        d for d in dtypes.CPU_DTYPES if d is not bool_ and (
+    _op.fast = {
+        d: (bool_ if _op.rule == BOOL else d, _op.code(d))
+        for d in dtypes.CPU_DTYPES if d is not bool_ and (
             _op.family != "bitwise" if d.is_floating_point else
-            _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow"))
+            _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow")}
 
 # -- dtype decisions --------------------------------------------------------------------------
 
@@ -285,12 +286,13 @@ def _fast(op, x, y):
         yd = dt.np.type(y)
     else:
         return None
-    if dt not in op.fast:
+    fast = op.fast.get(dt)
+    if fast is None:
         return None
+    rt, code = fast
     b = backend(x._device)
-    rt = bool_ if op.rule == BOOL else dt
     out = b.empty(xd.shape, rt.np)
-    b.elementwise.launch_fresh(op.family, op.code(dt), out, xd, yd, _ONE[dt])
+    b.elementwise.launch_fresh(op.family, code, out, xd, yd, _ONE[dt])
     t = _new(Tensor)  # _wrap spelled out
     t._data, t._dtype, t._device, t._meta = out, rt, x._device, None
     return t
