@@ -29,7 +29,7 @@ def exp(x):
     expf: 4x slower on the CPU), within 1 ulp; other types use np.exp."""
 
 
-@overload(exp, inline="always")
+@overload(exp)  # not inline="always": Numba's IR inliner warns on its selects; LLVM inlines it
 def _exp(x):
     if x == types.float32:
         return _exp_float32
@@ -60,19 +60,15 @@ def _exp_float32(x):
     xc = min(max(x, np.float32(-104.0)), np.float32(88.72283))
     k = np.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
     r = xc - k * np.float32(0.693359375) + k * np.float32(2.12194440e-4)
-    p = np.float32(1.9875691500e-4)
-    p = p * r + np.float32(1.3981999507e-3)
-    p = p * r + np.float32(8.3334519073e-3)
-    p = p * r + np.float32(4.1665795894e-2)
-    p = p * r + np.float32(1.6666665459e-1)
-    p = p * r + np.float32(5.0000001201e-1)
+    p = ((((np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)) * r
+           + np.float32(8.3334519073e-3)) * r + np.float32(4.1665795894e-2)) * r
+         + np.float32(1.6666665459e-1)) * r + np.float32(5.0000001201e-1)
     ki = np.int32(k)
     half = ki >> np.int32(1)
     y = (p * r * r + r + np.float32(1.0)) * _pow2(half) * _pow2(ki - half)
-    # selects, not branches that reassign y: inlined branches trip Numba's IR checks
-    y = np.float32(np.inf) if x > np.float32(88.72283) else y
-    y = np.float32(0.0) if x < np.float32(-104.0) else y
-    return x if x != x else y
+    return x if x != x else np.float32(np.inf) if x > np.float32(88.72283) else \
+        np.float32(0.0) if x < np.float32(-104.0) else y
+
 
 @register_jitable
 def sign(x):
