@@ -50,3 +50,95 @@ def set_device(device):
     index = device if isinstance(device, int) else device_cls(device).index or 0
     init(index)
     _current[0] = index
+
+
+class OutOfMemoryError(RuntimeError):
+    """Raised when the GPU has no room for a new tensor even after cached memory was released."""
+
+
+def _memory():
+    init()
+    from .backends.cuda import memory
+    return memory
+
+
+def synchronize(device=None):
+    """Wait until every kernel queued on the GPU has finished."""
+    init()
+    from .backends.cuda import driver
+    driver.synchronize()
+
+
+def memory_allocated(device=None):
+    """Bytes of GPU memory held by tensors now (in 512-byte blocks, as torch counts)."""
+    return _memory().stats()["allocated"]
+
+
+def max_memory_allocated(device=None):
+    return _memory().stats()["peak"]
+
+
+def reset_peak_memory_stats(device=None):
+    _memory().reset_peak()
+
+
+def memory_reserved(device=None):
+    """Bytes held by jitensor's pool: tensors' blocks plus freed ones cached for reuse."""
+    return _memory().stats()["reserved"]
+
+
+def empty_cache():
+    """Give the cached, unused blocks back to the driver (tensors keep theirs)."""
+    _memory().empty_cache()
+
+
+class device:
+    """``with jt.cuda.device(1):`` -- make a device current inside the block."""
+
+    def __init__(self, index):
+        from .device import device as device_cls
+        self.index = index if isinstance(index, int) else device_cls(index).index or 0
+
+    def __enter__(self):
+        self.previous = current_device()
+        set_device(self.index)
+        return self
+
+    def __exit__(self, *exc):
+        set_device(self.previous)
+
+
+class Stream:
+    """A CUDA stream. jitensor queues every kernel on the device's default stream in order, so
+    a Stream here orders work as that one stream does; ``synchronize`` waits for it."""
+
+    def __init__(self, device=None, priority=0):
+        init()
+
+    def synchronize(self):
+        synchronize()
+
+    def wait_stream(self, stream):
+        pass  # one underlying stream: already ordered
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+def current_stream(device=None):
+    return Stream(device)
+
+
+def stream(s):
+    """``with jt.cuda.stream(s):`` (see Stream)."""
+    return s
+
+
+def get_device_name(device=None):
+    init()
+    from numba import cuda
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else name

@@ -462,7 +462,7 @@ def _rows(shape, strides):
     return _offsets(shape, strides), 0
 
 
-def _mid(v, bshape, entries, negative):
+def index_offsets(v, bshape, entries, negative):
     """(offsets in `v` of every element of the broadcast index block, None), or (None,
     (k, value)) for the first index of entries[k] out of range."""
     vstr = _estrides(v)
@@ -484,9 +484,11 @@ def _outer_sum(a, b, c):
     return out
 
 
-def _copy_rows(v, r, pre, post, mid, gather):
-    """Run index_copy between the indexed tensor `v` (its block offsets in `mid`) and the
-    operand `r` shaped [v dims pre] + index block + [v dims post]: r <- v when `gather`."""
+def row_plan(v, r, pre, post, mid, gather):
+    """The rows index_copy runs between the indexed tensor `v` (its block offsets in `mid`) and
+    the operand `r` shaped [v dims pre] + index block + [v dims post], r <- v when `gather`:
+    (dst, dst row table, dst row step, dst element stride, the same four for src, rows, k).
+    Shared with the CUDA backend."""
     vstr, rstr = _estrides(v), _estrides(r)
     outer = r.ndim - len(post)
     shape, (vpost, rpost) = coalesce([v.shape[d] for d in post], [vstr[d] for d in post],
@@ -498,8 +500,13 @@ def _copy_rows(v, r, pre, post, mid, gather):
     k = shape[-1]
     v, r = (v, vrows, 0, vpost[-1]), (r, rrows, rstep, rpost[-1])
     (dst, drows, dstep, dk), (src, srows, sstep, sk) = (r, v) if gather else (v, r)
+    return dst, drows, dstep, dk, src, srows, sstep, sk, r[0].size // k, k
+
+
+def _copy_rows(v, r, pre, post, mid, gather):
+    dst, drows, dstep, dk, src, srows, sstep, sk, rows, k = row_plan(v, r, pre, post, mid, gather)
     index_copy_kernel(_bits(_flat(dst)), drows, dstep, dk, _bits(_flat(src)), srows, sstep, sk,
-                      r[0].size // k, k)
+                      rows, k)
 
 
 def index(out, src, entries, pre, post, negative=True):
@@ -510,7 +517,7 @@ def index(out, src, entries, pre, post, negative=True):
     `negative`)."""
     if not out.size:  # as in torch, indices are only checked where an element is read
         return None
-    mid, bad = _mid(src, out.shape[len(pre):out.ndim - len(post)], entries, negative)
+    mid, bad = index_offsets(src, out.shape[len(pre):out.ndim - len(post)], entries, negative)
     if bad is None:
         _copy_rows(src, out, pre, post, mid, gather=True)
     return bad
@@ -522,7 +529,7 @@ def index_put(dst, entries, pre, post, value, negative=True):
     before anything is written; returns None or (k, value) as `index` does."""
     if not value.size:
         return None
-    mid, bad = _mid(dst, value.shape[len(pre):value.ndim - len(post)], entries, negative)
+    mid, bad = index_offsets(dst, value.shape[len(pre):value.ndim - len(post)], entries, negative)
     if bad is None:
         _copy_rows(dst, value, pre, post, mid, gather=False)
     return bad

@@ -5,6 +5,8 @@ defined once and both devices compute the same numbers."""
 import numpy as np
 from numba.extending import overload, register_jitable
 
+from . import libm
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -33,7 +35,7 @@ def normal(seed, counter):
     of n normals reserves 2n counters; element i uses offset + 2i)."""
     u1 = 1.0 - uniform(seed, counter, 53)  # (0, 1]: log stays finite
     u2 = uniform(seed, counter + 1, 53)
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    return libm.sqrt(-2.0 * libm.log(u1)) * libm.cos(2.0 * np.pi * u2)
 
 
 @register_jitable

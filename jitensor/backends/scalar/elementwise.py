@@ -10,6 +10,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
+from . import libm
+
 # -- op codes: kernels take the op as an integer so one cached compile serves every op ------
 # The front end picks the code for the compute dtype: e.g. FLOOR_DIVIDE on integers, but
 # FLOOR_DIVIDE_FLOAT on floats, so no formula ever needs to test its operands' type.
@@ -29,11 +31,16 @@ def exp(x):
     expf: 4x slower on the CPU), within 1 ulp; other types use np.exp."""
 
 
-@overload(exp)  # not inline="always": Numba's IR inliner warns on its selects; LLVM inlines it
+@overload(exp, target="cpu")  # not inline="always": Numba's IR inliner warns; LLVM inlines it
 def _exp(x):
     if x == types.float32:
         return _exp_float32
     return lambda x: np.exp(x)
+
+
+@overload(exp, target="cuda")
+def _exp_cuda(x):
+    return lambda x: math.exp(x)  # libdevice's
 
 
 @intrinsic
@@ -126,13 +133,13 @@ def floor_divide_float(x, y):
     """torch's floor division of floats: from fmod, so it is exact where x / y would round."""
     if y == 0:
         return x / y
-    mod = np.fmod(x, y)
+    mod = libm.fmod(x, y)
     div = (x - mod) / y
     if mod != 0 and (y < 0) != (mod < 0):
         div -= 1
     if div == 0:
         return math.copysign(0.0, x / y)
-    floordiv = np.floor(div)
+    floordiv = libm.floor(div)
     if div - floordiv > 0.5:
         floordiv += 1
     return floordiv

@@ -24,6 +24,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
+from . import libm
+
 SUM, MEAN, PROD, MAX, MIN, ALL, ANY, ARGMAX, ARGMIN, VAR, STD, LSE = range(12)
 SOFTMAX, LOG_SOFTMAX, CUMSUM = 12, 13, 14  # ops whose output has the input's shape
 
@@ -44,30 +46,49 @@ def _extremum(builder, ty, args, name, pred):
 
 
 @intrinsic
-def maximum(typingctx, a, b):
-    """The larger of two values of one type; NaN if either is NaN (torch.maximum)."""
+def _maximum(typingctx, a, b):
     if a != b:
         return None
     return a(a, b), lambda context, builder, sig, args: _extremum(builder, a, args, "maximum", ">")
 
 
 @intrinsic
-def minimum(typingctx, a, b):
+def _minimum(typingctx, a, b):
     if a != b:
         return None
     return a(a, b), lambda context, builder, sig, args: _extremum(builder, a, args, "minimum", "<")
 
 
 @intrinsic
-def cast_like(typingctx, x, like):
-    """`x` converted to the type of `like` as a C cast does (float -> int truncates, anything ->
-    bool is `!= 0`). Lets one generic body keep its accumulator's type whatever the op."""
+def _cast_like(typingctx, x, like):
     to = types.unliteral(like)
 
     def codegen(context, builder, sig, args):
         return context.cast(builder, args[0], sig.args[0], to)
 
     return to(x, like), codegen
+
+
+# Python bodies for the CUDA simulator, which runs kernels as plain Python; compiled kernels
+# of both targets get the intrinsics.
+def maximum(a, b):
+    """The larger of two values of one type; NaN if either is NaN (torch.maximum)."""
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    return np.minimum(a, b)
+
+
+def cast_like(x, like):
+    """`x` converted to the type of `like` as a C cast does (float -> int truncates, anything ->
+    bool is `!= 0`). Lets one generic body keep its accumulator's type whatever the op."""
+    return np.asarray(like).dtype.type(x)
+
+
+overload(maximum)(lambda a, b: lambda a, b: _maximum(a, b))
+overload(minimum)(lambda a, b: lambda a, b: _minimum(a, b))
+overload(cast_like)(lambda x, like: lambda x, like: _cast_like(x, like))
 
 
 @intrinsic
@@ -137,7 +158,7 @@ def exp(x):
     return np.exp(x)
 
 
-@overload(exp)
+@overload(exp, target="cpu")
 def _exp(x):
     if x == types.float32:
         return _exp32
@@ -146,9 +167,14 @@ def _exp(x):
     return lambda x: _exp64(np.float64(x))
 
 
+@overload(exp, target="cuda")
+def _exp_cuda(x):
+    return lambda x: math.exp(x)  # libdevice's (integers: float64)
+
+
 def is_float(x):
     """Whether x is a float, known when the kernel compiles (so LLVM drops the other branch)."""
-    return isinstance(x, float)
+    return isinstance(x, (float, np.floating))
 
 
 @overload(is_float)
@@ -299,9 +325,9 @@ def finalize(op, state, correction):
         return cast_like(v / k, v)
     if op == VAR or op == STD:
         var = w / max(k - correction, 0.0)
-        return cast_like(np.sqrt(var) if op == STD else var, v)
+        return cast_like(libm.sqrt(var) if op == STD else var, v)
     if op == LSE:
-        return cast_like(shift(v) + np.log(w), v)
+        return cast_like(shift(v) + libm.log(w), v)
     return v
 
 

@@ -1,0 +1,144 @@
+"""The CUDA backend: the same launchers as backends/cpu, on DeviceArrays (memory.py) with
+@cuda.jit kernels launched directly (driver.py). Imported on first CUDA use only."""
+import numpy as np
+
+from ..cpu.strided import as_4d
+from . import driver, kernels, memory
+from .memory import pointer, strides
+
+
+def empty(shape, np_dtype):
+    return memory.empty(shape, np_dtype)
+
+
+def views(out, *arrays):
+    """Kernel arguments for `out` and same-shape arrays: (dense, [(n, n1, n2, n3, args per
+    array)...]) where each array contributes (pointer, offset, s0, s1, s2, s3). Dense operands
+    (all C-contiguous) are walked flat in one launch; any other layout as 4-D views."""
+    if out.flags.c_contiguous and all(a.flags.c_contiguous for a in arrays):
+        n = out.size
+        return True, [(n, 1, 1, n, [x for a in (out, *arrays)
+                                    for x in (*pointer(a), 0, 0, 0, 1)])]
+    slabs = []
+    for group in as_4d(out, *arrays):
+        n0, n1, n2, n3 = group[0].shape
+        slabs.append((n0 * n1 * n2 * n3, n1, n2, n3,
+                      [x for v in group for x in (*pointer(v), *strides(v))]))
+    return False, slabs
+
+
+def fill(out, value):
+    if not out.size:
+        return
+    if value == 0 and out.flags.c_contiguous:  # the driver's memset: the fastest zero fill
+        p, off = pointer(out)
+        driver.memset0(p.address + off * out.itemsize, out.nbytes, p.storage)
+        return
+    dense, slabs = views(out)
+    for n, n1, n2, n3, args in slabs:
+        driver.launch_1d(kernels.fill, n, *args, n, n1, n2, n3, dense, out.dtype.type(value))
+
+
+def copy(out, src):
+    """out[...] = src with C casting; `src` has out's shape (broadcast views are fine) and may
+    overlap `out` (then it is read from a snapshot first)."""
+    if not out.size:
+        return
+    if np.may_share_memory(out, src):
+        snapshot = empty(src.shape, src.dtype)
+        copy(snapshot, src)
+        src = snapshot
+    dense, slabs = views(out, src)
+    for n, n1, n2, n3, args in slabs:
+        driver.launch_1d(kernels.copy, n, *args, n, n1, n2, n3, dense)
+
+
+def _generate(kernel, out, *args):
+    """Run a flat generator kernel into `out`, through a contiguous buffer if `out` has gaps."""
+    target = out if out.flags.c_contiguous else empty(out.shape, out.dtype)
+    if target.size:
+        driver.launch_1d(kernel, target.size, *pointer(target), *args)
+    if target is not out:
+        copy(out, target)
+
+
+def arange(out, start, step):
+    _generate(kernels.arange, out, out.size, start, step)
+
+
+def linspace(out, start, end):
+    _generate(kernels.linspace, out, out.size, start, end)
+
+
+def eye(out):
+    _generate(kernels.eye, out, *out.shape)
+
+
+def uniform(out, seed, offset, low, high):
+    _generate(kernels.uniform, out, out.size, seed, offset, out.dtype.type(low),
+              out.dtype.type(high), 24 if out.itemsize == 4 else 53)
+
+
+def normal(out, seed, offset, mean, std):
+    _generate(kernels.normal, out, out.size, seed, offset, mean, std)
+
+
+def randint(out, seed, offset, low, high):
+    _generate(kernels.randint, out, out.size, seed, offset, low, high - low)
+
+
+def to_numpy(buf):
+    """A new NumPy array with the values of the DeviceArray `buf`."""
+    dense = buf if buf.flags.c_contiguous else empty(buf.shape, buf.dtype)
+    if dense is not buf:
+        copy(dense, buf)
+    host = np.empty(buf.shape, buf.dtype)
+    if host.nbytes:
+        p, off = pointer(dense)
+        driver.to_host(host, p.address + off * buf.itemsize, host.nbytes, p.storage)
+    return host
+
+
+def from_numpy(array):
+    """A new DeviceArray with the values of the NumPy array `array`."""
+    host = np.ascontiguousarray(array)
+    out = empty(host.shape, host.dtype)
+    if host.nbytes:
+        p, off = pointer(out)
+        driver.to_device(p.address + off * out.itemsize, host, host.nbytes, p.storage)
+    return out
+
+
+def empty_like(buf, np_dtype):
+    """Uninitialised, keeping a dense permuted layout (torch's preserve_format)."""
+    order = np.argsort([-abs(s) for s in buf.strides], kind="stable")
+    dense = empty([buf.shape[d] for d in order], np_dtype)
+    return dense.transpose(np.argsort(order))
+
+
+def broadcast_to(buf, shape):
+    """A stride-0 view of `buf` with `shape` (kernels only read it)."""
+    lead = len(shape) - buf.ndim
+    strides_ = [0] * lead + [0 if n == 1 and m != 1 else s
+                             for n, m, s in zip(buf.shape, shape[lead:], buf.strides)]
+    return np.lib.stride_tricks.as_strided(buf, shape, strides_, subok=True)
+
+
+def item(buf):
+    """The element of a one-element buffer, as a NumPy scalar of its dtype."""
+    return to_numpy(buf).reshape(-1)[0]
+
+
+def data_ptr(buf):
+    return memory.address(buf)
+
+
+from . import elementwise, indexing, linalg, reduction  # noqa: E402,F401 (op families)
+
+
+def __getattr__(name):
+    """Op families without CUDA kernels yet (user-written kernels, the fused optimizers)."""
+    if name in ("custom", "optim"):
+        raise NotImplementedError(f"jitensor has no CUDA kernels for {name} ops yet; run them "
+                                  f"on CPU tensors (.cpu())")
+    raise AttributeError(name)

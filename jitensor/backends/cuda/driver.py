@@ -1,0 +1,199 @@
+"""The one module that touches numba-cuda's and cuda.core's private entry points (tested with
+numba-cuda 0.30.4 and cuda-core 1.2, pinned in pyproject.toml): raw allocation, copies, kernel
+compilation and direct launches.
+
+Why direct: a numba DeviceNDArray costs 20-33 us to create and numba's dispatch of array
+arguments 25-47 us per launch, while torch's whole `x + y` takes 6-10 us (../shared/ANCHORS.md).
+So kernels take raw addresses (as typed pointers) and integers, are compiled once per signature,
+and are launched with `cuda.core.launch` and a cached LaunchConfig.
+
+Under NUMBA_ENABLE_CUDASIM=1 (CI, no GPU) the very same kernel sources run in numba's simulator:
+device memory is host memory, a "pointer" argument is the NumPy array of its whole allocation
+(kernels index it from an element offset, exactly as they index the real pointer), and launches
+go through the simulator's `kernel[grid, block](...)`."""
+import numba
+import numpy as np
+from numba import types
+
+SIM = bool(numba.config.ENABLE_CUDASIM)
+BLOCK = 256  # threads per block of the 1-D kernels
+SIM_BLOCK = 8  # the simulator runs one Python thread per GPU thread: keep grids tiny there
+_NUMBA = {np.dtype(t): numba.from_dtype(np.dtype(t)) for t in
+          (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.uint64, np.float16, np.float32,
+           np.float64)}
+
+
+class CudaError(RuntimeError):
+    pass
+
+
+def _check(result):
+    """cuda.bindings calls return (error, *values): raise on an error, return the values."""
+    err, *values = result
+    if int(err):
+        from cuda.bindings import driver
+        name = driver.cuGetErrorName(err)[1]
+        raise CudaError(f"CUDA driver error {int(err)} ({name.decode() if name else err})")
+    return values[0] if len(values) == 1 else values
+
+
+# -- context and streams ---------------------------------------------------------------------
+_state = {}
+
+
+def init():
+    """Bind numba's and cuda.core's view of device 0's primary context once per process."""
+    if "stream" not in _state:
+        from numba import cuda
+        if SIM:
+            _state["stream"] = 0
+            _state["sms"] = 1
+        else:
+            from cuda.core import Device
+            from numba.cuda.cudadrv import driver as ndrv
+            cuda.current_context()  # numba's primary context first; cuda.core shares it
+            Device().set_current()
+            _state["stream"] = ndrv._to_core_stream(0)
+            _state["sms"] = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return _state
+
+
+def synchronize():
+    from numba import cuda
+    init()
+    cuda.synchronize()
+
+
+# -- memory: raw allocations (the caching pool in memory.py sits on top) -----------------------
+def alloc(nbytes):
+    """(address, host storage or None) of `nbytes` new bytes; MemoryError when the device has
+    no room (the pool then empties its cache and retries once)."""
+    if SIM:
+        host = np.empty(nbytes, np.uint8)  # raises MemoryError itself
+        return host.ctypes.data, host
+    from cuda.bindings import driver
+    init()
+    err, ptr = driver.cuMemAlloc(nbytes)
+    if err == driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+        raise MemoryError(f"CUDA out of memory allocating {nbytes} bytes")
+    _check((err, ptr))
+    return int(ptr), None
+
+
+def free(ptr):
+    if not SIM:
+        from cuda.bindings import driver
+        _check(driver.cuMemFree(ptr))
+
+
+def to_device(dst, host, nbytes, storage):
+    """Copy `nbytes` from the C-contiguous NumPy array `host` to device address `dst`."""
+    if SIM:
+        storage[dst - storage.ctypes.data:][:nbytes] = host.reshape(-1).view(np.uint8)
+    else:
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyHtoD(dst, host.ctypes.data, nbytes))
+
+
+def to_host(host, src, nbytes, storage):
+    """Copy `nbytes` from device address `src` into the C-contiguous NumPy array `host`."""
+    if SIM:
+        host.reshape(-1).view(np.uint8)[:] = storage[src - storage.ctypes.data:][:nbytes]
+    else:
+        from cuda.bindings import driver
+        _check(driver.cuMemcpyDtoH(host.ctypes.data, src, nbytes))
+
+
+def memset0(dst, nbytes, storage):
+    """Zero `nbytes` at `dst` with the driver's memset (faster than any fill kernel)."""
+    if SIM:
+        storage[dst - storage.ctypes.data:][:nbytes] = 0
+    else:
+        from cuda.bindings import driver
+        _check(driver.cuMemsetD8Async(dst, 0, nbytes, 0))
+
+
+# -- kernels ---------------------------------------------------------------------------------
+def jit(fn):
+    """A kernel from the Python function `fn`: compiled lazily, once per argument signature,
+    cached on disk."""
+    from numba import cuda
+    return cuda.jit(fn) if SIM else cuda.jit(fn, cache=True)
+
+
+def numba_type(value):
+    """The numba type a launch argument is compiled for."""
+    if isinstance(value, Pointer):
+        return types.CPointer(_NUMBA[value.dtype])
+    if isinstance(value, (bool, np.bool_)):
+        return types.boolean
+    if isinstance(value, int):
+        return types.int64
+    if isinstance(value, float):
+        return types.float64
+    return _NUMBA[value.dtype]
+
+
+class Pointer:
+    """A typed device pointer argument: the allocation's base address (in the simulator, its
+    host storage viewed as `dtype`). Kernels index it from an element offset."""
+    __slots__ = ("address", "dtype", "storage")
+
+    def __init__(self, address, dtype, storage):
+        self.address, self.dtype, self.storage = address, dtype, storage
+
+    def value(self):
+        if SIM:  # the simulator's own device array: a NumPy one would be copied in and out
+            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+            usable = self.storage.size // self.dtype.itemsize * self.dtype.itemsize
+            return FakeCUDAArray(self.storage[:usable].view(self.dtype))
+        return self.address
+
+
+_compiled = {}
+_configs = {}
+SIGNATURES = set()  # (kernel, argument types) launched: the PTX check in CI compiles them all
+
+
+def _kernel(kernel, argtypes):
+    """The cuda.core Kernel of `kernel` compiled for `argtypes` (once per signature)."""
+    key = (kernel, argtypes)
+    found = _compiled.get(key)
+    if found is None:
+        compiled = kernel.compile(argtypes)
+        found = _compiled[key] = compiled._codelibrary.get_cufunc().kernel
+    return found
+
+
+def launch(kernel, grid, block, *args):
+    """Run `kernel` on a grid of `grid` blocks of `block` threads with `args` (Pointers, ints,
+    floats, NumPy scalars) on the current stream."""
+    if SIM:
+        SIGNATURES.add((kernel, tuple(map(numba_type, args))))
+        kernel[grid, block](*(a.value() if isinstance(a, Pointer) else a for a in args))
+        return
+    from cuda.core import LaunchConfig
+    from cuda.core import launch as core_launch
+    argtypes = tuple(map(numba_type, args))
+    config = _configs.get((grid, block))
+    if config is None:
+        config = _configs[(grid, block)] = LaunchConfig(grid=grid, block=block)
+    values = [a.value() if isinstance(a, Pointer) else
+              np.int64(a) if t is types.int64 else np.float64(a) if t is types.float64 else
+              np.bool_(a) if t is types.boolean else a for a, t in zip(args, argtypes)]
+    stream = _state["stream"] if "stream" in _state else init()["stream"]
+    core_launch(stream, config, _kernel(kernel, argtypes), *values)
+
+
+def launch_1d(kernel, n, *args):
+    """Run a grid-stride kernel over `n` items: enough blocks to fill the GPU, no more."""
+    if SIM:
+        launch(kernel, 1, max(1, min(n, SIM_BLOCK)), *args)
+    else:
+        blocks = max(1, min(-(-n // BLOCK), init()["sms"] * 32))
+        launch(kernel, blocks, BLOCK, *args)
+
+
+def threads_per_row():
+    """Threads that cooperate on one row of a row-wise kernel (a power of two)."""
+    return 4 if SIM else BLOCK

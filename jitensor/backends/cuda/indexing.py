@@ -1,0 +1,154 @@
+"""CUDA indexing: views, flip, masked_fill, gather, and advanced indexing.
+
+Advanced indexing plans its rows as the CPU backend does (backends/cpu/indexing.py) from host
+copies of the index tensors -- their values must be checked before anything is written, which
+reads them anyway, as torch's nonzero and bool masks synchronise too -- then copies the rows on
+the device."""
+import numpy as np
+from numba import cuda
+
+from ..cpu import indexing as cpu
+from ..cpu.strided import as_4d
+from ..scalar import elementwise as s
+from . import driver
+from .access import load, offset4, store
+from .memory import DeviceArray, pointer, strides
+
+
+def as_strided(buf, shape, strides_, offset=0):
+    return cpu.as_strided(buf, shape, strides_, offset).view(DeviceArray)
+
+
+def view_dtype(buf, np_dtype):
+    return buf.view(np_dtype)
+
+
+def flip(out, src, dims):
+    """out = src reversed along `dims`: a copy from a view walking those dims backwards."""
+    if out.size:
+        from . import copy
+        es = strides(src)
+        start = sum((src.shape[d] - 1) * es[d] for d in dims)
+        copy(out, as_strided(src, src.shape,
+                             [-x if d in dims else x for d, x in enumerate(es)], start))
+
+
+def masked_fill(buf, mask, value):
+    """buf[mask] = value; `mask` is bool with buf's shape (broadcast views are fine)."""
+    if buf.size:
+        from .elementwise import launch
+        launch("ternary", s.WHERE, buf, mask, buf.dtype.type(value), buf)
+
+
+def flatnonzero(buf):
+    """int64 C-order positions of `buf`'s non-zero elements, as a new 1-D DeviceArray (the
+    count decides the result's size, so it is read on the host, as torch.nonzero does)."""
+    from . import from_numpy, to_numpy
+    return from_numpy(np.flatnonzero(to_numpy(buf)).astype(np.int64))
+
+
+def unravel(out, lin, shape):
+    """out[k, :] = the coordinates in `shape` of the C-order position lin[k]."""
+    if out.size:
+        from . import copy, from_numpy, to_numpy
+        coords = np.stack(np.unravel_index(to_numpy(lin), shape), axis=1).astype(out.dtype)
+        copy(out, from_numpy(coords))
+
+
+@driver.jit
+def gather_kernel(o, oo, o0, o1, o2, o3, x, xo, x0, x1, x2, x3, ix, io, i0, i1, i2, i3,
+                  n, n1, n2, n3, dstride, dsize, bad, bo):
+    """o = x[..., ix[...], ...] along one dim (x walked with stride 0 there); the first
+    position of an index out of range is stored into bad (left alone when all are fine)."""
+    e = cuda.grid(1)
+    while e < n:
+        j = load(ix, io + offset4(e, n1, n2, n3, i0, i1, i2, i3))
+        if j < 0 or j >= dsize:
+            store(bad, bo, e)
+        else:
+            store(o, oo + offset4(e, n1, n2, n3, o0, o1, o2, o3),
+                  load(x, xo + offset4(e, n1, n2, n3, x0, x1, x2, x3) + j * dstride))
+        e += cuda.gridsize(1)
+
+
+def gather(out, src, dim, index):
+    """torch.gather; returns None, or an index value out of [0, src.shape[dim])."""
+    if not out.size:
+        return None
+    from . import from_numpy, to_numpy
+    es = strides(src)
+    along = as_strided(src, out.shape, [0 if d == dim else x for d, x in enumerate(es)])
+    flag = from_numpy(np.full(1, -1, np.int64))
+    for o, x, i in as_4d(out, along, index):
+        shape = o.shape
+        driver.launch_1d(gather_kernel, o.size, *pointer(o), *strides(o), *pointer(x),
+                         *strides(x), *pointer(i), *strides(i), o.size, *shape[1:],
+                         es[dim], src.shape[dim], *pointer(flag))
+    bad = int(to_numpy(flag)[0])
+    if bad < 0:
+        return None
+    return int(to_numpy(index).reshape(-1)[0]) if index.size == 1 else \
+        int(next(v for v in to_numpy(index).reshape(-1) if not 0 <= v < src.shape[dim]))
+
+
+@driver.jit
+def rows_kernel(d, do, drows, dro, dstep, dk, x, xo, srows, sro, sstep, sk, has_d, has_s,
+                rows, k):
+    """For each row r: k elements from x[srows[r] + j * sk] to d[drows[r] + j * dk]; rows
+    without a table are evenly spaced (r * step)."""
+    e = cuda.grid(1)
+    while e < rows * k:
+        r = e // k
+        j = e % k
+        to = load(drows, dro + r) if has_d else r * dstep
+        fr = load(srows, sro + r) if has_s else r * sstep
+        store(d, do + to + j * dk, load(x, xo + fr + j * sk))
+        e += cuda.gridsize(1)
+
+
+def _copy_rows(v, r, pre, post, mid, gather):
+    from . import from_numpy
+    dst, drows, dstep, dk, src, srows, sstep, sk, rows, k = cpu.row_plan(v, r, pre, post, mid,
+                                                                          gather)
+    if rows * k:
+        tables = [from_numpy(t) if t.size else from_numpy(np.zeros(1, np.int64))
+                  for t in (drows, srows)]
+        driver.launch_1d(rows_kernel, rows * k, *pointer(dst), *pointer(tables[0]), dstep, dk,
+                         *pointer(src), *pointer(tables[1]), sstep, sk, drows.size > 0,
+                         srows.size > 0, rows, k)
+
+
+def _host(entries):
+    from . import to_numpy
+    return [(dims, to_numpy(idx)) for dims, idx in entries]
+
+
+def index(out, src, entries, pre, post, negative=True):
+    """Advanced indexing (see the CPU backend's `index`)."""
+    if not out.size:
+        return None
+    mid, bad = cpu.index_offsets(src, out.shape[len(pre):out.ndim - len(post)], _host(entries),
+                                 negative)
+    if bad is None:
+        _copy_rows(src, out, pre, post, mid, gather=True)
+    return bad
+
+
+def index_put(dst, entries, pre, post, value, negative=True):
+    """dst[...] = value (see the CPU backend's `index_put`)."""
+    if not value.size:
+        return None
+    mid, bad = cpu.index_offsets(dst, value.shape[len(pre):value.ndim - len(post)],
+                                 _host(entries), negative)
+    if bad is None:
+        _copy_rows(dst, value, pre, post, mid, gather=False)
+    return bad
+
+
+def accumulate(out, positions, values):
+    """out[positions[i]] += values[i], repeated positions included (the backward of every
+    gather): summed on the host, where repeated positions need no atomics."""
+    from . import copy, from_numpy, to_numpy
+    host = to_numpy(out)
+    np.add.at(host, to_numpy(positions), to_numpy(values))
+    copy(out, from_numpy(host))

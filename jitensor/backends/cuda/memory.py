@@ -1,0 +1,175 @@
+"""CUDA memory: a caching pool of raw device allocations, and DeviceArray, the NumPy view of one.
+
+A CUDA buffer is a NumPy array whose data pointer is the *device* address (built from an
+`__array_interface__`). NumPy never touches the elements, but its metadata machinery -- shape,
+strides, reshape-as-view, transpose, as_strided, may_share_memory -- then serves CUDA tensors
+exactly as it serves CPU ones, and the base chain of every view keeps its allocation alive: when
+the last view is gone the block returns to the pool. Reading the elements on the host raises.
+
+The pool keeps freed blocks by size (rounded to 512 bytes, as torch's caching allocator rounds)
+and reuses them in the order of the one stream every kernel runs on, so a reused block is never
+written before the kernels that read it earlier have run."""
+import numpy as np
+
+from ...cuda import OutOfMemoryError
+from . import driver
+
+ROUND = 512
+_cached = {}  # rounded size -> [(address, host storage)] free for reuse
+_stats = {"allocated": 0, "reserved": 0, "peak": 0}
+
+
+def _rounded(nbytes):
+    return max(ROUND, -(-nbytes // ROUND) * ROUND)
+
+
+def _size(n):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.2f} {unit}" if unit != "bytes" else f"{n} bytes"
+        n /= 1024
+
+
+class _Block:
+    """One allocation in use. NumPy holds it as the base of every view of it."""
+    __slots__ = ("address", "size", "storage", "__array_interface__")
+
+    def __init__(self, shape, dtype):
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        self.size = _rounded(nbytes)
+        self.address, self.storage = _take(self.size, nbytes)
+        self.__array_interface__ = {"data": (self.address, False), "shape": tuple(shape),
+                                    "typestr": dtype.str, "version": 3}
+
+    def __del__(self):
+        try:
+            _stats["allocated"] -= self.size
+            _cached.setdefault(self.size, []).append((self.address, self.storage))
+        except Exception:  # interpreter shutdown: the driver frees everything anyway
+            pass
+
+
+def _take(size, asked):
+    """A block of `size` bytes from the cache, or new; on out-of-memory the cache is released
+    and the allocation retried once before OutOfMemoryError."""
+    free = _cached.get(size)
+    if free:
+        found = free.pop()
+    else:
+        try:
+            found = driver.alloc(size)
+        except MemoryError:
+            empty_cache()
+            try:
+                found = driver.alloc(size)
+            except MemoryError:
+                raise OutOfMemoryError(
+                    f"CUDA out of memory. Tried to allocate {_size(asked)}; jitensor holds "
+                    f"{_size(_stats['allocated'])} in tensors and {_size(_stats['reserved'])} "
+                    f"reserved in all. Free tensors you no longer need (del), call "
+                    f"jitensor.cuda.empty_cache(), or use smaller tensors") from None
+        _stats["reserved"] += size
+    _stats["allocated"] += size
+    _stats["peak"] = max(_stats["peak"], _stats["allocated"])
+    return found
+
+
+def empty_cache():
+    """Return every cached (unused) block to the driver."""
+    for size, blocks in _cached.items():
+        for address, _ in blocks:
+            driver.free(address)
+        _stats["reserved"] -= size * len(blocks)
+        blocks.clear()
+
+
+def stats():
+    return dict(_stats)
+
+
+def reset_peak():
+    _stats["peak"] = _stats["allocated"]
+
+
+def _host_error(what):
+    return TypeError(f"{what}: the elements of a CUDA tensor live in device memory and cannot be "
+                     f"read on the host; copy them first with Tensor.cpu()")
+
+
+# NumPy functions that only look at shapes, strides and addresses, never at elements.
+_METADATA = {np.may_share_memory, np.shares_memory, np.broadcast_to, np.broadcast_arrays,
+             np.lib.stride_tricks.as_strided, np.reshape, np.transpose, np.squeeze,
+             np.expand_dims, np.moveaxis, np.swapaxes, np.ndim, np.shape, np.size}
+
+
+class DeviceArray(np.ndarray):
+    """A NumPy view of device memory (see the module docstring): metadata only."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _host_error(f"NumPy ufunc {ufunc.__name__}")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func not in _METADATA:
+            raise _host_error(f"numpy.{func.__name__}")
+        return super().__array_function__(func, types, args, kwargs)
+
+    def __getitem__(self, key):
+        keys = key if isinstance(key, tuple) else (key,)
+        if not all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
+                   for k in keys) or \
+                sum(isinstance(k, (int, np.integer)) for k in keys) >= self.ndim:
+            raise _host_error("reading elements")
+        return super().__getitem__(key)
+
+    def reshape(self, *shape, order="C"):
+        """A view with a new shape; never a copy (that would read the elements)."""
+        view = self.view()
+        view.shape = shape[0] if len(shape) == 1 else shape  # raises where only a copy would do
+        return view
+
+    def _refuse(self, *args, **kwargs):
+        raise _host_error("reading elements")
+
+    item = tolist = tobytes = copy = astype = fill = __setitem__ = __iter__ = _refuse
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, address={self.address:#x})"
+
+    __str__ = __repr__
+
+    @property
+    def address(self):
+        return self.__array_interface__["data"][0]
+
+
+def empty(shape, dtype):
+    """A new uninitialised DeviceArray (no kernel runs)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(n) for n in shape) if not isinstance(shape, int) else (shape,)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return np.asarray(_Block(shape, dtype)).view(DeviceArray)
+
+
+def block(a):
+    """The _Block a DeviceArray (or any view of one) lives in."""
+    b = a.base
+    while not isinstance(b, _Block):  # through views, and as_strided's DummyArray
+        b = b.base
+    return b
+
+
+def address(a):
+    return a.__array_interface__["data"][0]
+
+
+def pointer(a):
+    """(driver.Pointer to a's allocation, a's element offset in it) for a kernel argument."""
+    b = block(a)
+    return (driver.Pointer(b.address, a.dtype, b.storage),
+            (address(a) - b.address) // a.dtype.itemsize)
+
+
+def strides(a):
+    """a's strides in elements."""
+    return tuple(s // a.dtype.itemsize for s in a.strides)

@@ -1,0 +1,183 @@
+"""CUDA reductions, softmax and cumsum: one block of threads per output row.
+
+The input is seen as M rows of K reduced elements (the reduced dims moved last; a copy only
+when they cannot be viewed that way). Each thread folds its strided share of a row into a
+state with the shared scalar definitions (`lift`/`merge`/`finalize` of
+backends/scalar/reduction.py: the same NaN, index-tie and compensation rules as the CPU), then
+the block merges its states in shared memory as a tree, in thread order, so ARGMAX keeps the
+first index of a tie."""
+import numpy as np
+from numba import cuda, float64, int64
+from numba.extending import register_jitable
+
+from ..scalar import libm
+from ..scalar import reduction as scalar
+from ..scalar.reduction import CUMSUM, LOG_SOFTMAX, MAX, SUM, cast_like, is_float
+from . import driver
+from .access import load, store
+from .memory import pointer
+
+THREADS = driver.threads_per_row()
+
+
+NO_INDEX = 1 << 62  # the index of a state that saw no element yet
+
+
+@register_jitable
+def _merge(op, a, b):
+    """scalar.merge, except that ARGMAX/ARGMIN break ties by the smaller index: threads hold
+    interleaved elements, so a later thread may hold the earlier one."""
+    if op == scalar.ARGMAX or op == scalar.ARGMIN:
+        if scalar.better(op, b[0], a[0]) or not scalar.better(op, a[0], b[0]) and b[2] < a[2]:
+            return b
+        return a
+    return scalar.merge(op, a, b)
+
+
+@cuda.jit(device=True)
+def _block_merge(op, state, sv, si, sw, sk):
+    """Merge the states of all threads of the block; thread 0 gets the total."""
+    t = cuda.threadIdx.x
+    v, w, k = state
+    step = cuda.blockDim.x // 2
+    while step > 0:
+        if t < 2 * step:  # threads [step, 2 step) publish, [0, step) merge
+            if t >= step:
+                if is_float(v):  # one of the two: a float state does not fit an int
+                    sv[t] = v
+                else:
+                    si[t] = v
+                sw[t], sk[t] = w, k
+        cuda.syncthreads()
+        if t < step:
+            other = (cast_like(sv[t + step], v) if is_float(v) else cast_like(si[t + step], v),
+                     sw[t + step], sk[t + step])
+            v, w, k = _merge(op, (v, w, k), other)
+        cuda.syncthreads()
+        step //= 2
+    return v, w, k
+
+
+@driver.jit
+def reduce_rows(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, correction):
+    """o[r] = op over x[xo + r*sm + j*sk_] for j < kk, for each row r < m (one block a row)."""
+    sv = cuda.shared.array(THREADS, float64)
+    si = cuda.shared.array(THREADS, int64)
+    sw = cuda.shared.array(THREADS, float64)
+    sk = cuda.shared.array(THREADS, int64)
+    t = cuda.threadIdx.x
+    r = cuda.blockIdx.x
+    while r < m:
+        state = (init, 0.0, np.int64(NO_INDEX if op == scalar.ARGMAX or op == scalar.ARGMIN
+                                      else 0))
+        j = t
+        while j < kk:
+            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j,
+                                                        init))
+            j += cuda.blockDim.x
+        v, w, k = _block_merge(op, state, sv, si, sw, sk)
+        if t == 0:
+            store(o, oo + r, scalar.finalize(op, (v, w, k), correction))
+            if has_index:
+                store(ix, io + r, 0 if k == NO_INDEX else k)
+        r += cuda.gridDim.x
+
+
+@driver.jit
+def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
+    """SOFTMAX / LOG_SOFTMAX / CUMSUM along rows of kk elements (o dense, row-major): softmax
+    in two passes over the row (max, then sum of exp) and one write; cumsum by one thread."""
+    sv = cuda.shared.array(THREADS, float64)
+    si = cuda.shared.array(THREADS, int64)
+    sw = cuda.shared.array(THREADS, float64)
+    sk = cuda.shared.array(THREADS, int64)
+    t = cuda.threadIdx.x
+    r = cuda.blockIdx.x
+    while r < m:
+        base = xo + r * sm
+        if op == CUMSUM:
+            if t == 0:
+                acc = init
+                for j in range(kk):
+                    acc = cast_like(acc + load(x, base + j * sk_), init)
+                    store(o, oo + r * kk + j, acc)
+        else:
+            state = (init, 0.0, np.int64(0))
+            j = t
+            while j < kk:
+                state = scalar.merge(scalar.LSE, state,
+                                     scalar.lift(scalar.LSE, load(x, base + j * sk_), j, init))
+                j += cuda.blockDim.x
+            v, w, k = _block_merge(scalar.LSE, state, sv, si, sw, sk)
+            if t == 0:
+                sv[0] = scalar.shift(v)
+                sw[0] = libm.log(w)
+            cuda.syncthreads()
+            shift, log_sum = sv[0], sw[0]
+            j = t
+            while j < kk:
+                y = load(x, base + j * sk_) - shift - log_sum
+                store(o, oo + r * kk + j, y if op == LOG_SOFTMAX else libm.exp(y))
+                j += cuda.blockDim.x
+            cuda.syncthreads()
+        r += cuda.gridDim.x
+
+
+def _rows(src, dims):
+    """src with `dims` moved last and seen as (rows, reduced): (view, rows, k, row stride,
+    element stride); a dense copy first when no such 2-D view exists."""
+    kept = [d for d in range(src.ndim) if d not in dims]
+    moved = src.transpose(kept + list(dims))
+    m = int(np.prod([src.shape[d] for d in kept], dtype=np.int64))
+    k = int(np.prod([src.shape[d] for d in dims], dtype=np.int64))
+    try:
+        flat = moved.reshape(m, k)
+    except AttributeError:  # no view: copy into that order
+        from . import copy, empty
+        dense = empty(moved.shape, src.dtype)
+        copy(dense, moved)
+        flat = dense.reshape(m, k)
+    sm, sk = (s // src.itemsize for s in flat.strides)
+    return flat, m, k, sm, sk
+
+
+def _launch(kernel, m, *args):
+    driver.launch(kernel, max(1, min(m, 65535)), THREADS, *args)
+
+
+def reduce(op, out, src, reduced, index=None, correction=0.0):
+    """out = op over the `reduced` dims of src (see the CPU backend's `reduce`)."""
+    if not out.size:
+        return
+    acc = np.dtype(np.bool_) if op in (scalar.ALL, scalar.ANY) else scalar.acc_dtype(out.dtype)
+    init = scalar.identity(op, acc)
+    flat, m, k, sm, sk = _rows(src, tuple(reduced))
+    p, po = pointer(flat) if flat.size else pointer(out)
+    ix = out if index is None else index
+    _launch(reduce_rows, m, op, p, po, sm, sk, m, k, *pointer(out), *pointer(ix),
+            index is not None, init, float(correction))
+
+
+def along(op, out, src, dim):
+    """out = op(src) along `dim` for SOFTMAX, LOG_SOFTMAX and CUMSUM; out C-contiguous."""
+    if not out.size:
+        return
+    init = scalar.identity(MAX if op != CUMSUM else SUM, scalar.acc_dtype(out.dtype))
+    last = src.ndim - 1
+    if dim != last:  # work on rows along `dim`, then put the result back in place
+        from . import copy, empty
+        order = [d for d in range(src.ndim) if d != dim] + [dim]
+        tmp = empty([src.shape[d] for d in order], out.dtype)
+        along(op, tmp, src.transpose(order), last)
+        copy(out, tmp.transpose(np.argsort(order)))
+        return
+    flat, m, k, sm, sk = _rows(src, (dim,))
+    _launch(rowwise, m, op, *pointer(flat), sm, sk, m, k, *pointer(out), init)
+
+
+def any_true(buf):
+    """Whether any element of the bool DeviceArray `buf` is true (a host bool)."""
+    from . import empty, to_numpy
+    out = empty((), np.bool_)
+    reduce(scalar.ANY, out, buf, tuple(range(buf.ndim)))
+    return bool(to_numpy(out))
