@@ -5,9 +5,9 @@ import importlib
 from . import autograd, cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from ._format import set_printoptions
-from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                       get_debug_empty, linspace, ones, ones_like, rand, rand_like, randint, randn,
-                       randn_like, set_debug_empty, tensor, zeros, zeros_like)
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full,
+                       full_like, get_debug_empty, linspace, ones, ones_like, rand, rand_like,
+                       randint, randn, randn_like, set_debug_empty, tensor, zeros, zeros_like)
 from .device import device
 from .dtypes import (bool_ as bool, can_cast, dtype, float16, float32, float64, get_default_dtype,
                      int8, int16, int32, int64, promote_types, result_type, set_default_dtype,
@@ -36,7 +36,8 @@ __all__ = [
     "Generator", "Size", "Tensor", "arange", "autograd", "enable_grad", "is_grad_enabled",
     "no_grad", "set_grad_enabled", "as_tensor", "bool", "can_cast", "contiguous_format",
     "cuda", "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
-    "float16", "float32", "float64", "from_numpy", "full", "full_like", "get_debug_empty",
+    "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "full_like",
+    "get_debug_empty",
     "get_default_dtype", "get_rng_state", "half", "initial_seed", "int", "int8", "int16", "int32",
     "int64", "linspace", "long", "manual_seed", "ones", "ones_like", "preserve_format",
     "promote_types", "rand", "rand_like", "randint", "randn", "randn_like", "result_type", "seed",

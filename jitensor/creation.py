@@ -377,6 +377,23 @@ def from_numpy(ndarray):
     return _wrap(ndarray, dtype, CPU)
 
 
+def from_dlpack(ext):
+    """A tensor sharing memory with `ext`: a CPU producer of DLPack (NumPy, torch CPU tensors),
+    or a CUDA one exposing __cuda_array_interface__ (torch and CuPy CUDA tensors, numba device
+    arrays)."""
+    if isinstance(ext, Tensor):
+        return ext
+    face = getattr(ext, "__cuda_array_interface__", None)
+    if face is not None:
+        device = to_device("cuda")
+        dtype = _numpy_dtype(np.dtype(face["typestr"]), "from_dlpack")
+        return _wrap(backend(device).memory.foreign(face, ext), dtype, device)
+    if not hasattr(ext, "__dlpack__"):
+        raise TypeError(f"from_dlpack(): expected an object with __dlpack__ or "
+                        f"__cuda_array_interface__, got {type(ext).__name__}")
+    return from_numpy(np.from_dlpack(ext))
+
+
 # -- ranges -----------------------------------------------------------------------------------
 def _number(x, fn, name):
     if isinstance(x, Tensor):

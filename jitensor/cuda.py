@@ -140,5 +140,5 @@ def stream(s):
 def get_device_name(device=None):
     init()
     from numba import cuda
-    name = cuda.get_current_device().name
+    name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
     return name.decode() if isinstance(name, bytes) else name

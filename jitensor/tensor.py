@@ -316,6 +316,29 @@ class Tensor:
             return a.astype(dtype)
         return a.copy() if copy else a
 
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA Array Interface (v3) of a CUDA tensor, so numba kernels, CuPy and torch take
+        it without a copy; CPU tensors have none (AttributeError, as in torch)."""
+        if self._device.type != "cuda":
+            raise AttributeError(f"can't get __cuda_array_interface__ on a {self._device} tensor; "
+                                 f"move it with .cuda() first")
+        d = self._data
+        return {"shape": tuple(d.shape), "typestr": d.dtype.str, "version": 3,
+                "strides": None if d.flags.c_contiguous else tuple(d.strides),
+                "data": (self.data_ptr(), False), "stream": None}
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this CPU tensor's memory (np.from_dlpack, torch's
+        from_dlpack); CUDA tensors share theirs through __cuda_array_interface__."""
+        if self._device.type != "cpu":
+            raise BufferError(f"__dlpack__ of a {self._device} tensor is not supported yet; use "
+                              f"__cuda_array_interface__ (numba, CuPy, torch.as_tensor)")
+        return self._data.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return (1, 0) if self._device.type == "cpu" else (2, self._device.index or 0)
+
     def tolist(self):
         return self._host().tolist()
 

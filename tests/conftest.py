@@ -3,10 +3,16 @@
 NumPy is the oracle everywhere; torch is a second oracle where it is installed (tests that need
 it call ``pytest.importorskip("torch")``, so they skip cleanly without it)."""
 import dataclasses
+import glob
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+# Without a GPU the CUDA tests run in numba's simulator (set before numba is imported); on a
+# machine with one, the same tests run on the GPU.
+if not glob.glob("/dev/nvidia[0-9]*"):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import numpy as np
 import pytest

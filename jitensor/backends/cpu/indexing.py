@@ -529,7 +529,8 @@ def index_put(dst, entries, pre, post, value, negative=True):
     before anything is written; returns None or (k, value) as `index` does."""
     if not value.size:
         return None
-    mid, bad = index_offsets(dst, value.shape[len(pre):value.ndim - len(post)], entries, negative)
+    mid, bad = index_offsets(dst, value.shape[len(pre):value.ndim - len(post)], entries,
+                             negative)
     if bad is None:
         _copy_rows(dst, value, pre, post, mid, gather=False)
     return bad

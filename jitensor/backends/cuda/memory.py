@@ -49,6 +49,25 @@ class _Block:
             pass
 
 
+class _Foreign(_Block):
+    """Device memory another library owns (CUDA Array Interface), kept alive by `owner`."""
+    __slots__ = ("owner",)
+
+    def __init__(self, face, owner):
+        self.address, self.storage, self.size, self.owner = face["data"][0], None, 0, owner
+        self.__array_interface__ = {"data": (self.address, False), "shape": face["shape"],
+                                    "typestr": face["typestr"], "strides": face.get("strides"),
+                                    "version": 3}
+
+    def __del__(self):
+        pass
+
+
+def foreign(face, owner):
+    """A DeviceArray over memory described by a __cuda_array_interface__ dict (no copy)."""
+    return np.asarray(_Foreign(face, owner)).view(DeviceArray)
+
+
 def _take(size, asked):
     """A block of `size` bytes from the cache, or new; on out-of-memory the cache is released
     and the allocation retried once before OutOfMemoryError."""
@@ -121,10 +140,14 @@ class DeviceArray(np.ndarray):
             raise _host_error("reading elements")
         return super().__getitem__(key)
 
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
         """A view with a new shape; never a copy (that would read the elements)."""
         view = self.view()
-        view.shape = shape[0] if len(shape) == 1 else shape  # raises where only a copy would do
+        try:
+            view.shape = shape[0] if len(shape) == 1 else shape
+        except AttributeError:  # only a copy would do: NumPy's reshape(copy=False) error
+            raise ValueError(f"cannot reshape a DeviceArray of shape {self.shape} and strides "
+                             f"{self.strides} to {shape} without copying") from None
         return view
 
     def _refuse(self, *args, **kwargs):

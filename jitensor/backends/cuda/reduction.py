@@ -132,7 +132,7 @@ def _rows(src, dims):
     k = int(np.prod([src.shape[d] for d in dims], dtype=np.int64))
     try:
         flat = moved.reshape(m, k)
-    except AttributeError:  # no view: copy into that order
+    except ValueError:  # no view: copy into that order
         from . import copy, empty
         dense = empty(moved.shape, src.dtype)
         copy(dense, moved)

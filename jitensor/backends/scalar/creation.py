@@ -45,6 +45,7 @@ def randint(seed, counter, low, span):
 
 def as_type_of(like, x):
     """`x` converted to the numeric type of `like` (numba's int64 * float32 is float64)."""
+    return type(like)(x)  # the CUDA simulator runs this body
 
 
 @overload(as_type_of, inline="always")

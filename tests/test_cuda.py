@@ -1,0 +1,322 @@
+"""CUDA tensors: every op family against the CPU backend and NumPy as oracles.
+
+Without a GPU these run in numba's CUDA simulator (tests/conftest.py sets
+NUMBA_ENABLE_CUDASIM), which runs one Python thread per GPU thread: shapes stay tiny. On a GPU
+the same tests run unchanged on the device."""
+import numpy as np
+import pytest
+
+import jitensor as jt
+
+pytestmark = pytest.mark.skipif(not jt.cuda.is_available(),
+                                reason="no CUDA: numba-cuda is not installed")
+
+RNG = np.random.default_rng(0)
+
+
+def cuda(a, dtype=None):
+    return jt.tensor(a, dtype=dtype, device="cuda")
+
+
+def check(got, want, rtol=1e-6, atol=1e-6):
+    """`got` is a CUDA tensor with `want`'s dtype, shape and values (`want`: a CPU tensor or
+    a NumPy array)."""
+    assert got.device.type == "cuda"
+    want_np = want.numpy() if isinstance(want, jt.Tensor) else np.asarray(want)
+    host = got.cpu().numpy()
+    assert host.dtype == want_np.dtype and host.shape == want_np.shape
+    if host.dtype.kind == "f":
+        np.testing.assert_allclose(host, want_np, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(host, want_np)
+
+
+# -- creation and transfers ----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [jt.bool, jt.uint8, jt.int32, jt.int64, jt.float16,
+                                   jt.float32, jt.float64])
+def test_fills(dtype):
+    for fn, want in ((jt.zeros, 0), (jt.ones, 1)):
+        t = fn(2, 3, dtype=dtype, device="cuda")
+        assert t.dtype is dtype and t.device == jt.device("cuda:0") and t.is_cuda
+        check(t, np.full((2, 3), want, dtype.np))
+    check(jt.full((3,), 7 if dtype is not jt.bool else True, dtype=dtype, device="cuda"),
+          np.full(3, 7 if dtype is not jt.bool else True, dtype.np))
+
+
+def test_empty_runs_no_kernel_and_has_its_shape():
+    from jitensor.backends.cuda import driver
+    before = len(driver.SIGNATURES)
+    t = jt.empty(4, 5, device="cuda")
+    assert t.shape == (4, 5) and t.dtype is jt.float32 and t.is_cuda
+    assert len(driver.SIGNATURES) == before or not driver.SIM
+
+
+def test_generators_match_the_cpu():
+    check(jt.arange(1, 11, 3, device="cuda"), jt.arange(1, 11, 3))
+    check(jt.arange(0, 1, 0.25, device="cuda"), jt.arange(0, 1, 0.25))
+    check(jt.linspace(-1, 1, 5, device="cuda"), jt.linspace(-1, 1, 5))
+    check(jt.eye(3, 4, device="cuda"), jt.eye(3, 4))
+    for fn in (jt.rand, jt.randn):
+        jt.manual_seed(3)
+        a = fn(7, device="cuda")
+        jt.manual_seed(3)
+        check(a, fn(7), rtol=1e-5)  # one counter-based stream on both devices
+    jt.manual_seed(3)
+    a = jt.randint(0, 10, (6,), device="cuda")
+    jt.manual_seed(3)
+    check(a, jt.randint(0, 10, (6,)))
+
+
+def test_round_trips_and_views_to_the_host():
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = cuda(a)
+    check(t, a)
+    check(t.T, a.T)  # a non-contiguous view copies through a dense buffer
+    check(t[:, 1::2], a[:, 1::2])
+    assert t.to("cpu").device == jt.device("cpu") and t.cpu().is_cpu
+    assert jt.tensor(a).cuda().is_cuda and jt.tensor(a).to(t).is_cuda
+    check(t.to(jt.float64), a.astype(np.float64))
+    assert t.tolist() == a.tolist() and cuda([2.5]).item() == 2.5
+    h = cuda(np.arange(4, dtype=np.float16))
+    assert h.dtype is jt.float16
+    check(h * 2, np.arange(4, dtype=np.float16) * 2)
+
+
+def test_host_reads_raise_as_torch():
+    t = jt.ones(2, device="cuda")
+    with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
+        t.numpy()
+    with pytest.raises(TypeError, match="cpu"):
+        np.asarray(t)
+    with pytest.raises(TypeError, match="device memory"):
+        t._data.item()  # the buffer itself refuses host reads
+
+
+def test_repr_shows_the_device():
+    assert repr(cuda([1.0, 2.0])) == "tensor([1., 2.], device='cuda:0')"
+
+
+def test_mixing_devices_names_both():
+    with pytest.raises(RuntimeError, match="cuda:0.*cpu|cpu.*cuda:0"):
+        jt.ones(2, device="cuda") + jt.ones(2)
+
+
+# -- elementwise -----------------------------------------------------------------------------------
+UNARY = ["neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+         "tanh", "sigmoid", "relu", "floor", "ceil", "round", "trunc", "reciprocal", "square",
+         "isnan", "isinf", "isfinite", "logical_not"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops_match_the_cpu(name):
+    a = np.array([[-2.5, -0.5, 0.0], [0.5, 1.5, np.nan]], np.float32)
+    fn = getattr(jt, name)
+    check(fn(cuda(a)), fn(jt.tensor(a)), rtol=2e-6)
+
+
+BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "maximum", "minimum",
+          "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.int32])
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_ops_broadcast_and_match_the_cpu(name, dtype):
+    a = np.array([[3, -7, 8], [5, 2, -1]]).astype(dtype.np)
+    b = np.array([2, 3, -4]).astype(dtype.np)
+    fn = getattr(jt, name)
+    check(fn(cuda(a), cuda(b)), fn(jt.tensor(a), jt.tensor(b)), rtol=1e-6)
+    check(fn(cuda(a), 2), fn(jt.tensor(a), 2))  # a Python scalar operand
+
+
+def test_bitwise_where_clamp_and_promotion():
+    a, b = np.array([5, 3, 12], np.int64), np.array([3, 6, 10], np.int64)
+    check(cuda(a) & cuda(b), a & b)
+    check(cuda(a) | cuda(b), a | b)
+    check(cuda(a) ^ cuda(b), a ^ b)
+    check(~cuda(a), ~a)
+    check(~cuda([True, False]), np.array([False, True]))
+    cond = cuda([True, False, True])
+    check(jt.where(cond, cuda(a), cuda(b)), np.where([True, False, True], a, b))
+    check(jt.clamp(cuda([-2.0, 0.5, 3.0]), -1, 1), np.array([-1, 0.5, 1], np.float32))
+    check(cuda([1, 2], jt.int32) + cuda([0.5, 0.5]), np.array([1.5, 2.5], np.float32))
+    check(cuda([1, 2], jt.int64) / 2, np.array([0.5, 1.0], np.float32))
+
+
+def test_in_place_out_and_strided_operands():
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = cuda(a)
+    t += 1
+    t.mul_(2)
+    check(t, (a + 1) * 2)
+    out = jt.empty(4, 3, device="cuda")
+    jt.add(t.T, cuda(a).T, out=out)
+    check(out, ((a + 1) * 2 + a).T)
+    v = cuda(a)
+    v[1:, ::2] *= 0  # through a strided view, into the base
+    want = a.copy()
+    want[1:, ::2] = 0
+    check(v, want)
+
+
+def test_integer_division_by_zero_raises_and_writes_nothing():
+    t = cuda([4, 5], jt.int64)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        t //= cuda([1, 0], jt.int64)
+    check(t, np.array([4, 5]))
+
+
+# -- reductions, softmax -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin",
+                                  "var", "std", "logsumexp", "all", "any"])
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 2)])
+def test_reductions_match_the_cpu(name, dim):
+    a = RNG.standard_normal((2, 3, 5)).astype(np.float32)
+    a[0, 1, 2] = a[0, 1, 4]  # a tie: argmax/argmin keep the first index
+    fn = getattr(jt, name)
+    if dim is None and name in ("logsumexp",):
+        dim = (0, 1, 2)
+    if isinstance(dim, tuple) and name in ("argmax", "argmin", "prod"):
+        return
+    args = {} if dim is None else {"dim": dim}
+    check(fn(cuda(a), **args), fn(jt.tensor(a), **args), rtol=1e-5)
+    if dim is not None:
+        check(fn(cuda(a), keepdim=True, **args), fn(jt.tensor(a), keepdim=True, **args), rtol=1e-5)
+
+
+def test_max_min_with_dim_and_integer_sums():
+    a = np.array([[1, 9, 9], [4, -2, 0]], np.int32)
+    values, indices = jt.max(cuda(a), dim=1)
+    check(values, np.array([9, 4], np.int32))
+    check(indices, np.array([1, 0]))
+    check(jt.min(cuda(a), dim=0).values, a.min(0))
+    check(cuda(a).sum(), np.array(a.sum(), np.int64))  # int sums accumulate in int64
+    check(cuda([np.nan, 1.0]).max(), np.array(np.nan, np.float32))
+    check(cuda(a).T.cumsum(dim=0), np.cumsum(a.T, 0).astype(np.int64))
+
+
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_softmax_and_log_softmax(dim):
+    a = RNG.standard_normal((3, 4)).astype(np.float32) * 10
+    for fn in (jt.softmax, jt.log_softmax):
+        check(fn(cuda(a), dim=dim), fn(jt.tensor(a), dim=dim), rtol=1e-5, atol=1e-6)
+    check(jt.softmax(cuda(a), dim=dim, dtype=jt.float64), jt.softmax(jt.tensor(a), dim=dim,
+                                                                      dtype=jt.float64))
+
+
+# -- matmul ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int64])
+def test_matmul_forms(dtype):
+    a = RNG.integers(-3, 4, (2, 3, 4)).astype(dtype.np)
+    b = RNG.integers(-3, 4, (4, 5)).astype(dtype.np)
+    v = RNG.integers(-3, 4, 4).astype(dtype.np)
+    check(cuda(a) @ cuda(b), a @ b)
+    check(cuda(a[0]).T @ cuda(a[1]), a[0].T @ a[1])
+    check(jt.mv(cuda(a[0]), cuda(v)), a[0] @ v)
+    check(jt.dot(cuda(v), cuda(v)), np.array(v @ v))
+    check(jt.outer(cuda(v), cuda(v)), np.outer(v, v))
+    check(jt.bmm(cuda(a), cuda(a).transpose(1, 2)), a @ a.transpose(0, 2, 1))
+
+
+def test_matmul_float16_and_shape_error():
+    a = RNG.standard_normal((3, 4)).astype(np.float16)
+    check(cuda(a) @ cuda(a).T, (a.astype(np.float32) @ a.T.astype(np.float32)).astype(np.float16),
+          rtol=2e-3, atol=2e-3)
+    with pytest.raises(RuntimeError, match=r"\(3x4 and 3x4\)"):
+        cuda(a) @ cuda(a)
+
+
+# -- views, shape ops and indexing ----------------------------------------------------------------
+def test_views_share_memory_and_shape_ops():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = cuda(a)
+    v = t.view(6, 4)
+    v[0, 0] = 100
+    assert t[0, 0, 0].item() == 100
+    a[0, 0, 0] = 100
+    check(t.permute(2, 0, 1).contiguous(), a.transpose(2, 0, 1))
+    check(t.flip(1), a[:, ::-1])
+    check(jt.cat([t, t], dim=1), np.concatenate([a, a], 1))
+    check(jt.stack([t[0], t[1]]), a)
+    check(t.expand(2, 2, 3, 4) + 0, np.broadcast_to(a, (2, 2, 3, 4)))
+    check(t.reshape(4, 6), a.reshape(4, 6))
+    check(t.T.reshape(-1), a.T.reshape(-1))  # not viewable: a device copy
+
+
+def test_advanced_indexing_and_gather():
+    a = np.arange(20, dtype=np.float32).reshape(4, 5)
+    t = cuda(a)
+    check(t[cuda([2, 0, 2])], a[[2, 0, 2]])
+    check(t[:, [4, 1]], a[:, [4, 1]])
+    mask = a % 3 == 0
+    check(t[cuda(mask)], a[mask])
+    check(jt.index_select(t, 1, cuda([0, 3])), a[:, [0, 3]])
+    idx = np.array([[0, 4], [2, 2], [1, 0], [3, 3]])
+    check(jt.gather(t, 1, cuda(idx)), np.take_along_axis(a, idx, 1))
+    check(jt.nonzero(cuda([0, 3, 0, 5])), np.array([[1], [3]]))
+    check(t.masked_fill(cuda(mask), -1.0), np.where(mask, -1, a).astype(np.float32))
+    u = cuda(a)
+    u[cuda([1, 3])] = 0.0
+    b = a.copy()
+    b[[1, 3]] = 0
+    check(u, b)
+    with pytest.raises(IndexError):
+        t[cuda([7])]
+    with pytest.raises(RuntimeError, match="out of bounds|index 9"):
+        jt.gather(t, 1, cuda([[9]]))
+
+
+# -- autograd on the device ---------------------------------------------------------------------
+def test_backward_runs_on_the_device():
+    w = jt.tensor(RNG.standard_normal((3, 2)).astype(np.float32), device="cuda",
+                  requires_grad=True)
+    x = cuda(RNG.standard_normal((4, 3)).astype(np.float32))
+    loss = jt.log_softmax(x @ w, dim=1)[:, 0].sum()
+    loss.backward()
+    assert w.grad.is_cuda
+    wc = w.detach().cpu().requires_grad_()
+    jt.log_softmax(x.cpu() @ wc, dim=1)[:, 0].sum().backward()
+    check(w.grad, wc.grad, rtol=1e-5)
+
+
+# -- memory and interop --------------------------------------------------------------------------------
+def test_memory_returns_to_its_level_and_cache_empties():
+    base = jt.cuda.memory_allocated()
+    t = jt.empty(1000, device="cuda")
+    assert jt.cuda.memory_allocated() == base + 4096  # 4000 bytes in 512-byte blocks
+    view = t[10:20]
+    del t
+    assert jt.cuda.memory_allocated() == base + 4096  # a view keeps its block
+    del view
+    assert jt.cuda.memory_allocated() == base
+    assert jt.cuda.memory_reserved() >= 4096
+    jt.cuda.empty_cache()
+    assert jt.cuda.memory_reserved() == jt.cuda.memory_allocated()
+    assert jt.cuda.max_memory_allocated() >= base + 4096
+
+
+def test_out_of_memory_names_the_size_and_the_fix():
+    with pytest.raises(jt.cuda.OutOfMemoryError, match=r"Tried to allocate 4\.00 TiB.*empty_cache"):
+        jt.empty(1 << 40, device="cuda")
+    jt.ones(3, device="cuda")  # still usable afterwards
+
+
+def test_cuda_array_interface_and_dlpack():
+    t = cuda(np.arange(6, dtype=np.float32).reshape(2, 3))
+    face = t.__cuda_array_interface__
+    assert face["shape"] == (2, 3) and face["typestr"] == "<f4" and face["strides"] is None
+    assert face["data"][0] == t.data_ptr() and t.T.__cuda_array_interface__["strides"] == (4, 12)
+    assert not hasattr(jt.ones(2), "__cuda_array_interface__")
+    host = np.arange(3.0)
+    shared = jt.from_dlpack(host)  # CPU: zero-copy both ways
+    shared[0] = 5
+    assert host[0] == 5 and np.from_dlpack(shared)[0] == 5
+
+
+def test_device_api():
+    assert jt.cuda.device_count() >= 1 and jt.cuda.current_device() == 0
+    with jt.cuda.device(0):
+        assert jt.zeros(1, device="cuda").device == jt.device("cuda:0")
+    jt.cuda.synchronize()
+    s = jt.cuda.current_stream()
+    s.synchronize()
+    assert isinstance(jt.cuda.get_device_name(), str)
