@@ -73,6 +73,11 @@ def report(rows, tiny, fresh):
     return "\n".join(lines)
 
 
+def gpu_simulated():
+    from .backends.cuda import driver
+    return driver.SIM
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jitensor", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -91,9 +96,16 @@ def main(argv=None):
         if args.device == "cuda":
             ap.error("--device cuda: CUDA is not available on this machine")
         devices.remove("cuda")
-    if "cuda" in devices:
-        print("note: the CUDA backend is not built yet; measuring the CPU only", file=sys.stderr)
+    if "cuda" in devices:  # the GPU report: jitensor against torch and CuPy on the device
+        from .bench import gpu
+        gpu_rows = gpu.measure(small=gpu_simulated())  # the simulator runs tiny sizes only
+        if not args.json:
+            print_rows("GPU (CUDA)", gpu_rows)
         devices.remove("cuda")
+        if args.device == "cuda":
+            if args.json:
+                print(json.dumps({"gpu": gpu_rows}, indent=1, default=str))
+            return
     tqdm = optional("tqdm")
     progress = (lambda xs: tqdm.tqdm(xs, desc="benchmark", file=sys.stderr, leave=False)) \
         if tqdm else None

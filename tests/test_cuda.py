@@ -180,7 +180,8 @@ def test_reductions_match_the_cpu(name, dim):
     args = {} if dim is None else {"dim": dim}
     check(fn(cuda(a), **args), fn(jt.tensor(a), **args), rtol=1e-5)
     if dim is not None:
-        check(fn(cuda(a), keepdim=True, **args), fn(jt.tensor(a), keepdim=True, **args), rtol=1e-5)
+        check(fn(cuda(a), keepdim=True, **args), fn(jt.tensor(a), keepdim=True, **args),
+              rtol=1e-5)
 
 
 def test_max_min_with_dim_and_integer_sums():
@@ -295,7 +296,8 @@ def test_memory_returns_to_its_level_and_cache_empties():
 
 
 def test_out_of_memory_names_the_size_and_the_fix():
-    with pytest.raises(jt.cuda.OutOfMemoryError, match=r"Tried to allocate 4\.00 TiB.*empty_cache"):
+    with pytest.raises(jt.cuda.OutOfMemoryError,
+                       match=r"Tried to allocate 4\.00 TiB.*empty_cache"):
         jt.empty(1 << 40, device="cuda")
     jt.ones(3, device="cuda")  # still usable afterwards
 
@@ -320,3 +322,18 @@ def test_device_api():
     s = jt.cuda.current_stream()
     s.synchronize()
     assert isinstance(jt.cuda.get_device_name(), str)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_optimizer_steps_match_the_cpu(name):
+    w0 = RNG.standard_normal((3, 2)).astype(np.float32)
+    params = []
+    for device in ("cuda", "cpu"):
+        w = jt.tensor(w0, device=device, requires_grad=True)
+        opt = getattr(jt.optim, name)([w], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        for _ in range(2):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        params.append(w.detach())
+    check(params[0], params[1], rtol=1e-5)

@@ -133,12 +133,12 @@ def data_ptr(buf):
     return memory.address(buf)
 
 
-from . import elementwise, indexing, linalg, reduction  # noqa: E402,F401 (op families)
+from . import elementwise, indexing, linalg, optim, reduction  # noqa: E402,F401 (op families)
 
 
 def __getattr__(name):
-    """Op families without CUDA kernels yet (user-written kernels, the fused optimizers)."""
-    if name in ("custom", "optim"):
+    """Op families without CUDA kernels yet (user-written kernels)."""
+    if name == "custom":
         raise NotImplementedError(f"jitensor has no CUDA kernels for {name} ops yet; run them "
                                   f"on CPU tensors (.cpu())")
     raise AttributeError(name)

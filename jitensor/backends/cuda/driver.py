@@ -152,7 +152,7 @@ class Pointer:
 
 _compiled = {}
 _configs = {}
-SIGNATURES = set()  # (kernel, argument types) launched: the PTX check in CI compiles them all
+SIGNATURES = set()  # (module, kernel, argument types) launched: CI compiles each to PTX
 
 
 def _kernel(kernel, argtypes):
@@ -169,7 +169,7 @@ def launch(kernel, grid, block, *args):
     """Run `kernel` on a grid of `grid` blocks of `block` threads with `args` (Pointers, ints,
     floats, NumPy scalars) on the current stream."""
     if SIM:
-        SIGNATURES.add((kernel, tuple(map(numba_type, args))))
+        SIGNATURES.add((kernel.fn.__module__, kernel.fn.__name__, tuple(map(numba_type, args))))
         kernel[grid, block](*(a.value() if isinstance(a, Pointer) else a for a in args))
         return
     from cuda.core import LaunchConfig

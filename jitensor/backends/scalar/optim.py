@@ -3,8 +3,9 @@
 Each is torch's single-tensor update for one element, operation for operation and in the
 parameter's dtype (the caller passes every hyper-parameter already converted to it), so a fused
 step matches torch.optim's chain of separate ops to the last bit or nearly so."""
-import numpy as np
 from numba.extending import register_jitable
+
+from . import libm
 
 
 @register_jitable(inline="always")
@@ -28,4 +29,4 @@ def adam(p, g, m, v, vmax, h, maximize, decoupled, amsgrad):
     m1 = lerp(m, g2, w1, one)
     v1 = v * beta2 + w2 * g2 * g2
     top = max(vmax, v1) if amsgrad else v1
-    return p1 + -step_size * (m1 / (np.sqrt(top) / bc2 + eps)), m1, v1, top
+    return p1 + -step_size * (m1 / (libm.sqrt(top) / bc2 + eps)), m1, v1, top

@@ -1,0 +1,91 @@
+"""The GPU report: jitensor's CUDA backend against torch and CuPy on the same GPU, timed with a
+device synchronize around every call (the figures issue #4 asks for).
+
+``python -m jitensor --device cuda`` runs it; ``python -m jitensor.bench.gpu --small`` runs the
+same code on tiny sizes (so it also runs, slowly, in numba's CUDA simulator)."""
+import sys
+
+from . import optional, per_call, print_rows, timeit
+
+
+def _peers():
+    import jitensor as jt
+    peers = {"jitensor": (jt, jt.cuda.synchronize)}
+    torch = optional("torch")
+    if torch is not None and torch.cuda.is_available():
+        peers["torch"] = (torch, torch.cuda.synchronize)
+    cupy = optional("cupy")
+    if cupy is not None:
+        try:
+            cupy.cuda.runtime.getDeviceCount()
+            peers["cupy"] = (cupy, cupy.cuda.runtime.deviceSynchronize)
+        except Exception:
+            pass
+    return peers
+
+
+def _cases(small):
+    """(op, shape, work key, work amount, fn(lib) -> callable)."""
+    big, rows = (1 << 10, 16) if small else (1 << 28, 4096)
+    gib = (1 << 10) if small else (1 << 28)  # float32 elements of 1 GiB
+
+    def dev(lib):
+        return {"device": "cuda"}
+
+    def rand(lib, *shape):
+        return lib.ones(shape, dtype=lib.float32, **dev(lib))
+
+    return [
+        ("zeros", (gib,), "bytes", 4 * gib, lambda lib: lambda: lib.zeros(gib, dtype=lib.float32,
+                                                                           **dev(lib))),
+        ("ones", (gib,), "bytes", 4 * gib, lambda lib: lambda: lib.ones(gib, dtype=lib.float32,
+                                                                         **dev(lib))),
+        ("full", (gib,), "bytes", 4 * gib, lambda lib: lambda: lib.full((gib,), 2.0,
+                                                                         dtype=lib.float32,
+                                                                         **dev(lib))),
+        ("add", (big,), "bytes", 12 * big, lambda lib: (lambda x: lambda: x + x)(rand(lib, big))),
+        ("sum", (big,), "bytes", 4 * big, lambda lib: (lambda x: lambda: x.sum())(rand(lib, big))),
+        ("softmax(dim=-1)", (rows, rows), "bytes", 8 * rows * rows,
+         lambda lib: (lambda x: lambda: _softmax(lib, x))(rand(lib, rows, rows))),
+        ("matmul f32", (rows, rows, rows), "flops", 2 * rows ** 3,
+         lambda lib: (lambda x: lambda: x @ x)(rand(lib, rows, rows))),
+    ]
+
+
+def _softmax(lib, x):
+    if hasattr(lib, "softmax"):
+        return lib.softmax(x, dim=-1)
+    e = lib.exp(x - x.max(axis=-1, keepdims=True))  # CuPy has no softmax: composed
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def measure(small=False):
+    peers = _peers()
+    rows = []
+    for op, shape, key, amount, make in _cases(small):
+        row = {"op": op, "shape": shape, key: amount}
+        for name, (lib, sync) in peers.items():
+            row[name] = timeit(make(lib), sync=sync, budget=0.05 if small else 0.3)
+        rows.append(row)
+    for op, make in (("empty(2, 3)", lambda lib: lambda: lib.empty((2, 3), dtype=lib.float32,
+                                                                     **{"device": "cuda"})),
+                     ("x + y on 2x3", lambda lib: (lambda x: lambda: x + x)(
+                         lib.ones((2, 3), dtype=lib.float32, device="cuda")))):
+        row = {"op": op, "shape": (2, 3)}
+        for name, (lib, sync) in peers.items():
+            if name == "cupy":  # cupy takes no device= argument
+                continue
+            fn = make(lib)
+            row[name] = per_call(fn, number=200 if small else 5000)
+            sync()
+        rows.append(row)
+    return rows
+
+
+def main(argv=None):
+    small = "--small" in (argv if argv is not None else sys.argv[1:])
+    print_rows("GPU", measure(small))
+
+
+if __name__ == "__main__":
+    main()
