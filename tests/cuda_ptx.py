@@ -14,9 +14,25 @@ from numba import cuda
 numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
 
 
+def _load_user_kernels():
+    """The generated kernel modules of the test suite's user ops (custom_ops_module.py), so
+    their names import: the same code gives the same module names as in the tests."""
+    import custom_ops_module
+    from jitensor.backends.cuda import custom
+    from jitensor.custom import ElementwiseOp, ReductionOp
+    for op in vars(custom_ops_module).values():
+        if isinstance(op, ElementwiseOp):
+            custom.kernels(op._map.spec)
+            for j in range(op.arity if op.grad is not None else 0):
+                custom.kernels(op._partial(j).spec)
+        elif isinstance(op, ReductionOp):
+            custom.kernels(op._map.spec)
+
+
 def main(path):
     with open(path, "rb") as f:
         signatures = pickle.load(f)
+    _load_user_kernels()
     failed = 0
     for module, name, argtypes in signatures:
         kernel = getattr(import_module(module), name)

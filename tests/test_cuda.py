@@ -165,7 +165,7 @@ def test_integer_division_by_zero_raises_and_writes_nothing():
     check(t, np.array([4, 5]))
 
 
-# -- reductions, softmax -----------------------------------------------------------------------------
+# -- reductions, softmax ---------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin",
                                   "var", "std", "logsumexp", "all", "any"])
 @pytest.mark.parametrize("dim", [None, 0, 1, (0, 2)])
@@ -279,7 +279,7 @@ def test_backward_runs_on_the_device():
     check(w.grad, wc.grad, rtol=1e-5)
 
 
-# -- memory and interop --------------------------------------------------------------------------------
+# -- memory and interop ---------------------------------------------------------------------
 def test_memory_returns_to_its_level_and_cache_empties():
     base = jt.cuda.memory_allocated()
     t = jt.empty(1000, device="cuda")
@@ -337,3 +337,44 @@ def test_optimizer_steps_match_the_cpu(name):
             opt.step()
         params.append(w.detach())
     check(params[0], params[1], rtol=1e-5)
+
+
+@pytest.mark.parametrize("m, k, n", [(1, 1, 1), (5, 9, 3), (9, 4, 17), (16, 16, 16)])
+def test_float32_tiled_matmul_edges(m, k, n):
+    """Sizes off the tile grid (partial tiles in m, n and k) and batched broadcasting."""
+    a = RNG.standard_normal((2, m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    check(cuda(a) @ cuda(b), a @ b, rtol=1e-5, atol=1e-5)
+    check(cuda(b).T @ cuda(a[0]).T, b.T @ a[0].T, rtol=1e-5, atol=1e-5)
+
+
+# -- user-written kernels (jitensor/custom.py) ------------------------------------------------------
+def test_user_elementwise_ops_on_the_device():
+    from custom_ops_module import gelu, low_bit, mad, positive
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    check(gelu(cuda(x)), gelu(jt.tensor(x)), rtol=1e-5)
+    check(gelu(cuda(x).T), gelu(jt.tensor(x).T), rtol=1e-5)  # strided
+    i = np.arange(6, dtype=np.int32).reshape(2, 3)
+    check(mad(cuda(i), cuda([1, 2, 3], jt.int32)), mad(jt.tensor(i), jt.tensor([1, 2, 3],
+                                                                               dtype=jt.int32)))
+    check(mad(cuda(i), 2), mad(jt.tensor(i), 2))
+    check(positive(cuda(x)), x > 0)
+    out = jt.empty(3, 4, device="cuda")
+    gelu(cuda(x), out=out)
+    check(out, gelu(jt.tensor(x)), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="low_bit"):
+        low_bit(cuda(x))
+
+
+def test_user_reductions_and_gradients_on_the_device():
+    from custom_ops_module import gelu, largest, sum_of_squares
+    x = RNG.standard_normal((3, 4, 2)).astype(np.float32)
+    for dim in (None, 1, (0, 2)):
+        args = {} if dim is None else {"dim": dim}
+        check(sum_of_squares(cuda(x), **args), sum_of_squares(jt.tensor(x), **args), rtol=1e-5)
+        check(largest(cuda(x), **args), largest(jt.tensor(x), **args))
+    w = jt.tensor(x, device="cuda", requires_grad=True)
+    gelu(w).sum().backward()
+    wc = jt.tensor(x, requires_grad=True)
+    gelu(wc).sum().backward()
+    check(w.grad, wc.grad, rtol=1e-5)

@@ -280,12 +280,16 @@ def _write(path, text):
     os.replace(tmp, path)
 
 
-def _load(spec):
+def load(spec, source_of=None, suffix=""):
+    """The module of `source_of(spec, cache)` (default: this file's `source`): written to
+    kernel_dir() and imported when the spec has a cache key, else run in memory. The CUDA
+    backend loads its own template through this too."""
+    source_of = source_of or source
     key = spec.key()
     if key is not None:
-        text = source(spec, True)
+        text = source_of(spec, True)
         digest = hashlib.sha256("\0".join((key, text, _helpers_hash())).encode()).hexdigest()
-        stem = f"{spec.tag}_{digest[:16]}"
+        stem = f"{spec.tag}{suffix}_{digest[:16]}"
         path = os.path.join(kernel_dir(), stem + ".py")
         try:
             _write(path, text)
@@ -302,9 +306,9 @@ def _load(spec):
             sys.modules[name] = module
             found.loader.exec_module(module)
             return module
-    module = pytypes.ModuleType(f"_jitensor_kernels_{spec.tag}")
+    module = pytypes.ModuleType(f"_jitensor_kernels_{spec.tag}{suffix}")
     module._fn = spec.fn
-    exec(compile(source(spec, False), f"<jitensor kernels of {spec.name}>", "exec"),
+    exec(compile(source_of(spec, False), f"<jitensor kernels of {spec.name}>", "exec"),
          module.__dict__)
     return module
 
@@ -313,7 +317,7 @@ def kernels(spec):
     """The generated module of `spec`, made or loaded once per process."""
     found = spec.compiled.get("cpu")
     if found is None:
-        found = spec.compiled["cpu"] = _load(spec)
+        found = spec.compiled["cpu"] = load(spec)
     return found
 
 

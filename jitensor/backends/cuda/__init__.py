@@ -133,12 +133,4 @@ def data_ptr(buf):
     return memory.address(buf)
 
 
-from . import elementwise, indexing, linalg, optim, reduction  # noqa: E402,F401 (op families)
-
-
-def __getattr__(name):
-    """Op families without CUDA kernels yet (user-written kernels)."""
-    if name == "custom":
-        raise NotImplementedError(f"jitensor has no CUDA kernels for {name} ops yet; run them "
-                                  f"on CPU tensors (.cpu())")
-    raise AttributeError(name)
+from . import custom, elementwise, indexing, linalg, optim, reduction  # noqa: E402,F401

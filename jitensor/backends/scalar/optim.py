@@ -8,7 +8,7 @@ from numba.extending import register_jitable
 from . import libm
 
 
-@register_jitable(inline="always")
+@register_jitable  # not inline="always": numba-cuda mistypes such inlined calls; LLVM inlines
 def lerp(start, end, weight, one):
     """torch.lerp: the form that keeps the result exact at each end of the weight range."""
     return start + weight * (end - start) if weight < 0.5 else \
