@@ -348,7 +348,7 @@ def test_float32_tiled_matmul_edges(m, k, n):
     check(cuda(b).T @ cuda(a[0]).T, b.T @ a[0].T, rtol=1e-5, atol=1e-5)
 
 
-# -- user-written kernels (jitensor/custom.py) ------------------------------------------------------
+# -- user-written kernels (jitensor/custom.py) ---------------------------------------------
 def test_user_elementwise_ops_on_the_device():
     from custom_ops_module import gelu, low_bit, mad, positive
     x = RNG.standard_normal((3, 4)).astype(np.float32)
