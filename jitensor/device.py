@@ -64,6 +64,7 @@ class device:
 
 CPU = device("cpu")
 _parsed = {"cpu": CPU, None: CPU}
+_cuda = {}  # index -> the one device object tensors on it share (ops compare them by identity)
 
 
 def to_device(value):
@@ -80,9 +81,12 @@ def to_device(value):
         d = device(value)
     else:
         raise TypeError(f"expected a device (jt.device, 'cpu', 'cuda:0' or an int), got {value!r}")
-    if d.type == "cuda":
-        from . import cuda
-        cuda.init(d.index)
-        if d.index is None:
-            d = device("cuda", cuda.current_device())
-    return d
+    if d.type != "cuda":
+        return CPU
+    from . import cuda
+    cuda.init(d.index)
+    index = cuda.current_device() if d.index is None else d.index
+    found = _cuda.get(index)
+    if found is None:
+        found = _cuda[index] = device("cuda", index)
+    return found

@@ -9,8 +9,15 @@ import pytest
 import jitensor as jt
 from jitensor import cuda as jt_cuda
 
-HAS_CUDA = jt.cuda.is_available()
-needs_no_cuda = pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour without a CUDA GPU")
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    """A machine without CUDA, wherever the tests run (numba's simulator included)."""
+    monkeypatch.setattr(jt_cuda, "_probe", lambda: (0, "no NVIDIA GPU or driver was found"))
+
+
+needs_no_cuda = pytest.mark.usefixtures("no_cuda")
 
 
 @pytest.mark.parametrize("args, type_, index, text, rep", [

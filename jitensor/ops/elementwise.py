@@ -182,7 +182,7 @@ def _target(op, out, inplace, shape, result, device):
 def _aliased(dest, arrays):
     """Whether `dest` overlaps an input other than by being exactly that input (in place)."""
     d = dest._data
-    return any(a.__class__ is np.ndarray and np.may_share_memory(d, a) and
+    return any(isinstance(a, np.ndarray) and np.may_share_memory(d, a) and
                not (a.shape == d.shape and a.strides == d.strides and
                     a.__array_interface__["data"][0] == d.__array_interface__["data"][0])
                for a in arrays)

@@ -49,9 +49,8 @@ from numba import cuda
 from numba.extending import register_jitable
 
 from jitensor.backends.cuda import custom as _c
-from jitensor.backends.cuda.access import load, offset4, store
+from jitensor.backends.cuda.access import at, load, offset4, store
 from jitensor.backends.cuda.driver import jit
-from jitensor.backends.cuda.elementwise import _at
 from jitensor.backends.scalar.reduction import cast_like
 
 _user = register_jitable(_c.variant(_fn))  # _fn: set before this runs
@@ -94,8 +93,8 @@ def source(spec, cache):
     if spec.reduce:
         return (_HEADER + _REDUCE).format(**fields)
     slots = ", ".join(f"{p}, {p}_o, {p}_0, {p}_1, {p}_2, {p}_3" for p in spec.params)
-    loads = ", ".join(f"_at(i, {p}, {p}_o, {p}_0, {p}_1, {p}_2, {p}_3, n1, n2, n3, dense)"
-                      for p in spec.params)
+    loads = ", ".join(f"at({p}, {p}_o + (i if dense else offset4(i, n1, n2, n3, {p}_0, {p}_1, "
+                      f"{p}_2, {p}_3)))" for p in spec.params)
     return (_HEADER + _MAP).format(slots=slots, loads=loads, **fields)
 
 

@@ -150,39 +150,56 @@ class Pointer:
         return self.address
 
 
-_compiled = {}
-_configs = {}
+_compiled = {}  # (kernel, argument kinds) -> cuda.core Kernel
+_configs = {}  # (grid, block) -> LaunchConfig
 SIGNATURES = set()  # (module, kernel, argument types) launched: CI compiles each to PTX
 
 
-def _kernel(kernel, argtypes):
-    """The cuda.core Kernel of `kernel` compiled for `argtypes` (once per signature)."""
-    key = (kernel, argtypes)
+def _kind(a):
+    """What decides an argument's compiled type, cheaply: a Pointer's or NumPy scalar's dtype,
+    else the Python type."""
+    c = a.__class__
+    return a.dtype if c is Pointer or isinstance(a, np.generic) else c
+
+
+def _kernel(kernel, args):
+    """The cuda.core Kernel of `kernel` for these arguments (compiled once per signature)."""
+    key = (kernel, *map(_kind, args))
     found = _compiled.get(key)
     if found is None:
-        compiled = kernel.compile(argtypes)
+        compiled = kernel.compile(tuple(map(numba_type, args)))
         found = _compiled[key] = compiled._codelibrary.get_cufunc().kernel
     return found
 
 
+def _config(grid, block):
+    found = _configs.get((grid, block))
+    if found is None:
+        from cuda.core import LaunchConfig
+        found = _configs[(grid, block)] = LaunchConfig(grid=grid, block=block)
+    return found
+
+
+def _core_launch(*args):
+    from cuda.core import launch
+    global _core_launch
+    _core_launch = launch  # imported on first use
+    launch(*args)
+
+
 def launch(kernel, grid, block, *args):
     """Run `kernel` on a grid of `grid` blocks of `block` threads with `args` (Pointers, ints,
-    floats, NumPy scalars) on the current stream."""
+    floats, bools, NumPy scalars) on the current stream."""
     if SIM:
         SIGNATURES.add((kernel.fn.__module__, kernel.fn.__name__, tuple(map(numba_type, args))))
         kernel[grid, block](*(a.value() if isinstance(a, Pointer) else a for a in args))
         return
-    from cuda.core import LaunchConfig
-    from cuda.core import launch as core_launch
-    argtypes = tuple(map(numba_type, args))
-    config = _configs.get((grid, block))
-    if config is None:
-        config = _configs[(grid, block)] = LaunchConfig(grid=grid, block=block)
-    values = [a.value() if isinstance(a, Pointer) else
-              np.int64(a) if t is types.int64 else np.float64(a) if t is types.float64 else
-              np.bool_(a) if t is types.boolean else a for a, t in zip(args, argtypes)]
     stream = _state["stream"] if "stream" in _state else init()["stream"]
-    core_launch(stream, config, _kernel(kernel, argtypes), *values)
+    # cuda.core passes a Python int as 8 bytes and a float as a double, as the kernel was
+    # compiled for them (numba_type); a bool goes as NumPy's one byte
+    _core_launch(stream, _config(grid, block), _kernel(kernel, args),
+                 *[a.address if a.__class__ is Pointer else np.bool_(a) if a.__class__ is bool
+                   else a for a in args])
 
 
 def launch_1d(kernel, n, *args):
@@ -190,8 +207,8 @@ def launch_1d(kernel, n, *args):
     if SIM:
         launch(kernel, 1, max(1, min(n, SIM_BLOCK)), *args)
     else:
-        blocks = max(1, min(-(-n // BLOCK), init()["sms"] * 32))
-        launch(kernel, blocks, BLOCK, *args)
+        sms = _state.get("sms") or init()["sms"]
+        launch(kernel, max(1, min(-(-n // BLOCK), sms * 32)), BLOCK, *args)
 
 
 def threads_per_row():

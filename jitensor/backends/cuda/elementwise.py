@@ -4,8 +4,10 @@ run as a grid-stride loop with one element per thread step. On the GPU the op sw
 inside the loop: every thread of a launch takes the same branch, so it costs a few
 instructions, and one compile per family and dtype signature serves every op.
 
-A kernel takes (op, out, a, b, c as buffers or scalars, d, sizes, dense); each buffer comes as
-(pointer, element offset, four element strides) of a 4-D view (see backends/cuda/__init__.py)."""
+Each family has two shells: `*_dense` for C-contiguous operands of one shape, walked flat
+(a buffer comes as pointer and element offset), and the strided one for everything else: a
+4-D view (`strided.as_4d`) where a buffer comes as pointer, offset and four element strides.
+Scalar operands take a buffer's place (`at` returns them as they are)."""
 import numpy as np
 from numba import cuda
 from numba.extending import register_jitable
@@ -161,107 +163,165 @@ def _ternary(op, o, k, c, x, y):
 
 
 @register_jitable
-def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3, dense):
-    """Element i of operand x (a buffer, or a scalar returned as is)."""
-    return at(x, xo + (i if dense else offset4(i, n1, n2, n3, s0, s1, s2, s3)))
+def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3):
+    """Element i of operand x in a 4-D walk (a buffer, or a scalar returned as is)."""
+    return at(x, xo + offset4(i, n1, n2, n3, s0, s1, s2, s3))
 
 
 # -- kernel shells: one per family (a family's ops share the operand and result kinds) ----------
 @driver.jit
 def unary(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-          c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+          c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _unary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense), b, c, d)
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _unary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3), b, c, d)
         i += cuda.gridsize(1)
 
 
 @driver.jit
 def predicate(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-              c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+              c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _predicate(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense))
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _predicate(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3))
         i += cuda.gridsize(1)
 
 
 @driver.jit
 def arith(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-          c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+          c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _arith(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense),
-               _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3, dense), c)
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _arith(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
+               _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3), c)
         i += cuda.gridsize(1)
 
 
 @driver.jit
 def compare(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _compare(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense),
-                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3, dense))
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _compare(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
+                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3))
         i += cuda.gridsize(1)
 
 
 @driver.jit
 def bitwise(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _bitwise(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense),
-                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3, dense))
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _bitwise(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
+                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3))
         i += cuda.gridsize(1)
 
 
 @driver.jit
 def ternary(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3, dense):
+            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
     i = cuda.grid(1)
     while i < n:
-        k = oo + (i if dense else offset4(i, n1, n2, n3, o0, o1, o2, o3))
-        _ternary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3, dense),
-                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3, dense),
-                 _at(i, c, co, c0, c1, c2, c3, n1, n2, n3, dense))
+        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
+        _ternary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
+                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3),
+                 _at(i, c, co, c0, c1, c2, c3, n1, n2, n3))
         i += cuda.gridsize(1)
 
 
-KERNELS = {"unary": unary, "predicate": predicate, "arith": arith, "compare": compare,
-           "bitwise": bitwise, "ternary": ternary}
+# -- dense shells: C-contiguous operands of one shape, walked flat (fewer arguments to pass) ------
+@driver.jit
+def unary_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _unary(op, o, oo + i, at(a, ao + i), b, c, d)
+        i += cuda.gridsize(1)
+
+
+@driver.jit
+def predicate_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _predicate(op, o, oo + i, at(a, ao + i))
+        i += cuda.gridsize(1)
+
+
+@driver.jit
+def arith_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _arith(op, o, oo + i, at(a, ao + i), at(b, bo + i), c)
+        i += cuda.gridsize(1)
+
+
+@driver.jit
+def compare_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _compare(op, o, oo + i, at(a, ao + i), at(b, bo + i))
+        i += cuda.gridsize(1)
+
+
+@driver.jit
+def bitwise_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _bitwise(op, o, oo + i, at(a, ao + i), at(b, bo + i))
+        i += cuda.gridsize(1)
+
+
+@driver.jit
+def ternary_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+    i = cuda.grid(1)
+    while i < n:
+        _ternary(op, o, oo + i, at(a, ao + i), at(b, bo + i), at(c, co + i))
+        i += cuda.gridsize(1)
+
+
+KERNELS = {name: (globals()[name + "_dense"], globals()[name]) for name in
+           ("unary", "predicate", "arith", "compare", "bitwise", "ternary")}
 _SCALAR = (0, 0, 0, 0, 0)  # the offset and strides of a scalar operand (unused)
+ndarray = np.ndarray
+
+
+def _dense_arg(x):
+    return pointer(x) if isinstance(x, ndarray) else (x, 0)
 
 
 def launch(family, op, out, a, b=0, c=0, d=0):
     """Run op `op` of `family` into the DeviceArray `out` (see the CPU backend's `launch`)."""
-    if not out.size:
+    n = out.size
+    if not n:
         return
     operands = (a, b, c)
-    arrays = [x for x in operands if isinstance(x, np.ndarray)]
-    dense = out.flags.c_contiguous and all(x.shape == out.shape and x.flags.c_contiguous
-                                           for x in arrays)
-    groups = [[out, *arrays]] if dense else as_4d(out, *arrays)
-    for views in groups:
-        shape = (1, 1, 1, out.size) if dense else views[0].shape
+    shape = out.shape
+    arrays = [x for x in operands if isinstance(x, ndarray)]
+    dense_kernel, kernel = KERNELS[family]
+    if out.flags.c_contiguous and all(x.shape == shape and x.flags.c_contiguous
+                                      for x in arrays):
+        driver.launch_1d(dense_kernel, n, op, *pointer(out), *_dense_arg(a), *_dense_arg(b),
+                         *_dense_arg(c), d, n)
+        return
+    for views in as_4d(out, *arrays):
         rest = iter(views[1:])
-        args = [op, *_buffer(views[0], dense)]
+        args = [op, *pointer(views[0]), *strides(views[0])]
         for x in operands:
-            args += _buffer(next(rest), dense) if isinstance(x, np.ndarray) else (x, *_SCALAR)
-        n = shape[0] * shape[1] * shape[2] * shape[3]
-        driver.launch_1d(KERNELS[family], n, *args, d, n, *shape[1:], dense)
+            if isinstance(x, ndarray):
+                v = next(rest)
+                args += (*pointer(v), *strides(v))
+            else:
+                args += (x, *_SCALAR)
+        n0, n1, n2, n3 = views[0].shape
+        m = n0 * n1 * n2 * n3
+        driver.launch_1d(kernel, m, *args, d, m, n1, n2, n3)
 
 
-def _buffer(v, dense):
-    return (*pointer(v), *((0, 0, 0, 1) if dense else strides(v)))
-
-
-def launch_fresh(family, op, out, a, b, c=0):
-    launch(family, op, out, a, b, c)
+launch_fresh = launch  # the CPU backend's shortcut for new outputs: here the same path
 
 
 def any_compare(op, x, value):

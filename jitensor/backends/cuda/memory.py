@@ -9,6 +9,8 @@ the last view is gone the block returns to the pool. Reading the elements on the
 The pool keeps freed blocks by size (rounded to 512 bytes, as torch's caching allocator rounds)
 and reuses them in the order of the one stream every kernel runs on, so a reused block is never
 written before the kernels that read it earlier have run."""
+import math
+
 import numpy as np
 
 from ...cuda import OutOfMemoryError
@@ -32,13 +34,14 @@ def _size(n):
 
 class _Block:
     """One allocation in use. NumPy holds it as the base of every view of it."""
-    __slots__ = ("address", "size", "storage", "__array_interface__")
+    __slots__ = ("address", "size", "storage", "pointer", "__array_interface__")
 
     def __init__(self, shape, dtype):
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        nbytes = math.prod(shape) * dtype.itemsize
         self.size = _rounded(nbytes)
         self.address, self.storage = _take(self.size, nbytes)
-        self.__array_interface__ = {"data": (self.address, False), "shape": tuple(shape),
+        self.pointer = driver.Pointer(self.address, dtype, self.storage)
+        self.__array_interface__ = {"data": (self.address, False), "shape": shape,
                                     "typestr": dtype.str, "version": 3}
 
     def __del__(self):
@@ -168,10 +171,13 @@ class DeviceArray(np.ndarray):
 def empty(shape, dtype):
     """A new uninitialised DeviceArray (no kernel runs)."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(n) for n in shape) if not isinstance(shape, int) else (shape,)
+    shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
     if any(n < 0 for n in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
-    return np.asarray(_Block(shape, dtype)).view(DeviceArray)
+    block = _Block(shape, dtype)
+    a = np.asarray(block).view(DeviceArray)
+    a._block = block  # a fresh array starts at its block: `pointer` needs no address lookup
+    return a
 
 
 def block(a):
@@ -188,6 +194,9 @@ def address(a):
 
 def pointer(a):
     """(driver.Pointer to a's allocation, a's element offset in it) for a kernel argument."""
+    fresh = getattr(a, "_block", None)
+    if fresh is not None:
+        return fresh.pointer, 0
     b = block(a)
     return (driver.Pointer(b.address, a.dtype, b.storage),
             (address(a) - b.address) // a.dtype.itemsize)
