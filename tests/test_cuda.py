@@ -398,3 +398,20 @@ def test_overlapping_in_place_reads_a_snapshot():
     want = a.copy()
     want[1:] += a[:-1]
     check(t, want)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "argmin", "var"])
+def test_reductions_over_leading_dims_and_float16(name):
+    a = RNG.standard_normal((7, 6)).astype(np.float32)
+    fn = getattr(jt, name)
+    check(fn(cuda(a), dim=0), fn(jt.tensor(a), dim=0), rtol=1e-5)  # one thread per column
+    h = a.astype(np.float16)
+    got = fn(cuda(h), dim=1)
+    want = fn(jt.tensor(h.astype(np.float32)), dim=1)  # float16 accumulates wider
+    if name != "argmin":
+        assert got.dtype is jt.float16
+        got = got.to(jt.float32)
+    check(got, want, rtol=2e-3, atol=2e-3)
+    if name == "sum":
+        check(jt.softmax(cuda(h), dim=1).float(), jt.softmax(jt.tensor(a), dim=1), rtol=2e-3,
+              atol=2e-3)

@@ -18,6 +18,7 @@ from .access import load, store
 from .memory import pointer
 
 THREADS = driver.threads_per_row()
+COLUMNS_MIN = 4 if driver.SIM else 1024  # outputs that keep a GPU busy one thread each
 
 
 NO_INDEX = 1 << 62  # the index of a state that saw no element yet
@@ -81,6 +82,24 @@ def reduce_rows(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, corre
             if has_index:
                 store(ix, io + r, 0 if k == NO_INDEX else k)
         r += cuda.gridDim.x
+
+
+@driver.jit
+def reduce_columns(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, correction):
+    """As reduce_rows with one thread per output, folding its range in order: for reductions
+    whose outputs are adjacent in memory (a sum over dim 0), neighbouring threads then read
+    neighbouring elements."""
+    r = cuda.grid(1)
+    while r < m:
+        state = (init, 0.0, np.int64(NO_INDEX if op == scalar.ARGMAX or op == scalar.ARGMIN
+                                      else 0))
+        for j in range(kk):
+            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j, init))
+        v, w, k = state
+        store(o, oo + r, scalar.finalize(op, (v, w, k), correction))
+        if has_index:
+            store(ix, io + r, 0 if k == NO_INDEX else k)
+        r += cuda.gridsize(1)
 
 
 @driver.jit
@@ -154,8 +173,12 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     flat, m, k, sm, sk = _rows(src, tuple(reduced))
     p, po = pointer(flat) if flat.size else pointer(out)
     ix = out if index is None else index
-    _launch(reduce_rows, m, op, p, po, sm, sk, m, k, *pointer(out), *pointer(ix),
-            index is not None, init, float(correction))
+    args = (op, p, po, sm, sk, m, k, *pointer(out), *pointer(ix), index is not None, init,
+            float(correction))
+    if sm == 1 and sk != 1 and m >= COLUMNS_MIN:  # outputs adjacent in memory: coalesced reads
+        driver.launch_1d(reduce_columns, m, *args)
+    else:
+        _launch(reduce_rows, m, *args)
 
 
 def along(op, out, src, dim):
