@@ -415,3 +415,16 @@ def test_reductions_over_leading_dims_and_float16(name):
     if name == "sum":
         check(jt.softmax(cuda(h), dim=1).float(), jt.softmax(jt.tensor(a), dim=1), rtol=2e-3,
               atol=2e-3)
+
+
+def test_float32_vector_path_and_its_fallbacks():
+    """Dense float32 of a length divisible by 4 takes 128-bit accesses; an odd length, an
+    offset view or another dtype takes the one-element loop: all give the same values."""
+    a = RNG.standard_normal(24).astype(np.float32)
+    b = RNG.standard_normal(24).astype(np.float32)
+    for lo, hi in ((0, 24), (0, 23), (4, 24), (1, 21)):
+        x, y = cuda(a)[lo:hi], cuda(b)[lo:hi]
+        check(x + y, a[lo:hi] + b[lo:hi])
+        check(x * 3, a[lo:hi] * 3)
+        check(jt.exp(x), np.exp(a[lo:hi]), rtol=2e-6)
+        check(jt.clamp(x, -0.5, 0.5), np.clip(a[lo:hi], -0.5, 0.5))

@@ -7,6 +7,7 @@ in-memory form (a bool is a byte in memory: numba's own pointer store of a bool 
 compile) and in the simulator are plain indexing. `at` reads an operand that may also be a
 scalar, so `x + 2` needs no broadcast buffer."""
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
@@ -22,6 +23,19 @@ def store(p, i, v):
 def at(x, i):
     """x[i] for a buffer operand, x itself for a scalar one."""
     return x if isinstance(x, (int, float, np.generic)) else x[i]
+
+
+def load4(p, i):
+    """Elements 4i .. 4i+3 of a float32 buffer in one 128-bit load (4i must be 16-byte aligned
+    from the allocation's start), or a scalar operand four times."""
+    if isinstance(p, (int, float, np.generic)):
+        return p, p, p, p
+    return p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]
+
+
+def store4(p, i, v):
+    """Store the 4-tuple v at elements 4i .. 4i+3 of a float32 buffer in one 128-bit store."""
+    p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3] = v
 
 
 @intrinsic
@@ -52,6 +66,53 @@ def _store(typingctx, p, i, v):
     return types.void(p, i, v), codegen
 
 
+_VEC4 = ir.VectorType(ir.FloatType(), 4)
+
+
+@intrinsic
+def _load4(typingctx, p, i):
+    if p != types.CPointer(types.float32):
+        return None
+    tuple4 = types.UniTuple(types.float32, 4)
+
+    def codegen(context, builder, sig, args):
+        vector = builder.load(builder.gep(builder.bitcast(args[0], _VEC4.as_pointer()),
+                                          [args[1]]), align=16)
+        lanes = [builder.extract_element(vector, ir.Constant(ir.IntType(32), k))
+                 for k in range(4)]
+        return context.make_tuple(builder, tuple4, lanes)
+    return tuple4(p, i), codegen
+
+
+@intrinsic
+def _store4(typingctx, p, i, v):
+    if p != types.CPointer(types.float32):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vector = ir.Constant(_VEC4, ir.Undefined)
+        for k in range(4):
+            lane = context.cast(builder, builder.extract_value(args[2], k), sig.args[2][k],
+                                types.float32)
+            vector = builder.insert_element(vector, lane, ir.Constant(ir.IntType(32), k))
+        builder.store(vector, builder.gep(builder.bitcast(args[0], _VEC4.as_pointer()),
+                                          [args[1]]), align=16)
+        return context.get_dummy_value()
+    return types.void(p, i, v), codegen
+
+
+@overload(load4, target="cuda")
+def _load4_cuda(p, i):
+    if isinstance(p, types.CPointer):
+        return lambda p, i: _load4(p, i)
+    return lambda p, i: (p, p, p, p)
+
+
+@overload(store4, target="cuda")
+def _store4_cuda(p, i, v):
+    return lambda p, i, v: _store4(p, i, v)
+
+
 @overload(load, target="cuda")
 def _load_cuda(p, i):
     return lambda p, i: _load(p, i)
@@ -59,6 +120,10 @@ def _load_cuda(p, i):
 
 @overload(store, target="cuda")
 def _store_cuda(p, i, v):
+    if isinstance(p, types.Array):  # a local array
+        def store_array(p, i, v):
+            p[i] = v
+        return store_array
     return lambda p, i, v: _store(p, i, v)
 
 
