@@ -293,128 +293,33 @@ _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, 
 _parallel = dict(_serial, parallel=True)
 
 
-@njit(**_serial)
-def unary_flat(op, out, a, b, c, d):
-    _unary(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+def _shells(family, body):
+    """The (flat, 4-D) kernels of the family whose switch is `body`, named `<family>_flat` and
+    `<family>_4d` (the name keys each one's on-disk cache)."""
+    def flat(op, out, a, b, c, d):
+        body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+
+    def four_d(op, out, a, b, c, d):
+        items, chunks = _work(out)
+        if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+            for w in range(items):
+                i, j, k, lo, hi = _item(w, out, chunks)
+                body(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi),
+                     _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi), d)
+        else:
+            for w in prange(items):
+                i, j, k, lo, hi = _item(w, out, chunks)
+                body(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi),
+                     _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi), d)
+
+    flat.__name__ = flat.__qualname__ = family + "_flat"
+    four_d.__name__ = four_d.__qualname__ = family + "_4d"
+    return njit(**_serial)(flat), njit(**_parallel)(four_d)
 
 
-@njit(**_parallel)
-def unary_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _unary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _unary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-@njit(**_serial)
-def predicate_flat(op, out, a, b, c, d):
-    _predicate(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
-
-
-@njit(**_parallel)
-def predicate_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _predicate(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _predicate(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-@njit(**_serial)
-def arith_flat(op, out, a, b, c, d):
-    _arith(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
-
-
-@njit(**_parallel)
-def arith_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _arith(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _arith(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-@njit(**_serial)
-def compare_flat(op, out, a, b, c, d):
-    _compare(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
-
-
-@njit(**_parallel)
-def compare_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _compare(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _compare(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-@njit(**_serial)
-def bitwise_flat(op, out, a, b, c, d):
-    _bitwise(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
-
-
-@njit(**_parallel)
-def bitwise_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _bitwise(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _bitwise(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-@njit(**_serial)
-def ternary_flat(op, out, a, b, c, d):
-    _ternary(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
-
-
-@njit(**_parallel)
-def ternary_4d(op, out, a, b, c, d):
-    items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
-        for w in range(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _ternary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-    else:
-        for w in prange(items):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            _ternary(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-               _row(c, i, j, k, lo, hi), d)
-
-
-_KERNELS = {name: (globals()[name + "_flat"], globals()[name + "_4d"]) for name in
-            ("unary", "predicate", "arith", "compare", "bitwise", "ternary")}
+_KERNELS = {family: _shells(family, body) for family, body in (
+    ("unary", _unary), ("predicate", _predicate), ("arith", _arith), ("compare", _compare),
+    ("bitwise", _bitwise), ("ternary", _ternary))}
 
 
 def launch(family, op, out, a, b=0, c=0, d=0):

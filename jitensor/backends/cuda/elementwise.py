@@ -17,7 +17,7 @@ from ..scalar import libm
 from . import driver
 from .access import at, load4, offset4, store, store4
 from .memory import pointer, strides
-from .. cpu.strided import as_4d
+from ..cpu.strided import as_4d
 
 
 @register_jitable
@@ -69,7 +69,7 @@ def _unary(op, o, k, x, p, q, r):
 
 
 @register_jitable
-def _predicate(op, o, k, x):
+def _predicate(op, o, k, x, unused_y, unused_z, unused_d):
     if op == s.LOGICAL_NOT:
         store(o, k, x == 0)
     elif op == s.ISNAN:
@@ -81,7 +81,7 @@ def _predicate(op, o, k, x):
 
 
 @register_jitable
-def _arith(op, o, k, x, y, alpha):
+def _arith(op, o, k, x, y, alpha, unused):
     if op == s.ADD:
         store(o, k, s.add(x, y, alpha))
     elif op == s.SUB:
@@ -117,7 +117,7 @@ def _arith(op, o, k, x, y, alpha):
 
 
 @register_jitable
-def _compare(op, o, k, x, y):
+def _compare(op, o, k, x, y, unused_z, unused_d):
     if op == s.EQ:
         store(o, k, x == y)
     elif op == s.NE:
@@ -139,7 +139,7 @@ def _compare(op, o, k, x, y):
 
 
 @register_jitable
-def _bitwise(op, o, k, x, y):
+def _bitwise(op, o, k, x, y, unused_z, unused_d):
     if op == s.AND:
         store(o, k, x & y)
     elif op == s.OR:
@@ -155,7 +155,7 @@ def _bitwise(op, o, k, x, y):
 
 
 @register_jitable
-def _ternary(op, o, k, c, x, y):
+def _ternary(op, o, k, c, x, y, unused):
     if op == s.WHERE:
         store(o, k, x if c else y)
     elif op == s.CLAMP_TENSOR:
@@ -168,119 +168,39 @@ def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3):
     return at(x, xo + offset4(i, n1, n2, n3, s0, s1, s2, s3))
 
 
-# -- kernel shells: one per family (a family's ops share the operand and result kinds) ----------
-@driver.jit
-def unary(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-          c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _unary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3), b, c, d)
-        i += cuda.gridsize(1)
+# -- kernel shells: for each family a dense one (C-contiguous operands of one shape, walked flat:
+# fewer arguments to pass) and a strided one (4-D views: broadcasting and any strides) ---------
+def _shells(family, body):
+    """The (dense, strided) kernels of the family whose switch is `body`, named
+    `<family>_dense` and `<family>` (the name keys each one's on-disk cache and CI's PTX
+    check). Every switch takes (op, out, index, x, y, z, d) and ignores what it does not use."""
+    def dense(op, o, oo, a, ao, b, bo, c, co, d, n):
+        i = cuda.grid(1)
+        while i < n:
+            body(op, o, oo + i, at(a, ao + i), at(b, bo + i), at(c, co + i), d)
+            i += cuda.gridsize(1)
 
-
-@driver.jit
-def predicate(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-              c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _predicate(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def arith(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-          c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _arith(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
-               _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3), c)
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def compare(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _compare(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
-                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def bitwise(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _bitwise(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
-                 _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def ternary(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
-            c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
-    i = cuda.grid(1)
-    while i < n:
-        k = oo + offset4(i, n1, n2, n3, o0, o1, o2, o3)
-        _ternary(op, o, k, _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
+    def strided(op, o, oo, o0, o1, o2, o3, a, ao, a0, a1, a2, a3, b, bo, b0, b1, b2, b3,
+                c, co, c0, c1, c2, c3, d, n, n1, n2, n3):
+        i = cuda.grid(1)
+        while i < n:
+            body(op, o, oo + offset4(i, n1, n2, n3, o0, o1, o2, o3),
+                 _at(i, a, ao, a0, a1, a2, a3, n1, n2, n3),
                  _at(i, b, bo, b0, b1, b2, b3, n1, n2, n3),
-                 _at(i, c, co, c0, c1, c2, c3, n1, n2, n3))
-        i += cuda.gridsize(1)
+                 _at(i, c, co, c0, c1, c2, c3, n1, n2, n3), d)
+            i += cuda.gridsize(1)
+
+    dense.__name__ = dense.__qualname__ = family + "_dense"
+    strided.__name__ = strided.__qualname__ = family
+    return driver.jit(dense), driver.jit(strided)
 
 
-# -- dense shells: C-contiguous operands of one shape, walked flat (fewer arguments to pass) ------
-@driver.jit
-def unary_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _unary(op, o, oo + i, at(a, ao + i), b, c, d)
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def predicate_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _predicate(op, o, oo + i, at(a, ao + i))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def arith_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _arith(op, o, oo + i, at(a, ao + i), at(b, bo + i), c)
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def compare_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _compare(op, o, oo + i, at(a, ao + i), at(b, bo + i))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def bitwise_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _bitwise(op, o, oo + i, at(a, ao + i), at(b, bo + i))
-        i += cuda.gridsize(1)
-
-
-@driver.jit
-def ternary_dense(op, o, oo, a, ao, b, bo, c, co, d, n):
-    i = cuda.grid(1)
-    while i < n:
-        _ternary(op, o, oo + i, at(a, ao + i), at(b, bo + i), at(c, co + i))
-        i += cuda.gridsize(1)
+unary_dense, unary = _shells("unary", _unary)
+predicate_dense, predicate = _shells("predicate", _predicate)
+arith_dense, arith = _shells("arith", _arith)
+compare_dense, compare = _shells("compare", _compare)
+bitwise_dense, bitwise = _shells("bitwise", _bitwise)
+ternary_dense, ternary = _shells("ternary", _ternary)
 
 
 # -- float32 in 128-bit accesses: four elements per thread step (../shared/ANCHORS.md: 4310 GB/s
@@ -308,10 +228,10 @@ def arith_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
     while i < n4:
         x = load4(a, ao // 4 + i)
         y = load4(b, bo // 4 + i)
-        _arith(op, lanes, 0, x[0], y[0], c)  # spelled out: see unary_vec4
-        _arith(op, lanes, 1, x[1], y[1], c)
-        _arith(op, lanes, 2, x[2], y[2], c)
-        _arith(op, lanes, 3, x[3], y[3], c)
+        _arith(op, lanes, 0, x[0], y[0], c, d)  # spelled out: see unary_vec4
+        _arith(op, lanes, 1, x[1], y[1], c, d)
+        _arith(op, lanes, 2, x[2], y[2], c, d)
+        _arith(op, lanes, 3, x[3], y[3], c, d)
         store4(o, oo // 4 + i, (lanes[0], lanes[1], lanes[2], lanes[3]))
         i += cuda.gridsize(1)
 

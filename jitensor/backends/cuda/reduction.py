@@ -36,8 +36,12 @@ def _merge(op, a, b):
 
 
 @cuda.jit(device=True)
-def _block_merge(op, state, sv, si, sw, sk):
+def _block_merge(op, state):
     """Merge the states of all threads of the block; thread 0 gets the total."""
+    sv = cuda.shared.array(THREADS, float64)
+    si = cuda.shared.array(THREADS, int64)
+    sw = cuda.shared.array(THREADS, float64)
+    sk = cuda.shared.array(THREADS, int64)
     t = cuda.threadIdx.x
     v, w, k = state
     step = cuda.blockDim.x // 2
@@ -62,10 +66,6 @@ def _block_merge(op, state, sv, si, sw, sk):
 @driver.jit
 def reduce_rows(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, correction):
     """o[r] = op over x[xo + r*sm + j*sk_] for j < kk, for each row r < m (one block a row)."""
-    sv = cuda.shared.array(THREADS, float64)
-    si = cuda.shared.array(THREADS, int64)
-    sw = cuda.shared.array(THREADS, float64)
-    sk = cuda.shared.array(THREADS, int64)
     t = cuda.threadIdx.x
     r = cuda.blockIdx.x
     while r < m:
@@ -76,7 +76,7 @@ def reduce_rows(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, corre
             state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j,
                                                         init))
             j += cuda.blockDim.x
-        v, w, k = _block_merge(op, state, sv, si, sw, sk)
+        v, w, k = _block_merge(op, state)
         if t == 0:
             store(o, oo + r, scalar.finalize(op, (v, w, k), correction))
             if has_index:
@@ -106,10 +106,7 @@ def reduce_columns(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, co
 def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
     """SOFTMAX / LOG_SOFTMAX / CUMSUM along rows of kk elements (o dense, row-major): softmax
     in two passes over the row (max, then sum of exp) and one write; cumsum by one thread."""
-    sv = cuda.shared.array(THREADS, float64)
-    si = cuda.shared.array(THREADS, int64)
-    sw = cuda.shared.array(THREADS, float64)
-    sk = cuda.shared.array(THREADS, int64)
+    row = cuda.shared.array(2, float64)  # the row's shift and log-sum, for all its threads
     t = cuda.threadIdx.x
     r = cuda.blockIdx.x
     while r < m:
@@ -127,12 +124,12 @@ def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
                 state = scalar.merge(scalar.LSE, state,
                                      scalar.lift(scalar.LSE, load(x, base + j * sk_), j, init))
                 j += cuda.blockDim.x
-            v, w, k = _block_merge(scalar.LSE, state, sv, si, sw, sk)
+            v, w, k = _block_merge(scalar.LSE, state)
             if t == 0:
-                sv[0] = scalar.shift(v)
-                sw[0] = libm.log(w)
+                row[0] = scalar.shift(v)
+                row[1] = libm.log(w)
             cuda.syncthreads()
-            shift, log_sum = sv[0], sw[0]
+            shift, log_sum = row[0], row[1]
             j = t
             while j < kk:
                 y = load(x, base + j * sk_) - shift - log_sum

@@ -9,9 +9,10 @@ from numba import types
 from numba.extending import overload
 
 
-def _shared(name, doc, np_name=None, math_name=None):
-    """A function `name` that calls np.<np_name> on the CPU and math.<math_name> on CUDA."""
-    np_fn, math_fn = getattr(np, np_name or name), getattr(math, math_name or name)
+def _shared(name, doc, np_name=None, cuda_pick=None):
+    """A function `name` that calls np.<np_name> on the CPU and, on CUDA, math.<name> or what
+    cuda_pick(*argument types) returns."""
+    np_fn = getattr(np, np_name or name)
 
     def fn(*args):
         return np_fn(*args)
@@ -21,10 +22,20 @@ def _shared(name, doc, np_name=None, math_name=None):
         return lambda *args: np_fn(*args)
 
     def cuda(*args):
-        return lambda *args: math_fn(*args)
+        device_fn = cuda_pick(*args) if cuda_pick else getattr(math, name)
+        return lambda *args: device_fn(*args)
     overload(fn, target="cpu")(cpu)
     overload(fn, target="cuda")(cuda)
     return fn
+
+
+def _libdevice(name):
+    """Pick libdevice's float32 (`name`f) or float64 `name` by the argument type: `math` has
+    no float-keeping rint or trunc."""
+    def pick(x):
+        from numba.cuda import libdevice
+        return getattr(libdevice, name + "f" if x == types.float32 else name)
+    return pick
 
 
 floor = _shared("floor", "Round down, keeping the float type.")
@@ -42,38 +53,7 @@ atan2 = _shared("atan2", "The angle of (x, y).", np_name="arctan2")
 isinf = _shared("isinf", "Whether x is infinite.")
 isfinite = _shared("isfinite", "Whether x is finite.")
 
-
-def rint(x):
-    """Round half to even, keeping the float type (torch.round)."""
-    return np.rint(x)
-
-
-@overload(rint, target="cpu")
-def _rint_cpu(x):
-    return lambda x: np.rint(x)
-
-
-@overload(rint, target="cuda")
-def _rint_cuda(x):
-    from numba.cuda import libdevice
-    if x == types.float32:
-        return lambda x: libdevice.rintf(x)
-    return lambda x: libdevice.rint(x)
-
-
-def trunc(x):
-    """Round toward zero, keeping the float type."""
-    return np.trunc(x)
-
-
-@overload(trunc, target="cpu")
-def _trunc_cpu(x):
-    return lambda x: np.trunc(x)
-
-
-@overload(trunc, target="cuda")
-def _trunc_cuda(x):
-    from numba.cuda import libdevice
-    if x == types.float32:
-        return lambda x: libdevice.truncf(x)
-    return lambda x: libdevice.trunc(x)
+rint = _shared("rint", "Round half to even, keeping the float type (torch.round).",
+               cuda_pick=_libdevice("rint"))
+trunc = _shared("trunc", "Round toward zero, keeping the float type.",
+                cuda_pick=_libdevice("trunc"))
