@@ -378,20 +378,44 @@ def from_numpy(ndarray):
 
 
 def from_dlpack(ext):
-    """A tensor sharing memory with `ext`: a CPU producer of DLPack (NumPy, torch CPU tensors),
-    or a CUDA one exposing __cuda_array_interface__ (torch and CuPy CUDA tensors, numba device
-    arrays)."""
+    """A tensor sharing memory with `ext`: an object with __dlpack__ (NumPy, torch, CuPy, JAX
+    arrays, on the CPU or CUDA) or __cuda_array_interface__ (numba device arrays), or a DLPack
+    capsule."""
     if isinstance(ext, Tensor):
         return ext
     face = getattr(ext, "__cuda_array_interface__", None)
     if face is not None:
-        device = to_device("cuda")
-        dtype = _numpy_dtype(np.dtype(face["typestr"]), "from_dlpack")
-        return _wrap(backend(device).memory.foreign(face, ext), dtype, device)
-    if not hasattr(ext, "__dlpack__"):
+        return _from_cuda(face, ext)
+    if type(ext).__name__ == "PyCapsule":
+        capsule = ext
+    elif not hasattr(ext, "__dlpack__"):
         raise TypeError(f"from_dlpack(): expected an object with __dlpack__ or "
-                        f"__cuda_array_interface__, got {type(ext).__name__}")
-    return from_numpy(np.from_dlpack(ext))
+                        f"__cuda_array_interface__, or a DLPack capsule, got {type(ext).__name__}")
+    elif getattr(ext, "__dlpack_device__", lambda: (1, 0))()[0] == 1:
+        return from_numpy(np.from_dlpack(ext))
+    else:  # a CUDA producer: its work on other streams must be done before our default stream's
+        capsule = ext.__dlpack__(stream=1)
+    from . import dlpack
+    face, (kind, index), owner = dlpack.read(capsule)
+    if kind == dlpack.CUDA:
+        return _from_cuda(face, owner, index)
+    if kind != dlpack.CPU:
+        raise BufferError(f"from_dlpack(): DLPack device type {kind} is not supported (CPU and "
+                          f"CUDA are); copy the data to the host first")
+    return from_numpy(np.asarray(_HostMemory(face, owner)))
+
+
+class _HostMemory:
+    """Host memory from a DLPack capsule, as NumPy reads it; holds the capsule's owner."""
+
+    def __init__(self, face, owner):
+        self.__array_interface__, self.owner = face, owner
+
+
+def _from_cuda(face, owner, index=0):
+    device = to_device(f"cuda:{index}")
+    dtype = _numpy_dtype(np.dtype(face["typestr"]), "from_dlpack")
+    return _wrap(backend(device).memory.foreign(face, owner), dtype, device)
 
 
 # -- ranges -----------------------------------------------------------------------------------

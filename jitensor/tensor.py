@@ -329,12 +329,30 @@ class Tensor:
                 "data": (self.data_ptr(), False), "stream": None}
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule sharing this CPU tensor's memory (np.from_dlpack, torch's
-        from_dlpack); CUDA tensors share theirs through __cuda_array_interface__."""
-        if self._device.type != "cpu":
-            raise BufferError(f"__dlpack__ of a {self._device} tensor is not supported yet; use "
-                              f"__cuda_array_interface__ (numba, CuPy, torch.as_tensor)")
-        return self._data.__dlpack__(stream=stream)
+        """A DLPack capsule sharing this tensor's memory (np.from_dlpack, torch.from_dlpack,
+        cupy.from_dlpack). `stream` is the consumer's CUDA stream: kernels run on the legacy
+        default stream, so for any other stream (but -1, "do not synchronize") the device is
+        synchronized first. `copy=True` exports a copy; a `dl_device` other than the tensor's
+        raises BufferError."""
+        device = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != device:
+            raise BufferError(f"__dlpack__(): dl_device={tuple(dl_device)} but the tensor is on "
+                              f"{self._device} {device}; move it with .to() first")
+        if self._device.type == "cpu":
+            extra = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
+                                       ("copy", copy)) if v is not None}
+            return self._data.__dlpack__(stream=stream, **extra)
+        if stream is not None and not isinstance(stream, int):
+            raise TypeError(f"__dlpack__(): stream must be an int (a CUDA stream handle) or "
+                            f"None, got {type(stream).__name__}")
+        from . import dlpack
+        from .cuda import synchronize
+        src = self.detach().clone() if copy else self
+        if stream not in (None, -1, 1, 2):  # 1, 2: the legacy and per-thread default streams
+            synchronize()
+        d = src._data
+        return dlpack.export(src.data_ptr(), d.shape, [s // d.itemsize for s in d.strides],
+                             d.dtype, device, d)
 
     def __dlpack_device__(self):
         return (1, 0) if self._device.type == "cpu" else (2, self._device.index or 0)

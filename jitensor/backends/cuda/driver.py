@@ -80,6 +80,13 @@ def alloc(nbytes):
     return int(ptr), None
 
 
+def host_bytes(address, nbytes):
+    """Simulator only: the `nbytes` of host memory at `address` as a uint8 NumPy array (memory
+    another library owns, which the caller keeps alive)."""
+    import ctypes
+    return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(address))
+
+
 def free(ptr):
     if not SIM:
         from cuda.bindings import driver

@@ -58,12 +58,25 @@ class _Foreign(_Block):
 
     def __init__(self, face, owner):
         self.address, self.storage, self.size, self.owner = face["data"][0], None, 0, owner
+        if driver.SIM:  # "device" memory is host memory there: kernels index a host view of it
+            self.storage = driver.host_bytes(self.address, _extent(face))
         self.__array_interface__ = {"data": (self.address, False), "shape": face["shape"],
                                     "typestr": face["typestr"], "strides": face.get("strides"),
                                     "version": 3}
 
     def __del__(self):
         pass
+
+
+def _extent(face):
+    """The bytes a __cuda_array_interface__ view spans from its data pointer."""
+    shape, itemsize = face["shape"], np.dtype(face["typestr"]).itemsize
+    if not math.prod(shape):
+        return 0
+    strides = face.get("strides")
+    if strides is None:  # C-contiguous
+        return math.prod(shape) * itemsize
+    return sum((n - 1) * s for n, s in zip(shape, strides)) + itemsize
 
 
 def foreign(face, owner):
