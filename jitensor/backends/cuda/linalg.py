@@ -1,61 +1,99 @@
 """CUDA matrix products.
 
-float32: shared-memory tiles and 4x4 register tiles per thread (a 64x64 block of the output
-per 16x16 threads; ../shared/ANCHORS.md measured this design at 13 TFLOP/s on the H200, where
-cuBLAS reaches 48-51: 128-bit shared loads and double buffering are the known next steps).
+float32: each block of 16x16 threads computes a 128x128 tile of the output, each thread an 8x8
+register tile of every 16th row and column (so a warp's shared-memory reads hit distinct banks
+or one broadcast address, and its stores are coalesced). The k dimension goes in steps of 8
+through shared memory, double buffered: the next step's tile is fetched from global memory into
+registers while the current one is multiplied, so one barrier per step suffices.
+(../shared/ANCHORS.md: 16x16 shared tiles reached 7.2 TFLOP/s on the H200 and 4x4 register
+tiles 13.1, cuBLAS 48-51.)
 Every other dtype: one thread per output element, the k loop reading both operands through
 their strides, accumulating in the result dtype as torch does (float16 in float32)."""
 import numpy as np
 from numba import cuda, float32
+from numba.extending import register_jitable
 
 from . import driver
 from .access import load, store
 from .memory import pointer, strides
 
-# Tile shapes: threads per block side, outputs per thread side, k per step. The simulator runs
-# one Python thread per GPU thread: it runs the same kernel on small tiles.
-SIDE, REG, STEP = (2, 2, 4) if driver.SIM else (16, 4, 16)
+# Tile shapes: threads per block side, outputs per thread side (two halves), k per step. The
+# simulator runs one Python thread per GPU thread: it runs the same kernel on small tiles.
+SIDE, REG, STEP = (2, 2, 4) if driver.SIM else (16, 8, 8)
 TILE = SIDE * REG  # output rows (and columns) per block
 LOADS = TILE * STEP // (SIDE * SIDE)  # tile elements each thread loads per operand and step
+A_ROWS, B_ROWS = SIDE * SIDE // STEP, SIDE * SIDE // TILE  # rows between a thread's loads
+
+
+@register_jitable
+def _fetch(ra, rb, a, pa, da, b, pb, db, rows_a, k_a, k_b, in_b):
+    """This thread's share of one step: LOADS elements of a's tile from pa, da apart (rows_a of
+    them inside the matrix, and none if k_a <= 0), and of b's from pb, db apart (k_b inside;
+    none unless in_b), into registers, zeros outside the matrices. Consecutive threads read
+    consecutive k of a and consecutive columns of b."""
+    for q in range(LOADS):
+        ra[q] = load(a, pa + q * da) if q * A_ROWS < rows_a and k_a > 0 else float32(0)
+        rb[q] = load(b, pb + q * db) if q * B_ROWS < k_b and in_b else float32(0)
+
+
+@register_jitable
+def _stash(sa, sb, buf, ra, rb, tid):
+    """Registers from _fetch into shared buffer `buf`; a's tile k-major, as b's is."""
+    for q in range(LOADS):
+        e = tid + q * SIDE * SIDE
+        sa[buf, e % STEP, e // STEP] = ra[q]
+        sb[buf, e // TILE, e % TILE] = rb[q]
 
 
 @driver.jit
 def matmul_f32(o, oo, m, n, kk, a, ao, a0, a1, a2, b, bo, b0, b1, b2, ia, iao, ib, ibo):
     """o[t] = a[ia[t]] @ b[ib[t]] for t = blockIdx.z, o dense (nmat, m, n), float32."""
-    sa = cuda.shared.array((STEP, TILE), float32)  # a's tile, k-major: rows read as a vector
-    sb = cuda.shared.array((STEP, TILE), float32)
-    acc = cuda.local.array((REG, REG), float32)
-    ra = cuda.local.array(REG, float32)
-    rb = cuda.local.array(REG, float32)
+    sa = cuda.shared.array((2, STEP, TILE), float32)
+    sb = cuda.shared.array((2, STEP, TILE), float32)
+    acc = cuda.local.array((REG, REG), float32)  # constant indices after unrolling: registers
+    fa = cuda.local.array(REG, float32)
+    fb = cuda.local.array(REG, float32)
+    ra = cuda.local.array(LOADS, float32)
+    rb = cuda.local.array(LOADS, float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     t = cuda.blockIdx.z
     row0, col0 = cuda.blockIdx.y * TILE, cuda.blockIdx.x * TILE
-    pa = ao + load(ia, iao + t) * a0
-    pb = bo + load(ib, ibo + t) * b0
     tid = ty * SIDE + tx
+    # this thread's first element of each tile: a at (row ai, k ak), b at (k bk, column bj);
+    # its later loads are A_ROWS rows of a and B_ROWS rows of b further on
+    ai, ak, bk, bj = row0 + tid // STEP, tid % STEP, tid // TILE, col0 + tid % TILE
+    pa = ao + load(ia, iao + t) * a0 + ai * a1 + ak * a2
+    pb = bo + load(ib, ibo + t) * b0 + bk * b1 + bj * b2
+    da, db = A_ROWS * a1, B_ROWS * b1
     for x in range(REG):
         for y in range(REG):
             acc[x, y] = 0
+    _fetch(ra, rb, a, pa, da, b, pb, db, m - ai, kk - ak, kk - bk, bj < n)
+    _stash(sa, sb, 0, ra, rb, tid)
+    cuda.syncthreads()
+    buf = 0
     for k0 in range(0, kk, STEP):
-        for q in range(LOADS):  # consecutive threads read consecutive k of a, columns of b
-            e = tid + q * SIDE * SIDE
-            i, p = row0 + e // STEP, k0 + e % STEP
-            sa[e % STEP, e // STEP] = load(a, pa + i * a1 + p * a2) if i < m and p < kk else 0
-            p, j = k0 + e // TILE, col0 + e % TILE
-            sb[e // TILE, e % TILE] = load(b, pb + p * b1 + j * b2) if p < kk and j < n else 0
-        cuda.syncthreads()
+        more = k0 + STEP < kk
+        if more:  # the next step's loads are in flight while this one computes
+            pa += STEP * a2
+            pb += STEP * b1
+            k1 = k0 + STEP
+            _fetch(ra, rb, a, pa, da, b, pb, db, m - ai, kk - k1 - ak, kk - k1 - bk, bj < n)
         for p in range(STEP):
             for x in range(REG):
-                ra[x] = sa[p, ty * REG + x]
-                rb[x] = sb[p, tx * REG + x]
+                fa[x] = sa[buf, p, ty + x * SIDE]
+                fb[x] = sb[buf, p, tx + x * SIDE]
             for x in range(REG):
                 for y in range(REG):
-                    acc[x, y] += ra[x] * rb[y]
+                    acc[x, y] += fa[x] * fb[y]
+        if more:  # the other buffer: its last readers passed the previous step's barrier
+            _stash(sa, sb, 1 - buf, ra, rb, tid)
         cuda.syncthreads()
+        buf = 1 - buf
     for x in range(REG):
-        i = row0 + ty * REG + x
+        i = row0 + ty + x * SIDE
         for y in range(REG):
-            j = col0 + tx * REG + y
+            j = col0 + tx + y * SIDE
             if i < m and j < n:
                 store(o, oo + (t * m + i) * n + j, acc[x, y])
 
