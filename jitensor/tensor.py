@@ -334,6 +334,8 @@ class Tensor:
         default stream, so for any other stream (but -1, "do not synchronize") the device is
         synchronized first. `copy=True` exports a copy; a `dl_device` other than the tensor's
         raises BufferError."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         device = self.__dlpack_device__()
         if dl_device is not None and tuple(dl_device) != device:
             raise BufferError(f"__dlpack__(): dl_device={tuple(dl_device)} but the tensor is on "

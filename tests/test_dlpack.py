@@ -87,6 +87,8 @@ def test_a_capsule_is_consumed_once():
 
 
 def test_cpu_tensors_pass_the_dlpack_arguments_on():
+    with pytest.raises(RuntimeError, match=r"require gradient.*detach\(\)"):
+        np.from_dlpack(jt.ones(2, requires_grad=True))
     t = jt.arange(4.0)
     assert np.from_dlpack(t).ctypes.data == t.data_ptr()
     with pytest.raises(BufferError, match="dl_device"):
