@@ -195,6 +195,32 @@ def test_max_min_with_dim_and_integer_sums():
     check(cuda(a).T.cumsum(dim=0), np.cumsum(a.T, 0).astype(np.int64))
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "argmax", "argmin", "var",
+                                  "logsumexp", "all", "any"])
+@pytest.mark.parametrize("shape, dim", [((37,), 0), ((2, 41), 1), ((29, 6), 0), ((6, 29), 0)])
+def test_few_long_reductions_are_split_and_merged(name, shape, dim):
+    """Few long rows (a full reduction) or few long columns: the GPU would idle, so each is
+    split into parts whose states a second kernel merges, in order."""
+    a = (RNG.integers(0, 5, shape) - 2).astype(np.float32)  # ties across parts
+    if name == "prod":
+        a = np.where(a == 0, 1, a) / 2 + 0.75
+    fn = getattr(jt, name)
+    check(fn(cuda(a), dim=dim), fn(jt.tensor(a), dim=dim), rtol=1e-5)
+    check(fn(cuda(a)) if name != "logsumexp" else fn(cuda(a), dim=tuple(range(a.ndim))),
+          fn(jt.tensor(a)) if name != "logsumexp" else fn(jt.tensor(a), dim=tuple(range(a.ndim))),
+          rtol=1e-5)
+    a.reshape(-1)[-3] = np.nan  # NaN in the last part propagates through the merge
+    check(fn(cuda(a), dim=dim), fn(jt.tensor(a), dim=dim), rtol=1e-5)
+
+
+def test_split_integer_and_bool_reductions():
+    a = np.arange(-20, 21, dtype=np.int32)
+    check(cuda(a).sum(), np.array(a.sum(), np.int64))
+    check(cuda(a).max(dim=0).indices, np.array(40))
+    check(cuda(a > 19).any(), np.array(True))
+    check(cuda(a > -21).all(), np.array(True))
+
+
 @pytest.mark.parametrize("dim", [-1, 0])
 def test_softmax_and_log_softmax(dim):
     a = RNG.standard_normal((3, 4)).astype(np.float32) * 10

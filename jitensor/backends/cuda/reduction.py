@@ -19,6 +19,10 @@ from .memory import pointer
 
 THREADS = driver.threads_per_row()
 COLUMNS_MIN = 4 if driver.SIM else 1024  # outputs that keep a GPU busy one thread each
+# (items that keep the GPU busy, least elements an item folds) when reductions are split:
+# blocks of rows, threads of columns
+ROW_SPLIT = (4, 8) if driver.SIM else (1024, 4096)
+COLUMN_SPLIT = (16, 2) if driver.SIM else (1 << 18, 16)
 
 
 NO_INDEX = 1 << 62  # the index of a state that saw no element yet
@@ -63,43 +67,81 @@ def _block_merge(op, state):
     return v, w, k
 
 
+@register_jitable
+def _start(op, init):
+    """The state of an empty range."""
+    return init, 0.0, np.int64(NO_INDEX if op == scalar.ARGMAX or op == scalar.ARGMIN else 0)
+
+
+@register_jitable
+def _put(op, state, e, o, oo, ix, io, has_index, pw, parts, correction):
+    """Item e's result: its output (and index), or with parts > 1 its partial state for
+    merge_parts (v into o, w into pw, k into ix)."""
+    v, w, k = state
+    if parts == 1:
+        store(o, oo + e, scalar.finalize(op, state, correction))
+        if has_index:
+            store(ix, io + e, 0 if k == NO_INDEX else k)
+    else:
+        store(o, oo + e, v)
+        store(pw, e, w)
+        store(ix, io + e, k)
+
+
 @driver.jit
-def reduce_rows(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, correction):
-    """o[r] = op over x[xo + r*sm + j*sk_] for j < kk, for each row r < m (one block a row)."""
+def reduce_rows(op, x, xo, sm, sk_, m, kk, parts, o, oo, ix, io, has_index, pw, init,
+                correction):
+    """o[r] = op over x[xo + r*sm + j*sk_] for j < kk, for each row r < m, one block an item:
+    part b % parts of row b // parts (with parts > 1, item b's state goes to merge_parts)."""
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    while b < m * parts:
+        r, q = b // parts, b % parts
+        state = _start(op, init)
+        j = q * kk // parts + t
+        hi = (q + 1) * kk // parts
+        while j < hi:
+            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j, init))
+            j += cuda.blockDim.x
+        state = _block_merge(op, state)
+        if t == 0:
+            _put(op, state, b, o, oo, ix, io, has_index, pw, parts, correction)
+        b += cuda.gridDim.x
+
+
+@driver.jit
+def reduce_columns(op, x, xo, sm, sk_, m, kk, parts, o, oo, ix, io, has_index, pw, init,
+                   correction):
+    """As reduce_rows with one thread an item, folding its range in order: item e is part
+    e // m of row e % m, so for reductions whose outputs are adjacent in memory (a sum over
+    dim 0) neighbouring threads read neighbouring elements."""
+    e = cuda.grid(1)
+    while e < m * parts:
+        r, q = e % m, e // m
+        state = _start(op, init)
+        for j in range(q * kk // parts, (q + 1) * kk // parts):
+            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j, init))
+        _put(op, state, e, o, oo, ix, io, has_index, pw, parts, correction)
+        e += cuda.gridsize(1)
+
+
+@driver.jit
+def merge_parts(op, pv, pw, pk, m, parts, rs, qs, o, oo, ix, io, has_index, init, correction):
+    """Finish a split reduction: o[r] from the partial states r*rs + q*qs, q < parts, merged in
+    order of q (one block a row)."""
     t = cuda.threadIdx.x
     r = cuda.blockIdx.x
     while r < m:
-        state = (init, 0.0, np.int64(NO_INDEX if op == scalar.ARGMAX or op == scalar.ARGMIN
-                                      else 0))
-        j = t
-        while j < kk:
-            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j,
-                                                        init))
-            j += cuda.blockDim.x
-        v, w, k = _block_merge(op, state)
+        state = _start(op, init)
+        q = t
+        while q < parts:
+            s = r * rs + q * qs
+            state = _merge(op, state, (load(pv, s), load(pw, s), load(pk, s)))
+            q += cuda.blockDim.x
+        state = _block_merge(op, state)
         if t == 0:
-            store(o, oo + r, scalar.finalize(op, (v, w, k), correction))
-            if has_index:
-                store(ix, io + r, 0 if k == NO_INDEX else k)
+            _put(op, state, r, o, oo, ix, io, has_index, pw, 1, correction)
         r += cuda.gridDim.x
-
-
-@driver.jit
-def reduce_columns(op, x, xo, sm, sk_, m, kk, o, oo, ix, io, has_index, init, correction):
-    """As reduce_rows with one thread per output, folding its range in order: for reductions
-    whose outputs are adjacent in memory (a sum over dim 0), neighbouring threads then read
-    neighbouring elements."""
-    r = cuda.grid(1)
-    while r < m:
-        state = (init, 0.0, np.int64(NO_INDEX if op == scalar.ARGMAX or op == scalar.ARGMIN
-                                      else 0))
-        for j in range(kk):
-            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j, init))
-        v, w, k = state
-        store(o, oo + r, scalar.finalize(op, (v, w, k), correction))
-        if has_index:
-            store(ix, io + r, 0 if k == NO_INDEX else k)
-        r += cuda.gridsize(1)
 
 
 @driver.jit
@@ -161,21 +203,40 @@ def _launch(kernel, m, *args):
     driver.launch(kernel, max(1, min(m, 65535)), THREADS, *args)
 
 
+def _parts(m, k, busy, least):
+    """How many parts to split each of m reductions of k elements into, so that about `busy`
+    items keep the GPU busy, each folding at least `least` elements."""
+    return max(1, min(-(-k // least), busy // m))
+
+
 def reduce(op, out, src, reduced, index=None, correction=0.0):
-    """out = op over the `reduced` dims of src (see the CPU backend's `reduce`)."""
+    """out = op over the `reduced` dims of src (see the CPU backend's `reduce`). Few long
+    reductions (a full sum) are split into parts whose states a second kernel merges."""
     if not out.size:
         return
+    from . import empty
     acc = np.dtype(np.bool_) if op in (scalar.ALL, scalar.ANY) else scalar.acc_dtype(out.dtype)
     init = scalar.identity(op, acc)
     flat, m, k, sm, sk = _rows(src, tuple(reduced))
     p, po = pointer(flat) if flat.size else pointer(out)
     ix = out if index is None else index
-    args = (op, p, po, sm, sk, m, k, *pointer(out), *pointer(ix), index is not None, init,
-            float(correction))
-    if sm == 1 and sk != 1 and m >= COLUMNS_MIN:  # outputs adjacent in memory: coalesced reads
-        driver.launch_1d(reduce_columns, m, *args)
+    columns = sm == 1 and sk != 1 and m >= COLUMNS_MIN  # outputs adjacent: coalesced reads
+    parts = _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
+    if parts == 1:
+        targets = (*pointer(out), *pointer(ix), index is not None, pointer(out)[0])
     else:
-        _launch(reduce_rows, m, *args)
+        pv, pw, pk = (empty((m * parts,), t) for t in (acc, np.float64, np.int64))
+        targets = (*pointer(pv), *pointer(pk), False, pointer(pw)[0])
+    args = (op, p, po, sm, sk, m, k, parts, *targets, init, float(correction))
+    if columns:
+        driver.launch_1d(reduce_columns, m * parts, *args)
+    else:
+        _launch(reduce_rows, m * parts, *args)
+    if parts > 1:  # states of rows: r*parts + q; of columns: q*m + r
+        rs, qs = (1, m) if columns else (parts, 1)
+        _launch(merge_parts, m, op, pointer(pv)[0], pointer(pw)[0], pointer(pk)[0], m, parts,
+                rs, qs, *pointer(out), *pointer(ix), index is not None, init,
+                float(correction))
 
 
 def along(op, out, src, dim):
