@@ -30,10 +30,13 @@ def views(out, *arrays):
 def fill(out, value):
     if not out.size:
         return
-    if value == 0 and out.flags.c_contiguous:  # the driver's memset: the fastest zero fill
-        p, off = pointer(out)
-        driver.memset0(p.address + off * out.itemsize, out.nbytes, p.storage)
-        return
+    if out.flags.c_contiguous:  # the driver's memset, where a word repeats the value's bytes
+        word = np.array(value, out.dtype).reshape(1).view(f"u{min(out.itemsize, 4)}")
+        if (word == word[0]).all():  # 8-byte values: when both halves match (zero)
+            p, off = pointer(out)
+            driver.memset(p.address + off * out.itemsize, word[0], out.nbytes // word.itemsize,
+                          p.storage)
+            return
     dense, slabs = views(out)
     for n, n1, n2, n3, args in slabs:
         driver.launch_1d(kernels.fill, n, *args, n, n1, n2, n3, dense, out.dtype.type(value))
