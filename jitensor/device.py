@@ -65,6 +65,7 @@ class device:
 CPU = device("cpu")
 _parsed = {"cpu": CPU, None: CPU}
 _cuda = {}  # index -> the one device object tensors on it share (ops compare them by identity)
+_names = {}  # device string -> its parsed device
 
 
 def to_device(value):
@@ -77,8 +78,8 @@ def to_device(value):
         d = value
     elif isinstance(value, int) and not isinstance(value, bool):
         d = device("cuda", value)
-    elif isinstance(value, str):
-        d = device(value)
+    elif isinstance(value, str):  # parsed once; CUDA availability is checked on every use
+        d = _names.get(value) or _names.setdefault(value, device(value))
     else:
         raise TypeError(f"expected a device (jt.device, 'cpu', 'cuda:0' or an int), got {value!r}")
     if d.type != "cuda":

@@ -19,10 +19,7 @@ from . import driver
 ROUND = 512
 _cached = {}  # rounded size -> [(address, host storage)] free for reuse
 _stats = {"allocated": 0, "reserved": 0, "peak": 0}
-
-
-def _rounded(nbytes):
-    return max(ROUND, -(-nbytes // ROUND) * ROUND)
+_typestr = {}  # dtype -> its array-interface string
 
 
 def _size(n):
@@ -38,16 +35,21 @@ class _Block:
 
     def __init__(self, shape, dtype):
         nbytes = math.prod(shape) * dtype.itemsize
-        self.size = _rounded(nbytes)
-        self.address, self.storage = _take(self.size, nbytes)
+        self.size = size = -(-nbytes // ROUND) * ROUND or ROUND
+        free = _cached.get(size)  # the pool's fast path, inline: it is most of `empty`'s cost
+        self.address, self.storage = free.pop() if free else _new(size, nbytes)
+        allocated = _stats["allocated"] = _stats["allocated"] + size
+        if allocated > _stats["peak"]:
+            _stats["peak"] = allocated
         self.pointer = driver.Pointer(self.address, dtype, self.storage)
+        typestr = _typestr.get(dtype) or _typestr.setdefault(dtype, dtype.str)  # str: 0.35 us
         self.__array_interface__ = {"data": (self.address, False), "shape": shape,
-                                    "typestr": dtype.str, "version": 3}
+                                    "typestr": typestr, "version": 3}
 
     def __del__(self):
         try:
             _stats["allocated"] -= self.size
-            _cached.setdefault(self.size, []).append((self.address, self.storage))
+            _cached[self.size].append((self.address, self.storage))
         except Exception:  # interpreter shutdown: the driver frees everything anyway
             pass
 
@@ -84,28 +86,23 @@ def foreign(face, owner):
     return np.asarray(_Foreign(face, owner)).view(DeviceArray)
 
 
-def _take(size, asked):
-    """A block of `size` bytes from the cache, or new; on out-of-memory the cache is released
-    and the allocation retried once before OutOfMemoryError."""
-    free = _cached.get(size)
-    if free:
-        found = free.pop()
-    else:
+def _new(size, asked):
+    """A new block of `size` bytes from the driver; on out-of-memory the cache is released and
+    the allocation retried once before OutOfMemoryError."""
+    try:
+        found = driver.alloc(size)
+    except MemoryError:
+        empty_cache()
         try:
             found = driver.alloc(size)
         except MemoryError:
-            empty_cache()
-            try:
-                found = driver.alloc(size)
-            except MemoryError:
-                raise OutOfMemoryError(
-                    f"CUDA out of memory. Tried to allocate {_size(asked)}; jitensor holds "
-                    f"{_size(_stats['allocated'])} in tensors and {_size(_stats['reserved'])} "
-                    f"reserved in all. Free tensors you no longer need (del), call "
-                    f"jitensor.cuda.empty_cache(), or use smaller tensors") from None
-        _stats["reserved"] += size
-    _stats["allocated"] += size
-    _stats["peak"] = max(_stats["peak"], _stats["allocated"])
+            raise OutOfMemoryError(
+                f"CUDA out of memory. Tried to allocate {_size(asked)}; jitensor holds "
+                f"{_size(_stats['allocated'])} in tensors and {_size(_stats['reserved'])} "
+                f"reserved in all. Free tensors you no longer need (del), call "
+                f"jitensor.cuda.empty_cache(), or use smaller tensors") from None
+    _stats["reserved"] += size
+    _cached.setdefault(size, [])  # where the block goes when it is freed
     return found
 
 
@@ -185,7 +182,7 @@ def empty(shape, dtype):
     """A new uninitialised DeviceArray (no kernel runs)."""
     dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
-    if any(n < 0 for n in shape):
+    if shape and min(shape) < 0:
         raise ValueError(f"negative dimensions are not allowed: {shape}")
     block = _Block(shape, dtype)
     a = np.asarray(block).view(DeviceArray)
