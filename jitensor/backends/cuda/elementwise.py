@@ -247,27 +247,35 @@ def _dense_arg(x):
     return pointer(x) if isinstance(x, ndarray) else (x, 0)
 
 
+def _vec4(x):
+    """Whether operand x suits the 128-bit kernels: float32 (or a scalar)."""
+    return not isinstance(x, ndarray) or x.dtype.char == "f"
+
+
 def launch(family, op, out, a, b=0, c=0, d=0):
-    """Run op `op` of `family` into the DeviceArray `out` (see the CPU backend's `launch`)."""
+    """Run op `op` of `family` into the DeviceArray `out` (see the CPU backend's `launch`).
+    Operands are DeviceArrays (or NumPy views of them) or scalars."""
     n = out.size
     if not n:
         return
-    operands = (a, b, c)
     shape = out.shape
-    arrays = [x for x in operands if isinstance(x, ndarray)]
     dense_kernel, kernel = KERNELS[family]
-    if out.flags.c_contiguous and all(x.shape == shape and x.flags.c_contiguous
-                                      for x in arrays):
+    # inline tests: on the path of every small op
+    if out.flags.c_contiguous \
+            and (not isinstance(a, ndarray) or a.shape == shape and a.flags.c_contiguous) \
+            and (not isinstance(b, ndarray) or b.shape == shape and b.flags.c_contiguous) \
+            and (not isinstance(c, ndarray) or c.shape == shape and c.flags.c_contiguous):
         args = (*pointer(out), *_dense_arg(a), *_dense_arg(b), *_dense_arg(c))
         vec4 = VEC4.get(family)
-        if vec4 is not None and n % 4 == 0 and out.dtype == np.float32 \
-                and all(x.dtype == np.float32 for x in arrays) \
-                and all(offset % 4 == 0 for offset in args[1::2]):
+        if vec4 is not None and n % 4 == 0 and out.dtype.char == "f" and _vec4(a) \
+                and _vec4(b) and _vec4(c) and not (args[1] % 4 or args[3] % 4 or args[5] % 4
+                                                   or args[7] % 4):
             driver.launch_1d(vec4, n // 4, op, *args, d, n // 4)
         else:
             driver.launch_1d(dense_kernel, n, op, *args, d, n)
         return
-    for views in as_4d(out, *arrays):
+    operands = (a, b, c)
+    for views in as_4d(out, *[x for x in operands if isinstance(x, ndarray)]):
         rest = iter(views[1:])
         args = [op, *pointer(views[0]), *strides(views[0])]
         for x in operands:
