@@ -1,11 +1,14 @@
-"""CUDA reductions, softmax and cumsum: one block of threads per output row.
+"""CUDA reductions, softmax and cumsum: one block of threads per output row, as a rule.
 
 The input is seen as M rows of K reduced elements (the reduced dims moved last; a copy only
 when they cannot be viewed that way). Each thread folds its strided share of a row into a
 state with the shared scalar definitions (`lift`/`merge`/`finalize` of
 backends/scalar/reduction.py: the same NaN, index-tie and compensation rules as the CPU), then
 the block merges its states in shared memory as a tree, in thread order, so ARGMAX keeps the
-first index of a tie."""
+first index of a tie. Reductions whose outputs are adjacent in memory (over leading dims) run
+one thread per output instead. Few long reductions (a full sum) would leave most of the GPU
+idle: they are split into parts, each folded into a partial state, and a second kernel
+(`merge_parts`) merges each output's parts in order."""
 import numpy as np
 from numba import cuda, float64, int64
 from numba.extending import register_jitable
