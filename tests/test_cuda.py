@@ -228,6 +228,14 @@ def test_few_long_reductions_are_split_and_merged(name, shape, dim):
     check(fn(cuda(a), dim=dim), fn(jt.tensor(a), dim=dim), rtol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["sum", "amax", "argmin", "var", "logsumexp", "any"])
+def test_many_short_rows_run_one_thread_each(name):
+    a = (RNG.integers(0, 3, (9, 2)) - 1).astype(np.float32)
+    fn = getattr(jt, name)
+    check(fn(cuda(a), dim=1), fn(jt.tensor(a), dim=1), rtol=1e-5)
+    check(fn(cuda(a).T, dim=0), fn(jt.tensor(a).T, dim=0), rtol=1e-5)
+
+
 def test_split_integer_and_bool_reductions():
     a = np.arange(-20, 21, dtype=np.int32)
     check(cuda(a).sum(), np.array(a.sum(), np.int64))

@@ -5,10 +5,10 @@ when they cannot be viewed that way). Each thread folds its strided share of a r
 state with the shared scalar definitions (`lift`/`merge`/`finalize` of
 backends/scalar/reduction.py: the same NaN, index-tie and compensation rules as the CPU), then
 the block merges its states in shared memory as a tree, in thread order, so ARGMAX keeps the
-first index of a tie. Reductions whose outputs are adjacent in memory (over leading dims) run
-one thread per output instead. Few long reductions (a full sum) would leave most of the GPU
-idle: they are split into parts, each folded into a partial state, and a second kernel
-(`merge_parts`) merges each output's parts in order."""
+first index of a tie. Reductions whose outputs are adjacent in memory (over leading dims), and
+many short rows, run one thread per output instead. Few long reductions (a full sum) would
+leave most of the GPU idle: they are split into parts, each folded into a partial state, and
+a second kernel (`merge_parts`) merges each output's parts in order."""
 import numpy as np
 from numba import cuda, float64, int64
 from numba.extending import register_jitable
@@ -22,6 +22,7 @@ from .memory import pointer
 
 THREADS = driver.threads_per_row()
 COLUMNS_MIN = 4 if driver.SIM else 1024  # outputs that keep a GPU busy one thread each
+SHORT = 2 if driver.SIM else 32  # rows this short, when many, run one thread each
 # (items that keep the GPU busy, least elements an item folds) when reductions are split:
 # blocks of rows, threads of columns
 ROW_SPLIT = (4, 8) if driver.SIM else (1024, 4096)
@@ -223,7 +224,9 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     flat, m, k, sm, sk = _rows(src, tuple(reduced))
     p, po = pointer(flat) if flat.size else pointer(out)
     ix = out if index is None else index
-    columns = sm == 1 and sk != 1 and m >= COLUMNS_MIN  # outputs adjacent: coalesced reads
+    # one thread per output where outputs are adjacent in memory (coalesced reads) or rows are
+    # short (a block a row would idle); else a block a row
+    columns = m >= COLUMNS_MIN and (sm == 1 and sk != 1 or k <= SHORT)
     parts = _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
     if parts == 1:
         targets = (*pointer(out), *pointer(ix), index is not None, pointer(out)[0])
