@@ -1,18 +1,19 @@
-"""DLPack capsules for memory NumPy cannot export (CUDA tensors), and reading capsules NumPy
-cannot read (CUDA producers without __cuda_array_interface__), with ctypes: the structs are
-those of dlpack.h (v0.8 ABI, the legacy unversioned "dltensor" capsule every consumer takes).
+"""DLPack for memory NumPy cannot export (CUDA tensors) and capsules NumPy cannot read (CUDA
+producers without __cuda_array_interface__), with ctypes and the structs of dlpack.h (v0.8
+ABI, the legacy unversioned "dltensor" capsule every consumer takes).
 
-Lifetime: an exported capsule owns a DLManagedTensor whose manager context keeps the tensor's
-memory alive. The consumer renames the capsule "used_dltensor" and calls the deleter when it is
-done; a capsule nobody consumed calls it when it is garbage collected."""
+Exporting, NumPy builds the capsule from the tensor's metadata-only NumPy view (shape,
+strides, dtype, and NumPy's native deleter, which keeps the view -- and so the device memory --
+alive until the consumer is done, and is safe to run while an exception unwinds), and only the
+device field is then set. Reading, the consumer renames the capsule "used_dltensor" and calls
+the producer's deleter when the tensor that wraps the memory is collected."""
 import ctypes
 
 import numpy as np
 
 CPU, CUDA = 1, 2  # DLDeviceType
-_CODES = {"i": 0, "u": 1, "f": 2, "b": 6}  # NumPy dtype kind -> DLDataTypeCode
-_KINDS = {code: kind for kind, code in _CODES.items()}
-_NAME, _USED = b"dltensor", b"used_dltensor"
+_KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}  # DLDataTypeCode -> NumPy dtype kind
+_NAME, _USED, _VERSIONED = b"dltensor", b"used_dltensor", b"dltensor_versioned"
 
 
 class DLDevice(ctypes.Structure):
@@ -38,47 +39,21 @@ DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_vo
                             ("deleter", _Deleter)]
 
 _api = ctypes.pythonapi
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
 _api.PyCapsule_IsValid.restype = ctypes.c_int
-_api.PyCapsule_IsValid.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+_api.PyCapsule_IsValid.argtypes = (ctypes.py_object, ctypes.c_char_p)
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = (ctypes.c_void_p, ctypes.c_char_p)
+_api.PyCapsule_GetPointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
 _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = (ctypes.py_object, ctypes.c_char_p)
 
-_exported = {}  # DLManagedTensor address -> (struct, shape, strides, owner): alive until deleted
 
-
-@_Deleter
-def _delete(managed):
-    _exported.pop(managed, None)
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-def _capsule_destructor(capsule):
-    # called as the capsule dies (a raw pointer: the object must not be revived). Unconsumed
-    # capsules still hold their tensor; consumed ones were renamed and are the consumer's.
-    if _api.PyCapsule_IsValid(capsule, _NAME):
-        _delete(_api.PyCapsule_GetPointer(capsule, _NAME))
-
-
-def export(address, shape, strides, dtype, device, owner):
-    """A "dltensor" capsule for `shape` elements of `dtype` at `address` with element
-    `strides` on `device` ((DLDeviceType, ordinal)); `owner` is kept alive until the consumer
-    is done with the memory."""
-    dtype = np.dtype(dtype)
-    ndim = len(shape)
-    shape_c = (ctypes.c_int64 * max(ndim, 1))(*shape)
-    strides_c = (ctypes.c_int64 * max(ndim, 1))(*strides)
-    managed = DLManagedTensor()
-    managed.dl_tensor = DLTensor(address, DLDevice(*device), ndim,
-                                 DLDataType(_CODES[dtype.kind], dtype.itemsize * 8, 1),
-                                 shape_c, strides_c, 0)
-    managed.deleter = _delete
-    key = ctypes.addressof(managed)
-    _exported[key] = (managed, shape_c, strides_c, owner)
-    return _api.PyCapsule_New(key, _NAME, ctypes.cast(_capsule_destructor, ctypes.c_void_p))
+def export(array, device):
+    """A "dltensor" capsule for the NumPy view `array` of memory on `device` ((DLDeviceType,
+    ordinal)); `array` stays alive until the consumer is done with the memory."""
+    capsule = np.ndarray.__dlpack__(array)
+    managed = DLManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, _NAME))
+    managed.dl_tensor.device = DLDevice(*device)
+    return capsule
 
 
 class _Imported:
@@ -95,10 +70,14 @@ class _Imported:
 def read(capsule):
     """Consume a "dltensor" capsule: (__cuda_array_interface__-style dict, device pair, owner),
     where the owner releases the producer's memory when it is collected."""
-    if not _api.PyCapsule_IsValid(ctypes.c_void_p(id(capsule)), _NAME):
+    if _api.PyCapsule_IsValid(capsule, _VERSIONED):
+        raise BufferError("from_dlpack(): DLPack 1.0 ('dltensor_versioned') capsules are not "
+                          "supported yet; pass the producer itself, which is asked for a "
+                          "legacy capsule")
+    if not _api.PyCapsule_IsValid(capsule, _NAME):
         raise BufferError("from_dlpack(): expected an unused 'dltensor' capsule (a capsule can "
                           "be consumed once; call __dlpack__() again for a new one)")
-    address = _api.PyCapsule_GetPointer(ctypes.c_void_p(id(capsule)), _NAME)
+    address = _api.PyCapsule_GetPointer(capsule, _NAME)
     managed = DLManagedTensor.from_address(address)
     t = managed.dl_tensor
     if t.dtype.lanes != 1 or t.dtype.code not in _KINDS:

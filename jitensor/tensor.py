@@ -352,9 +352,7 @@ class Tensor:
         src = self.detach().clone() if copy else self
         if stream not in (None, -1, 1, 2):  # 1, 2: the legacy and per-thread default streams
             synchronize()
-        d = src._data
-        return dlpack.export(src.data_ptr(), d.shape, [s // d.itemsize for s in d.strides],
-                             d.dtype, device, d)
+        return dlpack.export(backend(self._device).memory.writeable(src._data), device)
 
     def __dlpack_device__(self):
         return (1, 0) if self._device.type == "cpu" else (2, self._device.index or 0)

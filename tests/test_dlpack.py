@@ -2,6 +2,7 @@
 DLPack code (on host memory, where they run everywhere), and CUDA tensors through them (in the
 simulator without a GPU; torch's CUDA consumer where a GPU and a CUDA torch are present)."""
 import gc
+import weakref
 
 import numba
 import numpy as np
@@ -26,9 +27,7 @@ class Exported:
         self.a = a
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        a = self.a
-        return dlpack.export(a.ctypes.data, a.shape, [s // a.itemsize for s in a.strides],
-                             a.dtype, (dlpack.CPU, 0), a)
+        return dlpack.export(self.a, (dlpack.CPU, 0))
 
     def __dlpack_device__(self):
         return dlpack.CPU, 0
@@ -57,16 +56,23 @@ def test_torch_reads_our_capsules_without_a_copy():
 
 
 def test_the_owner_lives_until_the_consumer_is_done():
-    live = len(dlpack._exported)
-    got = np.from_dlpack(Exported(np.ones(3)))
-    assert len(dlpack._exported) == live + 1  # the consumer holds it
+    a = np.ones(3)
+    alive = weakref.ref(a)
+    got = np.from_dlpack(Exported(a))
+    del a
+    gc.collect()
+    assert alive() is not None  # the consumer holds it
     del got
     gc.collect()
-    assert len(dlpack._exported) == live  # its deleter ran
-    capsule = Exported(np.ones(3)).__dlpack__()
-    assert len(dlpack._exported) == live + 1
+    assert alive() is None  # its deleter ran
+    a = np.ones(3)
+    alive = weakref.ref(a)
+    capsule = Exported(a).__dlpack__()
+    del a
+    assert alive() is not None
     del capsule  # never consumed: the capsule's destructor releases it
-    assert len(dlpack._exported) == live
+    gc.collect()
+    assert alive() is None
 
 
 def test_reading_numpys_capsules():
@@ -142,6 +148,42 @@ def test_cuda_producers_without_the_array_interface():
     t = jt.ones(2, 2, device="cuda")
     got = jt.from_dlpack(Producer(t))
     assert got.is_cuda and got.data_ptr() == t.data_ptr() and got.tolist() == [[1, 1], [1, 1]]
+
+
+@needs_cuda
+def test_a_consumer_that_refuses_leaves_nothing_behind():
+    """A capsule dropped while the consumer's error unwinds (NumPy, or a torch without CUDA,
+    refusing device memory) is released, and the error reaches the caller intact."""
+    t = jt.ones(3, device="cuda")
+    base = jt.cuda.memory_allocated()
+    class CudaCapsule:  # gets NumPy to take the capsule before it sees the device
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, **kwargs):
+            return self.x.__dlpack__()
+
+        def __dlpack_device__(self):
+            return dlpack.CPU, 0
+
+    consumers = [np.from_dlpack, lambda x: np.from_dlpack(CudaCapsule(x))]
+    if torch is not None and not torch.cuda.is_available():
+        consumers += [torch.from_dlpack, lambda x: torch.from_dlpack(x.__dlpack__())]
+    for consume in consumers:
+        with pytest.raises(Exception) as caught:
+            consume(t.T[1:])  # a view: its own NumPy array holds the block
+        assert not isinstance(caught.value, SystemError), caught.value
+    del caught
+    gc.collect()
+    assert jt.cuda.memory_allocated() == base
+    assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+@needs_cuda
+def test_broadcast_cuda_tensors_export_stride_zero():
+    t = jt.arange(3.0, device="cuda").expand(2, 3)
+    face, device, owner = dlpack.read(t.__dlpack__())
+    assert face["strides"] == (0, 4) and face["data"][0] == t.data_ptr()
 
 
 @needs_cuda
