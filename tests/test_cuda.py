@@ -345,9 +345,11 @@ def test_memory_returns_to_its_level_and_cache_empties():
 
 
 def test_out_of_memory_names_the_size_and_the_fix():
+    before = jt.cuda.memory_allocated()
     with pytest.raises(jt.cuda.OutOfMemoryError,
                        match=r"Tried to allocate 4\.00 TiB.*empty_cache"):
         jt.empty(1 << 40, device="cuda")
+    assert jt.cuda.memory_allocated() == before  # the failed block is not counted as freed
     jt.ones(3, device="cuda")  # still usable afterwards
 
 

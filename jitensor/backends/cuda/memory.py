@@ -35,9 +35,10 @@ class _Block:
 
     def __init__(self, shape, dtype):
         nbytes = math.prod(shape) * dtype.itemsize
-        self.size = size = -(-nbytes // ROUND) * ROUND or ROUND
+        size = -(-nbytes // ROUND) * ROUND or ROUND
         free = _cached.get(size)  # the pool's fast path, inline: it is most of `empty`'s cost
         self.address, self.storage = free.pop() if free else _new(size, nbytes)
+        self.size = size  # only now: __del__ of a failed allocation must not count it freed
         allocated = _stats["allocated"] = _stats["allocated"] + size
         if allocated > _stats["peak"]:
             _stats["peak"] = allocated
@@ -83,7 +84,19 @@ def _extent(face):
 
 def foreign(face, owner):
     """A DeviceArray over memory described by a __cuda_array_interface__ dict (no copy)."""
+    if any(s < 0 for s in face.get("strides") or ()):
+        raise ValueError("from_dlpack(): the array has negative strides, which jitensor tensors "
+                         "cannot have; pass a copy (e.g. cupy.ascontiguousarray(x))")
     return np.asarray(_Foreign(face, owner)).view(DeviceArray)
+
+
+def writeable(a):
+    """`a`, or a writeable DeviceArray over the same memory when `a` is a read-only view (a
+    broadcast), keeping `a` alive: what NumPy's DLPack export requires."""
+    if a.flags.writeable:
+        return a
+    return foreign({"shape": a.shape, "typestr": a.dtype.str, "strides": a.strides,
+                    "data": (address(a), False)}, a)
 
 
 def _new(size, asked):

@@ -227,7 +227,7 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     # one thread per output where outputs are adjacent in memory (coalesced reads) or rows are
     # short (a block a row would idle); else a block a row
     columns = m >= COLUMNS_MIN and (sm == 1 and sk != 1 or k <= SHORT)
-    parts = _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
+    parts = 1 if k <= SHORT else _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
     if parts == 1:
         targets = (*pointer(out), *pointer(ix), index is not None, pointer(out)[0])
     else:
