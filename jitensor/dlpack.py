@@ -60,11 +60,14 @@ class _Imported:
     """Owns a consumed capsule's DLManagedTensor: calls its deleter when collected."""
 
     def __init__(self, managed):
-        self.managed = managed
+        self.managed, self.address = managed, ctypes.addressof(managed)
 
     def __del__(self):
-        if self.managed.deleter:
-            self.managed.deleter(ctypes.addressof(self.managed))
+        try:
+            if self.managed.deleter:
+                self.managed.deleter(self.address)
+        except Exception:  # interpreter shutdown: modules are gone, the process frees all
+            pass
 
 
 def read(capsule):
