@@ -1,6 +1,7 @@
 """Compile CUDA kernel signatures to PTX for sm_90 without a GPU: `python tests/cuda_ptx.py
 FILE` reads a pickled pair (list of (module, kernel, argument types), names of kernels whose
-local arrays must live in registers) and exits non-zero, naming each kernel that fails. Run without NUMBA_ENABLE_CUDASIM (the simulator has no compiler)."""
+local arrays must live in registers) and exits non-zero, naming each kernel that fails.
+Run without NUMBA_ENABLE_CUDASIM (the simulator has no compiler)."""
 import pickle
 import re
 import sys

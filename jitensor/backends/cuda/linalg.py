@@ -17,8 +17,8 @@ from . import driver
 from .access import load, store
 from .memory import pointer, strides
 
-# Tile shapes: threads per block side, outputs per thread side (two halves), k per step. The
-# simulator runs one Python thread per GPU thread: it runs the same kernel on small tiles.
+# Tile shapes: threads per block side, outputs per thread side, k per step. The simulator
+# runs one Python thread per GPU thread: it runs the same kernel on small tiles.
 SIDE, REG, STEP = (2, 2, 4) if driver.SIM else (16, 8, 8)
 TILE = SIDE * REG  # output rows (and columns) per block
 LOADS = TILE * STEP // (SIDE * SIDE)  # tile elements each thread loads per operand and step

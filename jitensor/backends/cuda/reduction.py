@@ -230,9 +230,10 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     parts = 1 if k <= SHORT else _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
     if parts == 1:
         targets = (*pointer(out), *pointer(ix), index is not None, pointer(out)[0])
-    else:
-        pv, pw, pk = (empty((m * parts,), t) for t in (acc, np.float64, np.int64))
-        targets = (*pointer(pv), *pointer(pk), False, pointer(pw)[0])
+    else:  # the partial states (v, w, k): fresh buffers, so element offset 0; kept alive here
+        states = [empty((m * parts,), t) for t in (acc, np.float64, np.int64)]
+        pv, pw, pk = (pointer(a)[0] for a in states)
+        targets = (pv, 0, pk, 0, False, pw)
     args = (op, p, po, sm, sk, m, k, parts, *targets, init, float(correction))
     if columns:
         driver.launch_1d(reduce_columns, m * parts, *args)
@@ -240,9 +241,8 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
         _launch(reduce_rows, m * parts, *args)
     if parts > 1:  # states of rows: r*parts + q; of columns: q*m + r
         rs, qs = (1, m) if columns else (parts, 1)
-        _launch(merge_parts, m, op, pointer(pv)[0], pointer(pw)[0], pointer(pk)[0], m, parts,
-                rs, qs, *pointer(out), *pointer(ix), index is not None, init,
-                float(correction))
+        _launch(merge_parts, m, op, pv, pw, pk, m, parts, rs, qs, *pointer(out), *pointer(ix),
+                index is not None, init, float(correction))
 
 
 def along(op, out, src, dim):
