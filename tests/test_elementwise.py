@@ -351,6 +351,39 @@ def test_large_arrays_take_the_parallel_path():
     np.testing.assert_allclose((tm - col).numpy(), m - m[:, :1])
 
 
+
+def test_large_outputs_take_the_streaming_path():
+    """Outputs of STREAM_MIN bytes and more are written by streaming stores from a scratch row:
+    every element must land, whatever the output's alignment, its tail, its dtype's width and
+    the operands' layout, and nothing outside the output may change."""
+    from jitensor.backends.cpu.elementwise import STREAM_MIN
+    rng = np.random.default_rng(7)
+    n = STREAM_MIN // 4 + 37
+    x = rng.random(n + 8).astype(np.float32)
+    y = rng.random(n + 8).astype(np.float32)
+    for shift in (0, 1, 3, 5):  # output starts 0, 4, 12, 20 bytes past a buffer's start
+        buf = np.full(n + 8, -1.0, np.float32)
+        out = buf[shift:shift + n]
+        jt.add(jt.from_numpy(x[:n]), jt.from_numpy(y[2:n + 2]), out=jt.from_numpy(out))
+        np.testing.assert_array_equal(out, x[:n] + y[2:n + 2])
+        assert (buf[:shift] == -1).all() and (buf[shift + n:] == -1).all()
+    big = jt.from_numpy(x[:n])
+    np.testing.assert_array_equal((big * 3).numpy(), x[:n] * np.float32(3))
+    np.testing.assert_array_equal((big > 0.5).numpy(), x[:n] > 0.5)  # 1-byte outputs
+    np.testing.assert_array_equal(big.neg().numpy(), -x[:n])
+    side = 1460  # rows of a broadcast operand, each row's lines streamed separately
+    m = rng.random((side, side)).astype(np.float32)
+    np.testing.assert_array_equal((jt.from_numpy(m) + jt.from_numpy(y[:side])).numpy(),
+                                  m + y[:side])
+    inplace = x[:n].copy()
+    t = jt.from_numpy(inplace)
+    t += jt.from_numpy(y[:n])
+    np.testing.assert_array_equal(inplace, x[:n] + y[:n])
+    strided = np.zeros(2 * n, np.float32)  # a strided out= is written element by element
+    jt.add(big, 1.0, out=jt.from_numpy(strided[::2]))
+    np.testing.assert_array_equal(strided[::2], x[:n] + np.float32(1))
+    assert (strided[1::2] == 0).all()
+
 def test_non_contiguous_operands():
     a = np.arange(24, dtype=np.float64).reshape(4, 6)
     ta = jt.from_numpy(a)

@@ -14,6 +14,7 @@ scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two 
 `*_flat` kernels (serial) take small C-contiguous operands of one shape, seen flat inside;
 `*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
 operands, broadcasting and every stride pattern."""
+import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
@@ -21,10 +22,18 @@ from numba.extending import overload, register_jitable
 from ..scalar import elementwise as s
 from .kernels import PARALLEL_MIN
 from .strided import as_4d
+from .vector import LINE, fence, stream, wide
 
 ndarray = np.ndarray
 
 BLOCK = 4096
+# Outputs from this size on are written by streaming stores (`vector.stream`), except by ops
+# that compute more than they move. Measured on float32 (2 cores): add of 2^22 elements 1.15x
+# faster, of 2^24 1.5x, neg/abs/clamp 1.5x, sqrt 1.35x; add of 2^20 7% slower (its output
+# still fits in the caches); exp 0.83x (its arithmetic no longer overlaps the stores).
+STREAM_MIN = 1 << 23
+_COMPUTE_BOUND = {"unary": {s.EXP, s.LOG, s.LOG1P, s.EXPM1, s.SIN, s.COS, s.TANH, s.SIGMOID},
+                  "arith": {s.POW, s.ATAN2, s.FMOD_FLOAT}}
 
 
 def at(x, i):
@@ -39,8 +48,9 @@ def _at(x, i):
 
 
 # -- the per-family switches: one branch per op, each a loop over the slice -----------------------
-@register_jitable
+@register_jitable(_nrt=False)
 def _unary(op, out, x, p, q, r):
+    wide()
     n = out.shape[0]
     if op == s.NEG:
         for i in range(n):
@@ -110,8 +120,9 @@ def _unary(op, out, x, p, q, r):
             out[i] = x[i] * x[i]
 
 
-@register_jitable
+@register_jitable(_nrt=False)
 def _predicate(op, out, x, b, c, d):
+    wide()
     n = out.shape[0]
     if op == s.LOGICAL_NOT:
         for i in range(n):
@@ -127,8 +138,9 @@ def _predicate(op, out, x, b, c, d):
             out[i] = np.isfinite(x[i])
 
 
-@register_jitable
+@register_jitable(_nrt=False)
 def _arith(op, out, x, y, alpha, unused):
+    wide()
     n = out.shape[0]
     if op == s.ADD:
         for i in range(n):
@@ -180,8 +192,9 @@ def _arith(op, out, x, y, alpha, unused):
             out[i] = np.arctan2(at(x, i), at(y, i))
 
 
-@register_jitable
+@register_jitable(_nrt=False)
 def _compare(op, out, x, y, c, d):
+    wide()
     n = out.shape[0]
     if op == s.EQ:
         for i in range(n):
@@ -212,8 +225,9 @@ def _compare(op, out, x, y, c, d):
             out[i] = s.logical_xor(at(x, i), at(y, i))
 
 
-@register_jitable
+@register_jitable(_nrt=False)
 def _bitwise(op, out, x, y, c, d):
+    wide()
     n = out.shape[0]
     if op == s.AND:
         for i in range(n):
@@ -235,8 +249,9 @@ def _bitwise(op, out, x, y, c, d):
             out[i] = ~at(x, i)
 
 
-@register_jitable
+@register_jitable(_nrt=False)
 def _ternary(op, out, c, x, y, unused):
+    wide()
     n = out.shape[0]
     if op == s.WHERE:
         for i in range(n):
@@ -269,6 +284,17 @@ def _row_impl(x, i, j, k, lo, hi):
     return lambda x, i, j, k, lo, hi: x
 
 
+def _span(x, lo, hi):
+    """x[lo:hi] of a 1-D row, or the scalar itself."""
+
+
+@overload(_span, inline="always")
+def _span_impl(x, lo, hi):
+    if isinstance(x, types.Array):
+        return lambda x, lo, hi: x[lo:hi]
+    return lambda x, lo, hi: x
+
+
 @register_jitable
 def _work(out):
     """Work items of one row slice of at most BLOCK elements each, so that threads split rows
@@ -287,6 +313,18 @@ def _item(w, out, chunks):
     return r // (n1 * n2), r // n2 % n1, r % n2, lo, min(lo + BLOCK, n3)
 
 
+@register_jitable
+def _lines(o, scratch):
+    """(s, e): the whole 64-byte lines o[s:e] of the row slice o, written through `scratch` by
+    streaming stores; s == e when o is strided or no scratch is given."""
+    per_line = LINE // o.itemsize
+    head = -o.ctypes.data % LINE
+    if scratch.size == 0 or o.strides[0] != o.itemsize or head % o.itemsize:
+        return 0, 0
+    s = min(o.size, head // o.itemsize)
+    return s, s + (o.size - s) // per_line * per_line
+
+
 # -- kernel shells: for each family a serial flat kernel (small contiguous operands, the
 # latency path) and a parallel 4-D one (everything else) --------------------------------------
 _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, no raising
@@ -299,18 +337,34 @@ def _shells(family, body):
     def flat(op, out, a, b, c, d):
         body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
 
-    def four_d(op, out, a, b, c, d):
+    def four_d(op, out, a, b, c, d, tasks, streamed):
+        """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
+        cache lines are computed into an L1 scratch row and written by streaming stores."""
         items, chunks = _work(out)
         if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
             for w in range(items):
                 i, j, k, lo, hi = _item(w, out, chunks)
                 body(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi),
                      _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi), d)
-        else:
-            for w in prange(items):
+            return
+        tasks = min(tasks, items)
+        for t in prange(tasks):
+            scratch = np.empty(BLOCK if streamed else 0, out.dtype)
+            for w in range(items * t // tasks, items * (t + 1) // tasks):
                 i, j, k, lo, hi = _item(w, out, chunks)
-                body(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi),
-                     _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi), d)
+                o, x = out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi)
+                y, z = _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi)
+                s, e = _lines(o, scratch)
+                if s == e:
+                    body(op, o, x, y, z, d)
+                    continue
+                n = o.size
+                body(op, o[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
+                body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
+                stream(o[s:e], scratch[:e - s])
+                body(op, o[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
+            if streamed:
+                fence()
 
     flat.__name__ = flat.__qualname__ = family + "_flat"
     four_d.__name__ = four_d.__qualname__ = family + "_4d"
@@ -320,6 +374,10 @@ def _shells(family, body):
 _KERNELS = {family: _shells(family, body) for family, body in (
     ("unary", _unary), ("predicate", _predicate), ("arith", _arith), ("compare", _compare),
     ("bitwise", _bitwise), ("ternary", _ternary))}
+
+
+def _streamed(family, op, out):
+    return out.nbytes >= STREAM_MIN and op not in _COMPUTE_BOUND.get(family, ())
 
 
 def launch(family, op, out, a, b=0, c=0, d=0):
@@ -339,14 +397,16 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     elif dense:
         flat4 = (1, 1, 1, n)
         nd(op, out.reshape(flat4), *(x.reshape(flat4) if x.__class__ is ndarray else x
-                                     for x in (a, b, c)), d)
+                                     for x in (a, b, c)), d, 4 * numba.get_num_threads(),
+           _streamed(family, op, out))
     elif n:
         operands = (a, b, c)
         arrays = [x for x in operands if x.__class__ is ndarray]
+        tasks, streamed = 4 * numba.get_num_threads(), _streamed(family, op, out)
         for views in as_4d(out, *arrays):
             rest = iter(views[1:])
             nd(op, views[0], *(next(rest) if x.__class__ is ndarray else x
-                               for x in operands), d)
+                               for x in operands), d, tasks, streamed)
 
 
 def launch_fresh(family, op, out, a, b, c=0):

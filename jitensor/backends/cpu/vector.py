@@ -1,0 +1,78 @@
+"""Code generation the CPU kernels ask LLVM for: 512-bit vectors and streaming stores.
+
+`wide()`: on CPUs with AVX-512, LLVM vectorises loops at 256 bits unless a function asks for
+more (its "prefer-vector-width" attribute, which clang sets from -mprefer-vector-width). A
+kernel or helper that calls `wide()` gets that attribute, so its loops, and the loops LLVM
+inlines into it, run at 512 bits: a float32 sum streamed from memory ~1.15x faster, exp and
+softmax ~1.4x (2 cores, Emerald Rapids). Loops are vectorised in the function they end up in
+after inlining, so both a kernel (and its prange bodies, which Numba compiles as functions of
+their own) and the helpers that hold loops call it. Without AVX-512 it changes nothing."""
+import platform
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+_WIDE = '"prefer-vector-width"="512"'
+
+
+@intrinsic
+def wide(typingctx):
+    def codegen(context, builder, sig, args):
+        # llvmlite checks attribute names against its list of enum attributes; this is a
+        # string attribute, which its printer writes out as given
+        set.add(builder.function.attributes, _WIDE)
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+LINE = 64  # bytes: a cache line, and the width of one streaming store
+
+
+@intrinsic
+def stream(typingctx, dst, src):
+    """dst[:] = src[:src.size] with non-temporal stores, which write memory without first
+    reading each line into the cache (a normal store's read-for-ownership): an output that is
+    only written moves 12 bytes per float32 add, not 16. dst must start on a 64-byte boundary
+    and src hold a whole number of 64-byte lines; both are C-contiguous 1-D arrays of one
+    dtype. A thread calls `fence()` after its last streaming store."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.dtype == src.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        d = context.make_array(sig.args[0])(context, builder, args[0])
+        s = context.make_array(sig.args[1])(context, builder, args[1])
+        line = ir.VectorType(ir.IntType(64), LINE // 8)
+        src_ptr = builder.bitcast(s.data, line.as_pointer())
+        dst_ptr = builder.bitcast(d.data, line.as_pointer())
+        nbytes = builder.mul(s.nitems, s.itemsize)
+        lines = builder.udiv(nbytes, context.get_constant(types.intp, LINE))
+        nontemporal = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        with cgutils.for_range(builder, lines) as loop:
+            value = builder.load(builder.gep(src_ptr, [loop.index]), align=1)
+            store = builder.store(value, builder.gep(dst_ptr, [loop.index]), align=LINE)
+            store.set_metadata("nontemporal", nontemporal)
+        return context.get_dummy_value()
+
+    return types.none(dst, src), codegen
+
+
+@intrinsic
+def fence(typingctx):
+    """Make this thread's streaming stores visible to the others: they are weakly ordered, and
+    LLVM's own fences order only ordinary accesses on x86. Once per task, not per store: each
+    fence waits for the stores in flight."""
+    def codegen(context, builder, sig, args):
+        if _X86:
+            sfence = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), []), "llvm.x86.sse.sfence")
+            builder.call(sfence, [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
