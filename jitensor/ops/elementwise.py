@@ -34,7 +34,8 @@ class _Op:
         self.name, self.family, self.int_code = name, family, int_code
         self.float_code = int_code if float_code is None else float_code
         self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
-        self.fast = {}  # dtype -> (result dtype, op code) where `_fast` may run it unchecked
+        self.fast = {}  # dtype -> (result dtype, op code, 1 in dtype) where `_fast` may run it
+        # unchecked (the 1 is add's and sub's alpha)
 
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
@@ -95,7 +96,7 @@ B = {o.name: o for o in [
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
     _op.fast = {
-        d: (bool_ if _op.rule == BOOL else d, _op.code(d))
+        d: (bool_ if _op.rule == BOOL else d, _op.code(d), d.np.type(1))
         for d in dtypes.CPU_DTYPES if d is not bool_ and (
             _op.family != "bitwise" if d.is_floating_point else
             _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow")}
@@ -289,10 +290,10 @@ def _fast(op, x, y):
     fast = op.fast.get(dt)
     if fast is None:
         return None
-    rt, code = fast
+    rt, code, one = fast
     b = backend(x._device)
     out = b.empty(xd.shape, rt.np)
-    b.elementwise.launch_fresh(op.family, code, out, xd, yd, _ONE[dt])
+    b.elementwise.launch_fresh(op.family, code, out, xd, yd, one)
     t = _new(Tensor)  # _wrap spelled out
     t._data, t._dtype, t._device, t._meta = out, rt, x._device, None
     return t

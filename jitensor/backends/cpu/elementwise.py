@@ -263,13 +263,15 @@ def _ternary(op, out, c, x, y, unused):
 
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
 def _flat(x):
-    """x viewed 1-D (C-contiguous arrays), or the scalar itself."""
+    """x viewed 1-D, or the scalar itself. An array Numba does not type C-contiguous is copied
+    first (a no-op for the C-contiguous ones): `launch_fresh` passes small operands unchecked,
+    testing their layout in Python would cost more than the copy."""
 
 
 @overload(_flat, inline="always")
 def _flat_impl(x):
     if isinstance(x, types.Array):
-        return lambda x: x.reshape(-1)
+        return lambda x: np.ascontiguousarray(x).reshape(-1)
     return lambda x: x
 
 
@@ -374,6 +376,7 @@ def _shells(family, body):
 _KERNELS = {family: _shells(family, body) for family, body in (
     ("unary", _unary), ("predicate", _predicate), ("arith", _arith), ("compare", _compare),
     ("bitwise", _bitwise), ("ternary", _ternary))}
+_FLAT = {family: kernels[0] for family, kernels in _KERNELS.items()}
 
 
 def _streamed(family, op, out):
@@ -412,10 +415,9 @@ def launch(family, op, out, a, b=0, c=0, d=0):
 def launch_fresh(family, op, out, a, b, c=0):
     """`launch` for the small-op fast path: `out` newly allocated (C-contiguous), `a` an array
     of its shape, `b` one too or a scalar. Skips launch's general layout tests, which cost more
-    than the kernel on 2x3 operands."""
-    if out.size < PARALLEL_MIN and a.flags.c_contiguous \
-            and (b.__class__ is not ndarray or b.flags.c_contiguous):
-        _KERNELS[family][0](op, out, a, b, c, 0)
+    than the kernel on 2x3 operands (the flat kernel copies a small strided operand)."""
+    if out.size < PARALLEL_MIN:
+        _FLAT[family](op, out, a, b, c, 0)
     else:
         launch(family, op, out, a, b, c)
 
