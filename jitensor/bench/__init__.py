@@ -54,7 +54,8 @@ def print_rows(title, rows, file=None):
                                                             for p in peers), file=file)
     for r in rows:
         shape = r["shape"] if isinstance(r["shape"], str) else "x".join(map(str, r["shape"]))
-        line = f"{r['op']:24}{shape:>16} {_cell(r, r['jitensor']):>25}"
+        op = f"{r['op']} {r['dtype']}" if "dtype" in r else r["op"]
+        line = f"{op:24}{shape:>16} {_cell(r, r['jitensor']):>25}"
         for p in peers:
             line += f"{_cell(r, r[p]):>26}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 33
         print(line, file=file)

@@ -159,6 +159,17 @@ def _writable_alone(out, a, b):
 
 def _product(fn, a, b, out):
     """The matmul family's common path, after the argument checks of each front end."""
+    sa, sb = a._data.shape, b._data.shape
+    if out is None and len(sa) == len(sb) == 2 and sa[1] == sb[0] != 0 \
+            and a._dtype is b._dtype is not dtypes.bool_ and a._device is b._device:
+        # matrix times matrix without the general plan below (8x8 float32: 7.0 -> 3.3 us)
+        (m, k), n = sa, sb[1]
+        result = allocate((m, n), a._dtype, a._device)
+        if m and n:
+            backend(a._device).linalg.matmul(result._data.reshape(1, m, n),
+                                             a._data.reshape(1, m, k), b._data.reshape(1, k, n),
+                                             _ONE, _ONE)
+        return result
     ea, eb, batch, shape = _matrix_shapes(fn, a, b)
     device = same_device(fn, a, b)
     _check_dtypes(fn, a, b)
@@ -186,8 +197,9 @@ def matmul(input, other, *, out=None):
     """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d dot,
     a 1-D operand is a row (left) or column (right) whose dim is then removed, and
     (..., m, k) @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
-    _check_tensors("matmul", input=input, other=other)
-    if input.ndim == 0 or other.ndim == 0:
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (the check costs 0.6 us)
+        _check_tensors("matmul", input=input, other=other)
+    if not (input._data.ndim and other._data.ndim):
         raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they "
                            f"are {input.ndim}D and {other.ndim}D; reshape a scalar with "
                            f".reshape(1) or multiply with jitensor.mul")

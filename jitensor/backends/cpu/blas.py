@@ -32,13 +32,12 @@ def _openblas():
 
 
 def _register(lib):
-    """Register cblas_sgemm/dgemm under jitensor's names; True when both were found."""
-    for kind in "sd":
-        for symbol in (f"scipy_cblas_{kind}gemm64_", f"cblas_{kind}gemm64_"):
+    """Register cblas_sgemm/dgemm/sgemv/dgemv under jitensor's names; True when all were found."""
+    for name in ("sgemm", "dgemm", "sgemv", "dgemv"):
+        for symbol in (f"scipy_cblas_{name}64_", f"cblas_{name}64_"):
             fn = getattr(lib, symbol, None)
             if fn is not None:
-                binding.add_symbol(f"jitensor_cblas_{kind}gemm",
-                                   ctypes.cast(fn, ctypes.c_void_p).value)
+                binding.add_symbol(f"jitensor_cblas_{name}", ctypes.cast(fn, ctypes.c_void_p).value)
                 break
         else:
             return False
@@ -58,3 +57,13 @@ def _gemm_type(real):
 
 sgemm = types.ExternalFunction("jitensor_cblas_sgemm", _gemm_type(types.float32))
 dgemm = types.ExternalFunction("jitensor_cblas_dgemm", _gemm_type(types.float64))
+
+
+def _gemv_type(real):
+    # cblas_?gemv(order, trans, m, n, alpha, A, lda, x, incx, beta, y, incy)
+    i32, i64, ptr = types.int32, types.int64, types.uintp
+    return types.void(i32, i32, i64, i64, real, ptr, i64, ptr, i64, real, ptr, i64)
+
+
+sgemv = types.ExternalFunction("jitensor_cblas_sgemv", _gemv_type(types.float32))
+dgemv = types.ExternalFunction("jitensor_cblas_dgemv", _gemv_type(types.float64))
