@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from .bench import creation, optional, per_call, print_rows
+from .bench import compare, creation, optional, per_call, print_rows
 
 # (title, module under jitensor.bench) of the compute sections, each with measure(quick)
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
@@ -26,16 +26,17 @@ _FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = ti
 def latency():
     """Per-call µs for tiny tensors, and import / first zeros(2, 3) in a new process."""
     import jitensor as jt
-    rows = {
-        "zeros(2, 3)": {"jitensor": per_call(lambda: jt.zeros(2, 3)),
-                        "numpy": per_call(lambda: np.zeros((2, 3), np.float32))},
-        "empty(2, 3)": {"jitensor": per_call(lambda: jt.empty(2, 3)),
-                        "numpy": per_call(lambda: np.empty((2, 3), np.float32))},
+    calls = {
+        "zeros(2, 3)": {"jitensor": lambda: jt.zeros(2, 3),
+                        "numpy": lambda: np.zeros((2, 3), np.float32)},
+        "empty(2, 3)": {"jitensor": lambda: jt.empty(2, 3),
+                        "numpy": lambda: np.empty((2, 3), np.float32)},
     }
     torch = optional("torch")
     if torch is not None:
-        rows["zeros(2, 3)"]["torch"] = per_call(lambda: torch.zeros(2, 3))
-        rows["empty(2, 3)"]["torch"] = per_call(lambda: torch.empty(2, 3))
+        calls["zeros(2, 3)"]["torch"] = lambda: torch.zeros(2, 3)
+        calls["empty(2, 3)"]["torch"] = lambda: torch.empty(2, 3)
+    rows = {name: compare(fns, measure=per_call, repeat=2) for name, fns in calls.items()}
     subprocess.run([sys.executable, "-c", _FRESH], check=True, capture_output=True)  # warm cache
     runs = [subprocess.run([sys.executable, "-c", _FRESH], check=True, capture_output=True,
                            text=True).stdout.split() for _ in range(3)]

@@ -35,6 +35,19 @@ def per_call(fn, number=20_000, repeat=5):
     return best
 
 
+def compare(fns, rounds=3, measure=timeit, **options):
+    """{peer: seconds} for {peer: fn}: `rounds` rounds that each time every peer in turn with
+    `measure(fn, **options)`, keeping each peer's best round. These shared machines change
+    speed within seconds (2x on tiny ops, seen here): a slow spell then costs one round, not
+    one peer."""
+    best = {}
+    for _ in range(rounds):
+        for peer, fn in fns.items():
+            t = measure(fn, **options)
+            best[peer] = min(best.get(peer, t), t)
+    return best
+
+
 def optional(name):
     """The module `name`, or None when it is not installed."""
     try:

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import optional, per_call, print_rows, timeit
+from . import compare, optional, per_call, print_rows
 
 FULL_N = (1 << 24, 1 << 26)
 QUICK_N = (1 << 24,)
@@ -61,7 +61,7 @@ def measure(quick=False):
     for n in (QUICK_N if quick else FULL_N):
         for op, shape, nbytes, fns in _cases(n, rng):
             row = {"op": op, "shape": shape, "bytes": nbytes}
-            row.update({peer: timeit(fn, budget=0.1 if quick else 0.4) for peer, fn in fns.items()})
+            row.update(compare(fns, budget=0.04 if quick else 0.15))
             rows.append(row)
     rows += tiny()
     return rows
@@ -73,15 +73,13 @@ def tiny():
     torch = optional("torch")
     a, b = jt.ones(2, 3), jt.ones(2, 3)
     na, nb = np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)
-    rows = [{"op": "x + y (tiny)", "shape": (2, 3), "jitensor": per_call(lambda: a + b),
-             "numpy": per_call(lambda: na + nb)},
-            {"op": "x * 2 (tiny)", "shape": (2, 3), "jitensor": per_call(lambda: a * 2),
-             "numpy": per_call(lambda: na * 2)}]
+    add = {"jitensor": lambda: a + b, "numpy": lambda: na + nb}
+    scale = {"jitensor": lambda: a * 2, "numpy": lambda: na * 2}
     if torch is not None:
         ta, tb = torch.ones(2, 3), torch.ones(2, 3)
-        rows[0]["torch"] = per_call(lambda: ta + tb)
-        rows[1]["torch"] = per_call(lambda: ta * 2)
-    return rows
+        add["torch"], scale["torch"] = lambda: ta + tb, lambda: ta * 2
+    return [{"op": "x + y (tiny)", "shape": (2, 3), **compare(add, measure=per_call, repeat=2)},
+            {"op": "x * 2 (tiny)", "shape": (2, 3), **compare(scale, measure=per_call, repeat=2)}]
 
 
 if __name__ == "__main__":

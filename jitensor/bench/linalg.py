@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import optional, timeit
+from . import compare, optional
 
 # (op, dtype, shape of a, shape of b); integer matmuls run NumPy's slow non-BLAS loop.
 FULL = [
@@ -60,11 +60,7 @@ def measure(quick=False):
     for op, dtype, sa, sb in (QUICK if quick else FULL):
         a, b = _operands(dtype, sa, sb, rng)
         peers = _peers(a, b)
-        best = {}
-        for _ in range(1 if quick else ROUNDS):
-            for name, fn in peers.items():
-                t = timeit(fn, budget=0.05 if quick else 0.3)
-                best[name] = min(best.get(name, t), t)
+        best = compare(peers, rounds=1 if quick else ROUNDS, budget=0.05 if quick else 0.3)
         shape = f"{a.shape} @ {b.shape}{' b.T view' if sb == 'T' else ''}"
         ops = 2 * a.shape[-1] * peers["jitensor"]().numel()  # 2 x multiply-adds
         rows.append({"op": op, "dtype": dtype, "shape": shape, "ops": ops, **best})

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from . import optional, timeit
+from . import compare, optional
 
 BIG = 1 << 26
 SQUARE = (4096, 4096)
@@ -64,14 +64,11 @@ def measure(quick=False):
     """Rows of {op, shape, jitensor, numpy[, torch]}: median seconds per call."""
     import jitensor as jt
     torch = optional("torch")
-    budget = 0.1 if quick else 0.5
+    budget = 0.04 if quick else 0.17
     rows = []
     for op, shape, j, n, t in _cases(jt, torch, quick):
-        row = {"op": op, "shape": shape, "jitensor": timeit(j, budget=budget),
-               "numpy": timeit(n, budget=budget)}
-        if torch is not None:
-            row["torch"] = timeit(t, budget=budget)
-        rows.append(row)
+        fns = {"jitensor": j, "numpy": n, **({"torch": t} if torch is not None else {})}
+        rows.append({"op": op, "shape": shape, **compare(fns, budget=budget)})
     return rows
 
 

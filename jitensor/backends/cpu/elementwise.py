@@ -286,6 +286,18 @@ def _row_impl(x, i, j, k, lo, hi):
     return lambda x, i, j, k, lo, hi: x
 
 
+def _dense(x):
+    """A row as a C-contiguous array: itself at unit stride (typed so), else a gathered copy;
+    a scalar passes through."""
+
+
+@overload(_dense, inline="always")
+def _dense_impl(x):
+    if isinstance(x, types.Array):
+        return lambda x: np.ascontiguousarray(x)
+    return lambda x: x
+
+
 def _span(x, lo, hi):
     """x[lo:hi] of a 1-D row, or the scalar itself."""
 
@@ -317,11 +329,11 @@ def _item(w, out, chunks):
 
 @register_jitable
 def _lines(o, scratch):
-    """(s, e): the whole 64-byte lines o[s:e] of the row slice o, written through `scratch` by
-    streaming stores; s == e when o is strided or no scratch is given."""
+    """(s, e): the whole 64-byte lines o[s:e] of the contiguous row slice o, written through
+    `scratch` by streaming stores; s == e when no scratch is given."""
     per_line = LINE // o.itemsize
     head = -o.ctypes.data % LINE
-    if scratch.size == 0 or o.strides[0] != o.itemsize or head % o.itemsize:
+    if scratch.size == 0 or head % o.itemsize:
         return 0, 0
     s = min(o.size, head // o.itemsize)
     return s, s + (o.size - s) // per_line * per_line
@@ -343,28 +355,38 @@ def _shells(family, body):
         """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
         cache lines are computed into an L1 scratch row and written by streaming stores."""
         items, chunks = _work(out)
+
+        def run(w, scratch):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            o = out[i, j, k, lo:hi]
+            if o.strides[0] != o.itemsize:  # a strided out=: element by element
+                body(op, o, _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+                     _row(c, i, j, k, lo, hi), d)
+                return
+            # rows typed C-contiguous, so the loops vectorise (a row of a 4-D view that Numba
+            # types strided ran 10x slower even at unit stride); strided rows are gathered
+            o, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
+            y, z = _dense(_row(b, i, j, k, lo, hi)), _dense(_row(c, i, j, k, lo, hi))
+            s, e = _lines(o, scratch)
+            if s == e:
+                body(op, o, x, y, z, d)
+                return
+            n = o.size
+            body(op, o[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
+            body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
+            stream(o[s:e], scratch[:e - s])
+            body(op, o[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
+
         if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+            none = np.empty(0, out.dtype)
             for w in range(items):
-                i, j, k, lo, hi = _item(w, out, chunks)
-                body(op, out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi),
-                     _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi), d)
+                run(w, none)
             return
         tasks = min(tasks, items)
         for t in prange(tasks):
             scratch = np.empty(BLOCK if streamed else 0, out.dtype)
             for w in range(items * t // tasks, items * (t + 1) // tasks):
-                i, j, k, lo, hi = _item(w, out, chunks)
-                o, x = out[i, j, k, lo:hi], _row(a, i, j, k, lo, hi)
-                y, z = _row(b, i, j, k, lo, hi), _row(c, i, j, k, lo, hi)
-                s, e = _lines(o, scratch)
-                if s == e:
-                    body(op, o, x, y, z, d)
-                    continue
-                n = o.size
-                body(op, o[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
-                body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
-                stream(o[s:e], scratch[:e - s])
-                body(op, o[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
+                run(w, scratch)
             if streamed:
                 fence()
 
