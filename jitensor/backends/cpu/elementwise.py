@@ -329,14 +329,15 @@ def _item(w, out, chunks):
 
 @register_jitable
 def _lines(o, scratch):
-    """(s, e): the whole 64-byte lines o[s:e] of the contiguous row slice o, written through
-    `scratch` by streaming stores; s == e when no scratch is given."""
-    per_line = LINE // o.itemsize
+    """(s, e): o[:s] reaches the first 64-byte boundary of the contiguous row slice o, and
+    o[s:e] holds its whole lines, written through `scratch` by streaming stores (e == s when
+    no scratch is given). Splitting off the head keeps the vector stores aligned."""
     head = -o.ctypes.data % LINE
-    if scratch.size == 0 or head % o.itemsize:
+    if head % o.itemsize:
         return 0, 0
     s = min(o.size, head // o.itemsize)
-    return s, s + (o.size - s) // per_line * per_line
+    per_line = LINE // o.itemsize
+    return s, s + (o.size - s) // per_line * per_line if scratch.size else s
 
 
 # -- kernel shells: for each family a serial flat kernel (small contiguous operands, the
@@ -368,13 +369,11 @@ def _shells(family, body):
             o, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
             y, z = _dense(_row(b, i, j, k, lo, hi)), _dense(_row(c, i, j, k, lo, hi))
             s, e = _lines(o, scratch)
-            if s == e:
-                body(op, o, x, y, z, d)
-                return
             n = o.size
             body(op, o[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
-            body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
-            stream(o[s:e], scratch[:e - s])
+            if s < e:
+                body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
+                stream(o[s:e], scratch[:e - s])
             body(op, o[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
 
         if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work

@@ -6,9 +6,7 @@ dtype; the kernel's store converts the result to the output dtype."""
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic, overload, register_jitable
+from numba.extending import register_jitable
 
 from . import libm
 
@@ -26,56 +24,7 @@ WHERE, CLAMP_TENSOR = range(2)
 
 
 # -- unary ------------------------------------------------------------------------------------
-def exp(x):
-    """e ** x: for float32 a polynomial that vectorises (LLVM cannot vectorise calls to libm's
-    expf: 4x slower on the CPU), within 1 ulp; other types use np.exp."""
-    return np.exp(x)  # the CUDA simulator runs this body
-
-
-@overload(exp, target="cpu")  # not inline="always": Numba's IR inliner warns; LLVM inlines it
-def _exp(x):
-    if x == types.float32:
-        return _exp_float32
-    return lambda x: np.exp(x)
-
-
-@overload(exp, target="cuda")
-def _exp_cuda(x):
-    return lambda x: math.exp(x)  # libdevice's
-
-
-@intrinsic
-def _as_float32(typingctx, bits):
-    """The float32 whose bits are the int32 `bits`."""
-    if bits != types.int32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-    return types.float32(types.int32), codegen
-
-
-@register_jitable
-def _pow2(k):
-    """2.0 ** k for an int32 k with a normal float32 result."""
-    return _as_float32(np.int32((k + np.int32(127)) << np.int32(23)))
-
-
-@register_jitable
-def _exp_float32(x):
-    # Cephes expf: e^x = 2^k e^r with |r| <= ln(2)/2 and a degree-6 polynomial for e^r; 2^k is
-    # applied as two powers of two so that results down in the denormals stay exact.
-    xc = min(max(x, np.float32(-104.0)), np.float32(88.72283))
-    k = np.floor(xc * np.float32(1.44269504088896341) + np.float32(0.5))
-    r = xc - k * np.float32(0.693359375) + k * np.float32(2.12194440e-4)
-    p = ((((np.float32(1.9875691500e-4) * r + np.float32(1.3981999507e-3)) * r
-           + np.float32(8.3334519073e-3)) * r + np.float32(4.1665795894e-2)) * r
-         + np.float32(1.6666665459e-1)) * r + np.float32(5.0000001201e-1)
-    ki = np.int32(k)
-    half = ki >> np.int32(1)
-    y = (p * r * r + r + np.float32(1.0)) * _pow2(half) * _pow2(ki - half)
-    return x if x != x else np.float32(np.inf) if x > np.float32(88.72283) else \
-        np.float32(0.0) if x < np.float32(-104.0) else y
+exp = libm.exp  # the vectorisable one on the CPU (backends/scalar/libm.py)
 
 
 @register_jitable

@@ -16,7 +16,6 @@ across columns) or merge the states of whole blocks it computed faster; blocks m
 since for ARGMAX/ARGMIN the earlier index wins ties. Kernels take the op as a runtime integer
 and spell out their hot loops once per op, calling these with a constant op, which LLVM folds
 (a switch left inside a loop keeps it from vectorising)."""
-import math
 
 import numpy as np
 from llvmlite import ir
@@ -91,85 +90,7 @@ overload(minimum)(lambda a, b: lambda a, b: _minimum(a, b))
 overload(cast_like)(lambda x, like: lambda x, like: _cast_like(x, like))
 
 
-@intrinsic
-def _float_from_bits(typingctx, bits):
-    """The float32 (int32 bits) or float64 (int64 bits) with these IEEE-754 bits."""
-    to = {32: types.float32, 64: types.float64}.get(getattr(bits, "bitwidth", 0))
-    if to is None or not isinstance(bits, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], context.get_value_type(to))
-
-    return to(bits), codegen
-
-
-# -- exp: branch-free, so loops of it vectorise (Numba has no vector math library here) ----------
-# Constants are separate scalar globals: Numba freezes them into the code, while indexing a global
-# tuple or calling np.float32() in the loop body kept LLVM from vectorising it.
-_LOG2E32, _HALF32, _ONE32, _ZERO32 = (np.float32(c) for c in (1.44269504, 0.5, 1.0, 0.0))
-_LN2HI32, _LN2LO32 = np.float32(0.693359375), np.float32(-2.12194440e-4)
-_LO32, _HI32, _INF32 = np.float32(-87.0), np.float32(88.0), np.float32(np.inf)
-_P0, _P1, _P2, _P3, _P4, _P5 = (np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3,
-                                                        8.3334519073e-3, 4.1665795894e-2,
-                                                        1.6666665459e-1, 5.0000001201e-1))
-_LN2HI, _LN2LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
-_LO64, _HI64 = -708.0, 709.0
-_T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12 = (1.0 / math.factorial(k)
-                                                            for k in range(2, 13))
-
-
-@register_jitable
-def _exp32(x):
-    """Cephes expf: x = n ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n from bits.
-    Arguments are clamped first so the integer conversion is defined (NaN included); outside
-    (-87, 88) the result is 0 or inf (e^-87 is ~1.6e-38; softmax and logsumexp pass x <= 0)."""
-    xc = x if x > _LO32 else _LO32
-    xc = xc if xc < _HI32 else _HI32
-    n = np.floor(xc * _LOG2E32 + _HALF32)
-    r = xc - n * _LN2HI32 - n * _LN2LO32
-    p = ((((_P0 * r + _P1) * r + _P2) * r + _P3) * r + _P4) * r + _P5
-    p = p * r * r + r + _ONE32
-    e = p * _float_from_bits(np.int32((np.int64(n) + 127) << 23))
-    e = e if x > _LO32 else _ZERO32
-    e = e if x < _HI32 else _INF32
-    return e if x == x else x
-
-
-@register_jitable
-def _exp64(x):
-    """As _exp32 in float64: fdlibm's two-part ln2, Taylor to r^12 (error < 2e-16 on |r| <=
-    ln2/2), and 0 / inf outside (-708, 709)."""
-    xc = x if x > _LO64 else _LO64
-    xc = xc if xc < _HI64 else _HI64
-    n = np.floor(xc * 1.4426950408889634 + 0.5)
-    r = (xc - n * _LN2HI) - n * _LN2LO
-    p = (((((((((_T12 * r + _T11) * r + _T10) * r + _T9) * r + _T8) * r + _T7) * r + _T6) * r
-           + _T5) * r + _T4) * r + _T3) * r + _T2
-    p = (p * r + 1.0) * r + 1.0
-    e = p * _float_from_bits((np.int64(np.int32(n)) + 1023) << 52)  # via int32: vectorises
-    e = e if x > _LO64 else 0.0
-    e = e if x < _HI64 else np.inf
-    return e if x == x else x
-
-
-def exp(x):
-    """e**x in x's float type (integers: float64), within 2 ulp, vectorisable."""
-    return np.exp(x)
-
-
-@overload(exp, target="cpu")
-def _exp(x):
-    if x == types.float32:
-        return _exp32
-    if isinstance(x, types.Float):
-        return _exp64
-    return lambda x: _exp64(np.float64(x))
-
-
-@overload(exp, target="cuda")
-def _exp_cuda(x):
-    return lambda x: math.exp(x)  # libdevice's (integers: float64)
+exp = libm.exp  # the vectorisable one on the CPU (backends/scalar/libm.py)
 
 
 def is_float(x):
