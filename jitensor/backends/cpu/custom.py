@@ -36,10 +36,10 @@ import numba
 import numpy as np
 from numba import types
 from numba.core.errors import NumbaError
-from numba.extending import overload, register_jitable
+from numba.extending import register_jitable
 from numpy.lib.stride_tricks import as_strided
 
-from ..scalar import elementwise as s
+from ..scalar import elementwise as s, libm
 from . import elementwise as _elementwise_kernels
 from .kernels import PARALLEL_MIN
 from .reduction import _contiguous_copy
@@ -58,32 +58,11 @@ REASSOC = {"reassoc"}  # lets LLVM fold a row over vector lanes (acc + x, max, .
 # copies of one helper in a function trip Numba's SSA checks (NumbaIRAssumptionWarning).
 @register_jitable
 def exp(x):
-    """The built-ins' exp (backends/scalar/elementwise.py): within 1 ulp for float32."""
+    """The built-ins' exp (backends/scalar/libm.py): within 1 ulp for float32."""
     return s.exp(x)
 
 
-def tanh(x):
-    """tanh: for float32 Cephes' tanhf without branches (LLVM vectorises it; libm's tanhf is a
-    call per element), within 2 ulp; other types use np.tanh."""
-
-
-@register_jitable
-def _tanh_float32(x):
-    a = abs(x)
-    z = x * x
-    small = ((((np.float32(-5.70498872745e-3) * z + np.float32(2.06390887954e-2)) * z
-               - np.float32(5.37397155531e-2)) * z + np.float32(1.33314422036e-1)) * z
-             - np.float32(3.33332819422e-1)) * z * x + x
-    large = np.float32(1.0) - np.float32(2.0) / (s.exp(a + a) + np.float32(1.0))
-    small = x if z == np.float32(0.0) else small  # keeps the sign of -0.0 (and tiny x exact)
-    return small if a < np.float32(0.625) else (large if x >= np.float32(0.0) else -large)
-
-
-@overload(tanh)
-def _tanh(x):
-    if x == types.float32:
-        return _tanh_float32
-    return lambda x: np.tanh(x)
+tanh = libm.tanh  # float32: Cephes' tanhf without branches, vectorised (libm's is a call)
 
 
 def _shim(module):

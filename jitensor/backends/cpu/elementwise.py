@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
-from ..scalar import elementwise as s
+from ..scalar import elementwise as s, libm
 from .kernels import PARALLEL_MIN
 from .strided import as_4d
 from .vector import LINE, fence, stream, wide
@@ -87,7 +87,7 @@ def _unary(op, out, x, p, q, r):
             out[i] = np.cos(x[i])
     elif op == s.TANH:
         for i in range(n):
-            out[i] = np.tanh(x[i])
+            out[i] = libm.tanh(x[i])
     elif op == s.SIGMOID:
         for i in range(n):
             out[i] = s.sigmoid(x[i])
