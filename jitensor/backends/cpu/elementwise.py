@@ -366,15 +366,15 @@ def _shells(family, body):
                 return
             # rows typed C-contiguous, so the loops vectorise (a row of a 4-D view that Numba
             # types strided ran 10x slower even at unit stride); strided rows are gathered
-            o, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
+            oc, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
             y, z = _dense(_row(b, i, j, k, lo, hi)), _dense(_row(c, i, j, k, lo, hi))
-            s, e = _lines(o, scratch)
-            n = o.size
-            body(op, o[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
+            s, e = _lines(oc, scratch)
+            n = oc.size
+            body(op, oc[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
             if s < e:
                 body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
-                stream(o[s:e], scratch[:e - s])
-            body(op, o[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
+                stream(oc[s:e], scratch[:e - s])
+            body(op, oc[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
 
         if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
             none = np.empty(0, out.dtype)
