@@ -5,7 +5,7 @@ returns calloc'ed pages that the kernel pays for only when they are first writte
 call alone would flatter it. `empty` is timed as the call alone: it is meant to cost O(1)."""
 import numpy as np
 
-from . import optional, timeit
+from . import compare, optional
 
 PAGE = 4096
 FULL_SIZES = (10**3, 10**4, 10**5, 10**6, 10**7, 1 << 26, 10**8)
@@ -62,9 +62,7 @@ def measure(device="cpu", quick=False, progress=None):
     rows = []
     work = [(n, r) for n in sizes for r in ROUTINES]
     for n, routine in (progress(work) if progress else work):
-        peers = _cpu_peers(n)
-        row = {"device": device, "routine": routine, "n": n, "bytes": 4 * n}
-        for name, fns in peers.items():
-            row[name] = timeit(fns[routine], budget=budget)
-        rows.append(row)
+        fns = {name: routines[routine] for name, routines in _cpu_peers(n).items()}
+        rows.append({"device": device, "routine": routine, "n": n, "bytes": 4 * n,
+                     **compare(fns, budget=budget / 3)})
     return rows

@@ -7,7 +7,7 @@ import argparse
 
 import numpy as np
 
-from . import optional, timeit
+from . import compare, optional
 
 FULL = {"cat": (8, 1024), "index": (10**7, 10**6), "mask": 10**7, "transpose": 4096}
 QUICK = {"cat": (8, 256), "index": (10**6, 10**5), "mask": 10**6, "transpose": 1024}
@@ -59,14 +59,9 @@ def _cases(sizes):
 
 def measure(quick=False):
     """Rows of {op, shape, and median seconds per peer}, measured in this run."""
-    budget = 0.1 if quick else 0.5
-    rows = []
-    for op, shape, peers in _cases(QUICK if quick else FULL):
-        row = {"op": op, "shape": shape}
-        for name, fn in peers.items():
-            row[name] = timeit(fn, budget=budget)
-        rows.append(row)
-    return rows
+    budget = 0.04 if quick else 0.17
+    return [{"op": op, "shape": shape, **compare(peers, budget=budget)}
+            for op, shape, peers in _cases(QUICK if quick else FULL)]
 
 
 def report(rows):
