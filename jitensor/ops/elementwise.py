@@ -34,8 +34,8 @@ class _Op:
         self.name, self.family, self.int_code = name, family, int_code
         self.float_code = int_code if float_code is None else float_code
         self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
-        self.fast = {}  # dtype -> (result dtype, op code, 1 in dtype) where `_fast` may run it
-        # unchecked (the 1 is add's and sub's alpha)
+        self.fast = {}  # dtype -> (result dtype, its NumPy dtype, op code, 1 in dtype) where
+        # `_fast` may run it unchecked (the 1 is add's and sub's alpha)
 
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
@@ -96,7 +96,8 @@ B = {o.name: o for o in [
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
     _op.fast = {
-        d: (bool_ if _op.rule == BOOL else d, _op.code(d), d.np.type(1))
+        d: (bool_ if _op.rule == BOOL else d, (bool_ if _op.rule == BOOL else d).np,
+            _op.code(d), d.np.type(1))
         for d in dtypes.CPU_DTYPES if d is not bool_ and (
             _op.family != "bitwise" if d.is_floating_point else
             _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow")}
@@ -271,14 +272,14 @@ def _fast(op, x, y):
     """`x op y` for the commonest calls -- a tensor and a tensor of its dtype, shape and device,
     or a float tensor and a Python number -- or None when the general path is needed. Kept
     short: for 2x3 tensors this path is the whole cost of the op."""
-    dt = x._dtype
-    xd = x._data
+    dt, xd, device = x._dtype, x._data, x._device
     m = x._meta
     if m is not None and m.requires_grad and _grad_enabled[0]:
         return None  # the op must be recorded: autograd's wrapper of the function does it
+    shape = xd.shape
     if y.__class__ is Tensor:
         yd = y._data
-        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device:
+        if y._dtype is not dt or yd.shape != shape or y._device is not device:
             return None
         m = y._meta
         if m is not None and m.requires_grad and _grad_enabled[0]:
@@ -290,12 +291,12 @@ def _fast(op, x, y):
     fast = op.fast.get(dt)
     if fast is None:
         return None
-    rt, code, one = fast
-    b = backend(x._device)
-    out = b.empty(xd.shape, rt.np)
+    rt, rt_np, code, one = fast
+    b = backend(device)
+    out = b.empty(shape, rt_np)
     b.elementwise.launch_fresh(op.family, code, out, xd, yd, one)
     t = _new(Tensor)  # _wrap spelled out
-    t._data, t._dtype, t._device, t._meta = out, rt, x._device, None
+    t._data, t._dtype, t._device, t._meta = out, rt, device, None
     return t
 
 
