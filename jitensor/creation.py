@@ -180,6 +180,8 @@ def empty(*size, **options):
         t = _new(Tensor)
         t._data, t._dtype, t._device, t._meta = buf, d, CPU, None
         return t
+    if len(options) == 1 and "device" in options and not _debug_empty[0]:  # empty(..., device=d)
+        return allocate(_shape(size, "empty"), _default[0], to_device(options["device"]))
     return _empty(*size, **options)
 
 

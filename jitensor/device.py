@@ -1,5 +1,7 @@
 """The device value object: torch's repr, equality and string parsing."""
 
+from .cuda import _current
+
 _TYPES = ("cpu", "cuda")
 
 
@@ -70,15 +72,29 @@ _names = {}  # device string -> its parsed device
 
 def to_device(value):
     """Parse a device, a string or an int (a CUDA ordinal) into a device; None means the CPU.
-    A bare "cuda" becomes the current CUDA device, as tensors report it."""
-    found = _parsed.get(value) if isinstance(value, str) or value is None else None
-    if found is not None:
-        return found
+    A bare "cuda" becomes the current CUDA device, as tensors report it. A CUDA device once
+    checked is remembered (availability does not change in a process), so that creating a
+    tensor on "cuda" does not ask again."""
+    c = value.__class__
+    if c is str:
+        found = _parsed.get(value) or value == "cuda" and _cuda.get(_current[0])
+        if found:
+            return found
+    elif value is None:
+        return CPU
+    elif c is device and value.type == "cuda":
+        found = _cuda.get(_current[0] if value.index is None else value.index)
+        if found is not None:
+            return found
+    return _resolve(value)
+
+
+def _resolve(value):
     if isinstance(value, device):
         d = value
     elif isinstance(value, int) and not isinstance(value, bool):
         d = device("cuda", value)
-    elif isinstance(value, str):  # parsed once; CUDA availability is checked on every use
+    elif isinstance(value, str):
         d = _names.get(value) or _names.setdefault(value, device(value))
     else:
         raise TypeError(f"expected a device (jt.device, 'cpu', 'cuda:0' or an int), got {value!r}")
@@ -90,4 +106,6 @@ def to_device(value):
     found = _cuda.get(index)
     if found is None:
         found = _cuda[index] = device("cuda", index)
+    if isinstance(value, str) and d.index is not None:
+        _parsed[value] = found
     return found

@@ -11,10 +11,22 @@ from jitensor import cuda as jt_cuda
 
 
 
+_devices = sys.modules["jitensor.device"]
+
+
+def forget_cuda_devices(monkeypatch):
+    """Start without the CUDA devices earlier tests (the simulator's) resolved: to_device
+    remembers them for the rest of the process."""
+    monkeypatch.setattr(_devices, "_cuda", {})
+    monkeypatch.setattr(_devices, "_parsed", {k: d for k, d in _devices._parsed.items()
+                                              if d.type == "cpu"})
+
+
 @pytest.fixture
 def no_cuda(monkeypatch):
     """A machine without CUDA, wherever the tests run (numba's simulator included)."""
     monkeypatch.setattr(jt_cuda, "_probe", lambda: (0, "no NVIDIA GPU or driver was found"))
+    forget_cuda_devices(monkeypatch)
 
 
 needs_no_cuda = pytest.mark.usefixtures("no_cuda")
@@ -134,6 +146,7 @@ class _Boom:
 def test_cuda_is_available_never_raises(monkeypatch, fake):
     import numba
     jt_cuda._probe.cache_clear()
+    forget_cuda_devices(monkeypatch)
     try:
         monkeypatch.setitem(sys.modules, "numba.cuda", fake)
         if fake is None:

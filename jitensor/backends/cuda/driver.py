@@ -146,12 +146,11 @@ def numba_type(value):
 
 
 class Pointer:
-    """A typed device pointer argument: the allocation's base address (in the simulator, its
-    host storage viewed as `dtype`). Kernels index it from an element offset."""
-    __slots__ = ("address", "dtype", "storage")
-
-    def __init__(self, address, dtype, storage):
-        self.address, self.dtype, self.storage = address, dtype, storage
+    """A typed device pointer argument: the allocation's base address (in the simulator, also
+    its host storage), of one subclass per dtype, so that the classes of a launch's arguments
+    alone name the signature it was compiled for. Kernels index it from an element offset."""
+    __slots__ = ("address", "storage")
+    dtype = None
 
     def value(self):
         if SIM:  # the simulator's own device array: a NumPy one would be copied in and out
@@ -161,25 +160,35 @@ class Pointer:
         return self.address
 
 
-_compiled = {}  # (kernel, argument kinds) -> cuda.core Kernel
+_pointer_types = {}  # dtype -> its Pointer subclass
+
+
+def make_pointer(address, dtype, storage=None):
+    """A Pointer of `dtype` elements at `address` (`storage`: the simulator's host memory)."""
+    cls = _pointer_types.get(dtype)
+    if cls is None:
+        cls = _pointer_types[dtype] = type(f"Pointer[{dtype}]", (Pointer,),
+                                           {"dtype": dtype, "__slots__": ()})
+    p = cls()
+    p.address, p.storage = address, storage
+    return p
+
+
+_compiled = {}  # (kernel, argument classes) -> (cuda.core Kernel, positions of Pointers, of bools)
 _configs = {}  # (grid, block) -> LaunchConfig
 SIGNATURES = set()  # (module, kernel, argument types) launched: CI compiles each to PTX
 
 
-def _kind(a):
-    """What decides an argument's compiled type, cheaply: a Pointer's or NumPy scalar's dtype,
-    else the Python type."""
-    c = a.__class__
-    return a.dtype if c is Pointer or isinstance(a, np.generic) else c
+def _cufunc(kernel, argtypes):
+    """The cuda.core Kernel of `kernel` compiled for these numba types."""
+    return kernel.compile(argtypes)._codelibrary.get_cufunc().kernel
 
 
-def _kernel(kernel, args):
-    """The cuda.core Kernel of `kernel` for these arguments (compiled once per signature)."""
-    key = (kernel, *map(_kind, args))
-    found = _compiled.get(key)
-    if found is None:
-        compiled = kernel.compile(tuple(map(numba_type, args)))
-        found = _compiled[key] = compiled._codelibrary.get_cufunc().kernel
+def _compile(key, kernel, args):
+    """_compiled[key]: compiled for these arguments, with where its Pointers and bools are."""
+    found = _compiled[key] = (_cufunc(kernel, tuple(map(numba_type, args))),
+                              tuple(i for i, a in enumerate(args) if isinstance(a, Pointer)),
+                              tuple(i for i, a in enumerate(args) if a.__class__ is bool))
     return found
 
 
@@ -205,12 +214,19 @@ def launch(kernel, grid, block, *args):
         SIGNATURES.add((kernel.fn.__module__, kernel.fn.__name__, tuple(map(numba_type, args))))
         kernel[grid, block](*(a.value() if isinstance(a, Pointer) else a for a in args))
         return
+    key = (kernel, *map(type, args))  # the classes name the signature (see Pointer)
+    found = _compiled.get(key) or _compile(key, kernel, args)
     stream = _state["stream"] if "stream" in _state else init()["stream"]
-    # cuda.core passes a Python int as 8 bytes and a float as a double, as the kernel was
-    # compiled for them (numba_type); a bool goes as NumPy's one byte
-    _core_launch(stream, _config(grid, block), _kernel(kernel, args),
-                 *[a.address if a.__class__ is Pointer else np.bool_(a) if a.__class__ is bool
-                   else a for a in args])
+    # cuda.core passes a Python int as 8 bytes (a pointer: the address) and a float as a
+    # double, as the kernel was compiled for them (numba_type); a bool (an int to cuda.core)
+    # goes as NumPy's one byte. Plain ints only: cuda.core converts an int subclass ~15x slower
+    cufunc, pointers, bools = found
+    args = list(args)
+    for i in pointers:
+        args[i] = args[i].address
+    for i in bools:
+        args[i] = np.bool_(args[i])
+    _core_launch(stream, _config(grid, block), cufunc, *args)
 
 
 def launch_1d(kernel, n, *args):

@@ -42,7 +42,7 @@ class _Block:
         allocated = _stats["allocated"] = _stats["allocated"] + size
         if allocated > _stats["peak"]:
             _stats["peak"] = allocated
-        self.pointer = driver.Pointer(self.address, dtype, self.storage)
+        self.pointer = driver.make_pointer(self.address, dtype, self.storage)
         typestr = _typestr.get(dtype) or _typestr.setdefault(dtype, dtype.str)  # str: 0.35 us
         self.__array_interface__ = {"data": (self.address, False), "shape": shape,
                                     "typestr": typestr, "version": 3}
@@ -192,11 +192,14 @@ class DeviceArray(np.ndarray):
 
 
 def empty(shape, dtype):
-    """A new uninitialised DeviceArray (no kernel runs)."""
+    """A new uninitialised DeviceArray (no kernel runs). `shape`: a tuple of non-negative ints
+    (as the front end and NumPy's .shape give it: not checked again), or an int or a sequence
+    (checked)."""
     dtype = np.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
-    if shape and min(shape) < 0:
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if shape.__class__ is not tuple:
+        shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
+        if shape and min(shape) < 0:
+            raise ValueError(f"negative dimensions are not allowed: {shape}")
     block = _Block(shape, dtype)
     a = np.asarray(block).view(DeviceArray)
     a._block = block  # a fresh array starts at its block: `pointer` needs no address lookup
@@ -221,7 +224,7 @@ def pointer(a):
     if fresh is not None:
         return fresh.pointer, 0
     b = block(a)
-    return (driver.Pointer(b.address, a.dtype, b.storage),
+    return (driver.make_pointer(b.address, a.dtype, b.storage),
             (address(a) - b.address) // a.dtype.itemsize)
 
 
