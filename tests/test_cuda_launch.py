@@ -65,10 +65,13 @@ def test_small_ops_pass_their_buffers_addresses(gpu_path):
     x + y  # the fast path's 128-bit kernel
     x * 2.0  # a Python scalar
     i + i  # the dense kernel
+    x.exp()  # the unary fast path
+    -i
     (fn, argtypes, args, grid, block), *rest = launches
     assert fn.__name__ == "arith_vec4" and x.data_ptr() in args and y.data_ptr() in args
     assert (grid, block) == (1, 256)
-    assert [c[0].__name__ for c in rest] == ["arith_vec4", "arith_dense"]
+    assert [c[0].__name__ for c in rest] == ["arith_vec4", "arith_dense", "unary_vec4",
+                                             "unary_dense"]
 
 
 def test_views_fills_and_reductions_marshal_every_argument(gpu_path):

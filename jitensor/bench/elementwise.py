@@ -75,11 +75,13 @@ def tiny():
     na, nb = np.ones((2, 3), np.float32), np.ones((2, 3), np.float32)
     add = {"jitensor": lambda: a + b, "numpy": lambda: na + nb}
     scale = {"jitensor": lambda: a * 2, "numpy": lambda: na * 2}
+    exp = {"jitensor": lambda: a.exp(), "numpy": lambda: np.exp(na)}
     if torch is not None:
         ta, tb = torch.ones(2, 3), torch.ones(2, 3)
-        add["torch"], scale["torch"] = lambda: ta + tb, lambda: ta * 2
+        add["torch"], scale["torch"], exp["torch"] = lambda: ta + tb, lambda: ta * 2, ta.exp
     return [{"op": "x + y (tiny)", "shape": (2, 3), **compare(add, measure=per_call, repeat=2)},
-            {"op": "x * 2 (tiny)", "shape": (2, 3), **compare(scale, measure=per_call, repeat=2)}]
+            {"op": "x * 2 (tiny)", "shape": (2, 3), **compare(scale, measure=per_call, repeat=2)},
+            {"op": "x.exp() (tiny)", "shape": (2, 3), **compare(exp, measure=per_call, repeat=2)}]
 
 
 if __name__ == "__main__":

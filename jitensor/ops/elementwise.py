@@ -121,6 +121,19 @@ def _dtypes(op, promoted):
     return op.bool_as, op.bool_as if op.bool_as is int64 else bool_
 
 
+for _op in U.values():  # dtypes the op computes in as they are: no conversion, no parameters
+    for _d in dtypes.CPU_DTYPES:
+        if _d is bool_ or _op.name in _INTEGER_IDENTITY and not _d.is_floating_point:
+            continue
+        try:
+            _compute, _result = _dtypes(_op, _d)
+        except (TypeError, RuntimeError):
+            continue
+        if _compute is _d:  # with the scalar arguments `_unary` passes (the same signatures)
+            _op.fast[_d] = (_result, _result.np, _op.code(_d),
+                            _d.np.type(0) if _op.family == "unary" else 0)
+
+
 def _scalar(value, dtype):
     """A Python scalar as a NumPy scalar of `dtype`, integers wrapping as a C cast does."""
     if dtype.is_floating_point:
@@ -321,7 +334,16 @@ def _unary_fn(name, doc):
     op = U[name]
 
     def fn(input, *, out=None):
-        return _unary(op, input, out)
+        fast = op.fast.get(input._dtype) if out is None and input.__class__ is Tensor else None
+        if fast is None:
+            return _unary(op, input, out)
+        rt, rt_np, code, zero = fast  # `_unary`'s work for the commonest call, spelled out
+        b = backend(input._device)
+        result = b.empty(input._data.shape, rt_np)
+        b.elementwise.launch_fresh(op.family, code, result, input._data, zero, zero, zero)
+        t = _new(Tensor)
+        t._data, t._dtype, t._device, t._meta = result, rt, input._device, None
+        return t
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn

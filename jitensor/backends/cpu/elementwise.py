@@ -433,14 +433,15 @@ def launch(family, op, out, a, b=0, c=0, d=0):
                                for x in operands), d, tasks, streamed)
 
 
-def launch_fresh(family, op, out, a, b, c=0):
-    """`launch` for the small-op fast path: `out` newly allocated (C-contiguous), `a` an array
-    of its shape, `b` one too or a scalar. Skips launch's general layout tests, which cost more
-    than the kernel on 2x3 operands (the flat kernel copies a small strided operand)."""
+def launch_fresh(family, op, out, a, b, c=0, d=0):
+    """`launch` for the small-op fast paths: `out` newly allocated (C-contiguous), `a` an array
+    of its shape, `b` one too or a scalar, `c` and `d` scalars. Skips launch's general layout
+    tests, which cost more than the kernel on 2x3 operands (the flat kernel copies a small
+    strided operand)."""
     if out.size < PARALLEL_MIN:
-        _FLAT[family](op, out, a, b, c, 0)
+        _FLAT[family](op, out, a, b, c, d)
     else:
-        launch(family, op, out, a, b, c)
+        launch(family, op, out, a, b, c, d)
 
 
 @njit(cache=True)

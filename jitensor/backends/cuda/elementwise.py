@@ -289,16 +289,16 @@ def launch(family, op, out, a, b=0, c=0, d=0):
         driver.launch_1d(kernel, m, *args, d, m, n1, n2, n3)
 
 
-def launch_fresh(family, op, out, a, b, c=0):
-    """`launch` for the small-op fast path (see the CPU backend's): `out` newly allocated, `a`
-    an array of its shape, `b` one too or a scalar, `c` a scalar. Arrays that are whole new
-    allocations (memory.empty's own arrays: C-contiguous from their block's start) go straight
-    to the dense kernels, skipping launch's layout tests."""
+def launch_fresh(family, op, out, a, b, c=0, d=0):
+    """`launch` for the small-op fast paths (see the CPU backend's): `out` newly allocated, `a`
+    an array of its shape, `b` one too or a scalar, `c` and `d` scalars. Arrays that are whole
+    new allocations (memory.empty's own arrays: C-contiguous from their block's start) go
+    straight to the dense kernels, skipping launch's layout tests."""
     fa, fb = getattr(a, "_block", None), getattr(b, "_block", None)
     if fa is None or fb is None and isinstance(b, ndarray):
-        return launch(family, op, out, a, b, c)
+        return launch(family, op, out, a, b, c, d)
     n, p = out.size, out._block.pointer
-    args = (p, 0, fa.pointer, 0, b if fb is None else fb.pointer, 0, c, 0, 0)
+    args = (p, 0, fa.pointer, 0, b if fb is None else fb.pointer, 0, c, 0, d)
     if n % 4 == 0 and family in VEC4 and p.dtype.char == "f" and fa.pointer.dtype.char == "f" \
             and (fb is None or fb.pointer.dtype.char == "f"):
         driver.launch_1d(VEC4[family], n // 4, op, *args, n // 4)

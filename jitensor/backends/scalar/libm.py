@@ -67,10 +67,18 @@ def exp(x):
     return np.exp(x)  # the CUDA simulator runs this body
 
 
+# The float32 CPU polynomials are compiled with fused multiply-adds ("contract": a multiply and
+# an add round once instead of twice): exp of 2^14 float32 in L1 took 8.5 us, now 6.1 (torch
+# 4.3). The flag is the option of the function itself, which the overload calls (an overload's
+# returned implementation is compiled with the overload's options). float64 exp stays unfused:
+# fused, one denormal result rounded to the wrong neighbour.
+_FMA = {"contract"}
+
+
 @overload(exp, target="cpu")  # not inline="always": Numba's IR inliner warns; LLVM inlines it
 def _exp_cpu(x):
     if x == types.float32:
-        return _exp32
+        return lambda x: _exp32(x)
     if isinstance(x, types.Float):
         return _exp64
     return lambda x: _exp64(np.float64(x))
@@ -123,7 +131,7 @@ def _pow2_32(k):
     return _float_from_bits(np.int32((k + 127) << 23))  # (Numba widens int32 sums to int64)
 
 
-@register_jitable
+@register_jitable(fastmath=_FMA)
 def _exp32(x):
     """Cephes expf: x = k ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, 2^k applied as
     two powers of two so results in the denormals stay exact. x is first clamped to
@@ -171,7 +179,7 @@ def tanh(x):
 @overload(tanh, target="cpu")
 def _tanh_cpu(x):
     if x == types.float32:
-        return _tanh32
+        return lambda x: _tanh32(x)
     return lambda x: np.tanh(x)
 
 
@@ -180,7 +188,7 @@ def _tanh_cuda(x):
     return lambda x: math.tanh(x)
 
 
-@register_jitable
+@register_jitable(fastmath=_FMA)
 def _tanh32(x):
     a = abs(x)
     z = x * x
