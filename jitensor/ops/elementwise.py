@@ -34,8 +34,9 @@ class _Op:
         self.name, self.family, self.int_code = name, family, int_code
         self.float_code = int_code if float_code is None else float_code
         self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
-        self.fast = {}  # dtype -> (result dtype, its NumPy dtype, op code, 1 in dtype) where
-        # `_fast` may run it unchecked (the 1 is add's and sub's alpha)
+        self.fast = {}  # dtype -> (result dtype, its NumPy dtype, op code, scalar) where the
+        # small-op paths may run it unchecked (scalar: add's and sub's alpha 1; for unary ops
+        # the parameters' 0)
 
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
