@@ -34,9 +34,8 @@ class _Op:
         self.name, self.family, self.int_code = name, family, int_code
         self.float_code = int_code if float_code is None else float_code
         self.rule, self.bool_as, self.bool_error = rule, bool_as, bool_error
-        self.fast = {}  # dtype -> (result dtype, its NumPy dtype, op code, scalar) where the
-        # small-op paths may run it unchecked (scalar: add's and sub's alpha 1; for unary ops
-        # the parameters' 0)
+        self.fast = {}  # dtype -> (result dtype, op code, scalar) where the small-op paths may
+        # run it unchecked (scalar: add's and sub's alpha 1; for unary ops the parameters' 0)
 
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
@@ -97,8 +96,7 @@ B = {o.name: o for o in [
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
     _op.fast = {
-        d: (bool_ if _op.rule == BOOL else d, (bool_ if _op.rule == BOOL else d).np,
-            _op.code(d), d.np.type(1))
+        d: (bool_ if _op.rule == BOOL else d, _op.code(d), d.np.type(1))
         for d in dtypes.CPU_DTYPES if d is not bool_ and (
             _op.family != "bitwise" if d.is_floating_point else
             _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow")}
@@ -131,8 +129,7 @@ for _op in U.values():  # dtypes the op computes in as they are: no conversion, 
         except (TypeError, RuntimeError):
             continue
         if _compute is _d:  # with the scalar arguments `_unary` passes (the same signatures)
-            _op.fast[_d] = (_result, _result.np, _op.code(_d),
-                            _d.np.type(0) if _op.family == "unary" else 0)
+            _op.fast[_d] = (_result, _op.code(_d), _d.np.type(0) if _op.family == "unary" else 0)
 
 
 def _scalar(value, dtype):
@@ -303,12 +300,16 @@ def _fast(op, x, y):
     else:
         return None
     fast = op.fast.get(dt)
-    if fast is None:
-        return None
-    rt, rt_np, code, one = fast
-    b = backend(device)
-    out = b.empty(shape, rt_np)
-    b.elementwise.launch_fresh(op.family, code, out, xd, yd, one)
+    return None if fast is None else _fresh(op, fast, device, shape, xd, yd, fast[2], 0)
+
+
+def _fresh(op, fast, device, shape, a, b, c, d):
+    """A new tensor of `shape` on `device`: op's kernel run unchecked on a, b, c, d as its
+    `fast` entry says (result dtype, op code)."""
+    rt, code, _ = fast
+    be = backend(device)
+    out = be.empty(shape, rt.np)
+    be.elementwise.launch_fresh(op.family, code, out, a, b, c, d)
     t = _new(Tensor)  # _wrap spelled out
     t._data, t._dtype, t._device, t._meta = out, rt, device, None
     return t
@@ -338,13 +339,8 @@ def _unary_fn(name, doc):
         fast = op.fast.get(input._dtype) if out is None and input.__class__ is Tensor else None
         if fast is None:
             return _unary(op, input, out)
-        rt, rt_np, code, zero = fast  # `_unary`'s work for the commonest call, spelled out
-        b = backend(input._device)
-        result = b.empty(input._data.shape, rt_np)
-        b.elementwise.launch_fresh(op.family, code, result, input._data, zero, zero, zero)
-        t = _new(Tensor)
-        t._data, t._dtype, t._device, t._meta = result, rt, input._device, None
-        return t
+        zero = fast[2]  # `_unary`'s work for the commonest call
+        return _fresh(op, fast, input._device, input._data.shape, input._data, zero, zero, zero)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
