@@ -395,8 +395,9 @@ def from_dlpack(ext):
                         f"__cuda_array_interface__, or a DLPack capsule, got {type(ext).__name__}")
     elif getattr(ext, "__dlpack_device__", lambda: (1, 0))()[0] == 1:
         return from_numpy(np.from_dlpack(ext))
-    else:  # a CUDA producer: its work on other streams must be done before our default stream's
-        capsule = ext.__dlpack__(stream=1)
+    else:  # a CUDA producer: it orders its work before what our current stream queues next
+        from .backends.cuda import streams
+        capsule = ext.__dlpack__(stream=streams.dlpack_handle())
     from . import dlpack
     face, (kind, index), owner = dlpack.read(capsule)
     if kind == dlpack.CUDA:

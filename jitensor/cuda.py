@@ -108,33 +108,170 @@ class device:
         set_device(self.previous)
 
 
+def _streams():
+    init()
+    from .backends.cuda import streams
+    return streams
+
+
 class Stream:
-    """A CUDA stream. jitensor queues every kernel on the device's default stream in order, so
-    a Stream here orders work as that one stream does; ``synchronize`` waits for it."""
+    """A CUDA stream. Kernels, copies and allocations made while it is current (``with
+    jt.cuda.stream(s):`` or ``with s:``) queue on it in order and may run alongside other
+    streams' work; order between streams is the caller's (wait_stream, wait_event,
+    Tensor.record_stream), as in torch. Like torch, Stream() takes one of a fixed set of streams
+    per priority in turn (backends/cuda/streams.py); priority < 0 asks for a high one."""
 
     def __init__(self, device=None, priority=0):
-        init()
+        self._core = _streams().pooled(priority)
+        self.device = _cuda_device(device)
+
+    @classmethod
+    def _of(cls, core):
+        s = cls.__new__(cls)
+        s._core, s.device = core, _cuda_device(None)
+        return s
+
+    @property
+    def cuda_stream(self):
+        """The stream's handle (cudaStream_t) as an int: 0 for the legacy default stream."""
+        return _streams().handle(self._core)
+
+    @property
+    def priority(self):
+        return self._core.priority
+
+    def query(self):
+        """Whether all the work queued on this stream has finished."""
+        from .backends.cuda import driver
+        return driver.stream_done(self._core)
 
     def synchronize(self):
-        synchronize()
+        """Wait until the work queued on this stream has finished."""
+        self._core.sync()
 
     def wait_stream(self, stream):
-        pass  # one underlying stream: already ordered
+        """Make work queued on this stream from now on wait for what `stream` has queued."""
+        self._core.wait(stream._core)
+
+    def wait_event(self, event):
+        """Make work queued on this stream from now on wait for `event`."""
+        event.wait(self)
+
+    def record_event(self, event=None):
+        """Record `event` (a new Event when None) on this stream; returns it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream
+
+    def __hash__(self):
+        return hash(self.cuda_stream)
 
     def __enter__(self):
+        self._context = stream(self)
+        self._context.__enter__()
         return self
 
     def __exit__(self, *exc):
-        pass
+        self._context.__exit__(*exc)
+
+    def __repr__(self):
+        return f"<jitensor.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
+
+
+class Event:
+    """A CUDA event: a point in a stream's work, to wait for, to test, or to time
+    (``enable_timing=True``: ``start.elapsed_time(end)`` in milliseconds)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise NotImplementedError("jt.cuda.Event(interprocess=True): events shared between "
+                                      "processes are not supported; leave interprocess=False")
+        init()
+        self.enable_timing, self.blocking = bool(enable_timing), bool(blocking)
+        self._core = None  # created at the first record, as torch does
+
+    def record(self, stream=None):
+        """Record the event on `stream` (the current stream when None)."""
+        stream = current_stream() if stream is None else stream
+        if self._core is None:
+            from .backends.cuda import driver
+            self._core = driver.new_event(self.enable_timing, self.blocking)
+        stream._core.record(self._core)
+
+    def wait(self, stream=None):
+        """Make work queued on `stream` (the current one when None) from now on wait for the
+        event; a never-recorded event waits for nothing."""
+        if self._core is not None:
+            (current_stream() if stream is None else stream)._core.wait(self._core)
+
+    def query(self):
+        """Whether the work before the event's record has finished (True if never recorded)."""
+        return self._core is None or self._core.is_done
+
+    def synchronize(self):
+        """Wait until the work before the event's record has finished."""
+        if self._core is not None:
+            self._core.sync()
+
+    def elapsed_time(self, end_event):
+        """Milliseconds from this event's record to `end_event`'s, both recorded and done."""
+        for name, e in (("self", self), ("end_event", end_event)):
+            if not e.enable_timing:
+                raise RuntimeError(f"elapsed_time(): {name} was created without timing; create "
+                                   f"both events with jt.cuda.Event(enable_timing=True)")
+            if e._core is None:
+                raise RuntimeError(f"elapsed_time(): {name} has not been recorded; call "
+                                   f"record() on both events first")
+        end_event.synchronize()
+        return float(end_event._core - self._core)
+
+
+def _cuda_device(device):
+    """The jt.device of a CUDA device given as None (the current one), an index or a name."""
+    from .device import device as device_cls
+    index = device if device is None or isinstance(device, int) else device_cls(device).index
+    index = current_device() if index is None else index
+    init(index)
+    return device_cls("cuda", index)
 
 
 def current_stream(device=None):
-    return Stream(device)
+    """The stream CUDA work goes on now: the default one unless a stream context is active."""
+    return Stream._of(_streams().current())
 
 
-def stream(s):
-    """``with jt.cuda.stream(s):`` (see Stream)."""
-    return s
+def default_stream(device=None):
+    """The legacy default stream, where CUDA work goes outside any stream context."""
+    return Stream._of(_streams().default())
+
+
+def set_stream(stream):
+    """Make `stream` current (prefer the context manager ``jt.cuda.stream(s)``)."""
+    if stream is not None:
+        _streams().use(stream._core)
+
+
+class stream:
+    """``with jt.cuda.stream(s):`` -- queue CUDA work on `s` inside the block (None: no change)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.previous = _streams().current()
+            _streams().use(self.stream._core)
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            _streams().use(self.previous)
+
+
+StreamContext = stream
 
 
 def get_device_name(device=None):

@@ -194,6 +194,19 @@ class Tensor:
     def data_ptr(self):
         return backend(self._device).data_ptr(self._data)
 
+    def record_stream(self, stream):
+        """Mark this CUDA tensor's memory as used by work queued on `stream` (a jt.cuda.Stream
+        other than the one current when it was allocated): when the tensor is freed, its memory
+        is not reused until the work queued on `stream` by then has finished."""
+        from .cuda import Stream
+        if self._device.type != "cuda":
+            raise RuntimeError(f"record_stream() is only for CUDA tensors; this one is on "
+                               f"{self._device}")
+        if not isinstance(stream, Stream):
+            raise TypeError(f"record_stream(): expected a jitensor.cuda.Stream, got "
+                            f"{type(stream).__name__}")
+        backend(self._device).memory.record_stream(self._data, stream._core)
+
     def _dim(self, dim):
         """A dim index checked and made non-negative, with torch's IndexError."""
         n = max(self._data.ndim, 1)
@@ -330,9 +343,9 @@ class Tensor:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (np.from_dlpack, torch.from_dlpack,
-        cupy.from_dlpack). `stream` is the consumer's CUDA stream: kernels run on the legacy
-        default stream, so for any other stream (but -1, "do not synchronize") the device is
-        synchronized first. `copy=True` exports a copy; a `dl_device` other than the tensor's
+        cupy.from_dlpack). `stream` is the consumer's CUDA stream: unless it already follows
+        the current stream (it is that stream, or -1: "do not synchronize"), the current stream
+        is synchronized first. `copy=True` exports a copy; a `dl_device` other than the tensor's
         raises BufferError."""
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
@@ -348,10 +361,10 @@ class Tensor:
             raise TypeError(f"__dlpack__(): stream must be an int (a CUDA stream handle) or "
                             f"None, got {type(stream).__name__}")
         from . import dlpack
-        from .cuda import synchronize
+        from .backends.cuda import streams
         src = self.detach().clone() if copy else self
-        if stream not in (None, -1, 1, 2):  # 1, 2: the legacy and per-thread default streams
-            synchronize()
+        if not streams.orders(stream):
+            streams.current().sync()
         return dlpack.export(backend(self._device).memory.writeable(src._data), device)
 
     def __dlpack_device__(self):

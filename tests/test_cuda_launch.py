@@ -39,19 +39,19 @@ def gpu_path(monkeypatch):
             else:
                 assert type(a) is as_dtype(t).type
         holder(args)  # what cuda.core's launch builds from them
-        calls.append((fn, argtypes, args, *config))
+        calls.append((fn, argtypes, args, *config, stream))
 
     def start(blocks=8):
         """First leave `blocks` free 512-byte blocks in the pool, enough for the small buffers
         the ops allocate (the stood-in driver allocates nothing)."""
         held = [jt.empty(1, device="cuda") for _ in range(blocks)]
         del held
+        driver.init()  # the context and the default stream, before the driver is stood in
         monkeypatch.setattr(driver, "SIM", False)
         monkeypatch.setattr(driver, "_compiled", {})
         monkeypatch.setattr(driver, "_cufunc", lambda kernel, argtypes: (kernel, argtypes))
         monkeypatch.setattr(driver, "_config", lambda grid, block: (grid, block))
         monkeypatch.setattr(driver, "_core_launch", core_launch)
-        monkeypatch.setitem(driver._state, "stream", 0)
         monkeypatch.setitem(driver._state, "sms", 132)
         return calls
     return start
@@ -67,7 +67,7 @@ def test_small_ops_pass_their_buffers_addresses(gpu_path):
     i + i  # the dense kernel
     x.exp()  # the unary fast path
     -i
-    (fn, argtypes, args, grid, block), *rest = launches
+    (fn, argtypes, args, grid, block, stream), *rest = launches
     assert fn.__name__ == "arith_vec4" and x.data_ptr() in args and y.data_ptr() in args
     assert (grid, block) == (1, 256)
     assert [c[0].__name__ for c in rest] == ["arith_vec4", "arith_dense", "unary_vec4",
@@ -84,3 +84,32 @@ def test_views_fills_and_reductions_marshal_every_argument(gpu_path):
     names = [c[0].__name__ for c in launches]
     assert names[:2] == ["arith", "fill"] and len(names) >= 4
     assert types.boolean in launches[1][1]
+
+
+def test_launches_and_copies_go_on_the_current_stream(gpu_path, monkeypatch):
+    from cuda.bindings import driver as cu
+
+    from jitensor.backends.cuda import driver
+    x = jt.ones(2, 4, device="cuda")
+    s = jt.cuda.Stream()
+    with jt.cuda.stream(s):  # blocks for s's own pool, which the stood-in driver cannot make
+        del [jt.empty(1, device="cuda") for _ in range(4)][:]
+    launches = gpu_path()
+    copies = []
+    for name in ("cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemsetD32Async",
+                 "cuStreamSynchronize"):
+        monkeypatch.setattr(cu, name, lambda *args, name=name: copies.append((name, int(args[-1])))
+                            or (cu.CUresult.CUDA_SUCCESS,))
+    x + x
+    with jt.cuda.stream(s):
+        x + x
+        jt.zeros(3, device="cuda")
+        jt.tensor([1.0, 2.0], device="cuda")
+        x.cpu()
+    x.cpu()
+    default = driver.init()["default"]
+    assert [c[-1] for c in launches] == [default, s._core]
+    h, d = s.cuda_stream, int(default.handle)
+    assert copies == [("cuMemsetD32Async", h), ("cuMemcpyHtoDAsync", h),
+                      ("cuMemcpyDtoHAsync", h), ("cuStreamSynchronize", h),
+                      ("cuMemcpyDtoHAsync", d), ("cuStreamSynchronize", d)]

@@ -11,6 +11,8 @@ Under NUMBA_ENABLE_CUDASIM=1 (CI, no GPU) the very same kernel sources run in nu
 device memory is host memory, a "pointer" argument is the NumPy array of its whole allocation
 (kernels index it from an element offset, exactly as they index the real pointer), and launches
 go through the simulator's `kernel[grid, block](...)`."""
+import itertools
+
 import numba
 import numpy as np
 from numba import types
@@ -42,19 +44,21 @@ _state = {}
 
 
 def init():
-    """Bind numba's and cuda.core's view of device 0's primary context once per process."""
+    """Bind numba's and cuda.core's view of device 0's primary context once per process. The
+    current stream starts as the legacy default stream (see streams.py)."""
     if "stream" not in _state:
         from numba import cuda
         if SIM:
-            _state["stream"] = 0
+            _state["default"] = _SimStream(0, 0)
             _state["sms"] = 1
         else:
             from cuda.core import Device
             from numba.cuda.cudadrv import driver as ndrv
             cuda.current_context()  # numba's primary context first; cuda.core shares it
             Device().set_current()
-            _state["stream"] = ndrv._to_core_stream(0)
+            _state["default"] = ndrv._to_core_stream(0)
             _state["sms"] = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        _state["stream"] = _state["default"]
     return _state
 
 
@@ -62,6 +66,75 @@ def synchronize():
     from numba import cuda
     init()
     cuda.synchronize()
+
+
+def new_stream(priority):
+    """A new cuda.core Stream that does not wait for the legacy default stream (torch's side
+    streams do not either)."""
+    init()
+    if SIM:
+        return _SimStream(next(_sim_handles), priority)
+    from cuda.core import Device, StreamOptions
+    return Device().create_stream(options=StreamOptions(nonblocking=True, priority=priority))
+
+
+def new_event(timing, blocking):
+    """A new cuda.core Event, not yet recorded (`timing`: it keeps a time for Event - Event)."""
+    init()
+    if SIM:
+        return _SimEvent(timing)
+    from cuda.core import Device, EventOptions
+    return Device().create_event(EventOptions(timing_enabled=timing, blocking_sync=blocking))
+
+
+def stream_done(core):
+    """Whether all the work queued on the cuda.core Stream `core` has finished."""
+    if SIM:
+        return True
+    from cuda.bindings import driver
+    err, = driver.cuStreamQuery(core.handle)
+    if err == driver.CUresult.CUDA_ERROR_NOT_READY:
+        return False
+    _check((err,))
+    return True
+
+
+_sim_handles = itertools.count(0x100)  # the simulator's stand-in stream handles
+
+
+class _SimStream:
+    """The simulator's cuda.core Stream: its kernels have run by the time their launch returns,
+    so it has nothing to wait for, and an event recorded on it is done at once."""
+
+    def __init__(self, handle, priority):
+        self.handle, self.priority = handle, priority
+
+    def sync(self):
+        pass
+
+    def wait(self, event_or_stream):
+        pass
+
+    def record(self, event=None):
+        import time
+        event = event or _SimEvent(False)
+        event.time = time.perf_counter()
+        return event
+
+
+class _SimEvent:
+    """The simulator's cuda.core Event (see _SimStream): `end - start` is the host time between
+    their records, in milliseconds, as on a GPU."""
+    is_done = True
+
+    def __init__(self, timing):
+        self.is_timing_enabled = timing
+
+    def sync(self):
+        pass
+
+    def __sub__(self, start):
+        return (self.time - start.time) * 1e3
 
 
 # -- memory: raw allocations (the caching pool in memory.py sits on top) -----------------------
@@ -94,26 +167,30 @@ def free(ptr):
 
 
 def to_device(dst, host, nbytes, storage):
-    """Copy `nbytes` from the C-contiguous NumPy array `host` to device address `dst`."""
+    """Copy `nbytes` from the C-contiguous NumPy array `host` to device address `dst`, on the
+    current stream (`host` may be reused as soon as this returns: the driver stages it)."""
     if SIM:
         storage[dst - storage.ctypes.data:][:nbytes] = host.reshape(-1).view(np.uint8)
     else:
         from cuda.bindings import driver
-        _check(driver.cuMemcpyHtoD(dst, host.ctypes.data, nbytes))
+        _check(driver.cuMemcpyHtoDAsync(dst, host.ctypes.data, nbytes, init()["stream"].handle))
 
 
 def to_host(host, src, nbytes, storage):
-    """Copy `nbytes` from device address `src` into the C-contiguous NumPy array `host`."""
+    """Copy `nbytes` from device address `src` into the C-contiguous NumPy array `host` once
+    the current stream's work is done; returns when the copy is."""
     if SIM:
         host.reshape(-1).view(np.uint8)[:] = storage[src - storage.ctypes.data:][:nbytes]
     else:
         from cuda.bindings import driver
-        _check(driver.cuMemcpyDtoH(host.ctypes.data, src, nbytes))
+        stream = init()["stream"].handle  # after the current stream's kernels, which write it
+        _check(driver.cuMemcpyDtoHAsync(host.ctypes.data, src, nbytes, stream))
+        _check(driver.cuStreamSynchronize(stream))
 
 
 def memset(dst, word, count, storage):
     """Fill `count` words at `dst` with the 1-, 2- or 4-byte NumPy unsigned integer `word`
-    through the driver's memset (faster than any fill kernel)."""
+    through the driver's memset (faster than any fill kernel), on the current stream."""
     if SIM:
         start = dst - storage.ctypes.data
         storage[start:start + count * word.itemsize].view(word.dtype)[:] = word
@@ -121,7 +198,7 @@ def memset(dst, word, count, storage):
     from cuda.bindings import driver
     fn = {1: driver.cuMemsetD8Async, 2: driver.cuMemsetD16Async,
           4: driver.cuMemsetD32Async}[word.itemsize]
-    _check(fn(dst, int(word), count, 0))
+    _check(fn(dst, int(word), count, init()["stream"].handle))
 
 
 # -- kernels ---------------------------------------------------------------------------------

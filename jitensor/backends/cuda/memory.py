@@ -6,9 +6,11 @@ strides, reshape-as-view, transpose, as_strided, may_share_memory -- then serves
 exactly as it serves CPU ones, and the base chain of every view keeps its allocation alive: when
 the last view is gone the block returns to the pool. Reading the elements on the host raises.
 
-The pool keeps freed blocks by size (rounded to 512 bytes, as torch's caching allocator rounds)
-and reuses them in the order of the one stream every kernel runs on, so a reused block is never
-written before the kernels that read it earlier have run."""
+The pool keeps freed blocks by size (rounded to 512 bytes, as torch's caching allocator rounds),
+one pool per stream: a block goes back to the pool of the stream that was current when it was
+allocated, and is reused only while that stream is current again, so work that reuses it queues
+after the work that used it before (streams.py). A block marked with `record_stream` as used
+on other streams too waits, once freed, until an event recorded then on each of them is done."""
 import math
 
 import numpy as np
@@ -17,7 +19,9 @@ from ...cuda import OutOfMemoryError
 from . import driver
 
 ROUND = 512
-_cached = {}  # rounded size -> [(address, host storage)] free for reuse
+_cached = {}  # the current stream's pool: rounded size -> [(address, host storage)] free
+_pools = {0: _cached}  # stream handle -> its pool (0: the legacy default stream)
+_pending = []  # (the list a block returns to, (address, storage), events it waits for)
 _stats = {"allocated": 0, "reserved": 0, "peak": 0}
 _typestr = {}  # dtype -> its array-interface string
 
@@ -31,12 +35,14 @@ def _size(n):
 
 class _Block:
     """One allocation in use. NumPy holds it as the base of every view of it."""
-    __slots__ = ("address", "size", "storage", "pointer", "__array_interface__")
+    __slots__ = ("address", "size", "storage", "pointer", "pool", "uses", "__array_interface__")
 
     def __init__(self, shape, dtype):
         nbytes = math.prod(shape) * dtype.itemsize
         size = -(-nbytes // ROUND) * ROUND or ROUND
-        free = _cached.get(size)  # the pool's fast path, inline: it is most of `empty`'s cost
+        pool = self.pool = _cached
+        self.uses = None  # other streams that use the block (record_stream)
+        free = pool.get(size)  # the pool's fast path, inline: it is most of `empty`'s cost
         self.address, self.storage = free.pop() if free else _new(size, nbytes)
         self.size = size  # only now: __del__ of a failed allocation must not count it freed
         allocated = _stats["allocated"] = _stats["allocated"] + size
@@ -50,7 +56,11 @@ class _Block:
     def __del__(self):
         try:
             _stats["allocated"] -= self.size
-            _cached[self.size].append((self.address, self.storage))
+            if self.uses is None:
+                self.pool[self.size].append((self.address, self.storage))
+            else:  # reusable once what those streams have queued by now is done
+                _pending.append((self.pool[self.size], (self.address, self.storage),
+                                 [s.record(driver.new_event(False, False)) for s in self.uses]))
         except Exception:  # interpreter shutdown: the driver frees everything anyway
             pass
 
@@ -100,8 +110,14 @@ def writeable(a):
 
 
 def _new(size, asked):
-    """A new block of `size` bytes from the driver; on out-of-memory the cache is released and
+    """A block of `size` bytes when the current pool has none free: one whose recorded uses
+    have finished, else a new one from the driver; on out-of-memory the cache is released and
     the allocation retried once before OutOfMemoryError."""
+    if _pending:
+        _collect()
+        free = _cached.get(size)
+        if free:
+            return free.pop()
     try:
         found = driver.alloc(size)
     except MemoryError:
@@ -119,13 +135,46 @@ def _new(size, asked):
     return found
 
 
+def _collect():
+    """Return the pending blocks whose streams have finished with them to their pools."""
+    waiting = []
+    for entry in _pending:
+        if all(e.is_done for e in entry[2]):
+            entry[0].append(entry[1])
+        else:
+            waiting.append(entry)
+    _pending[:] = waiting
+
+
 def empty_cache():
     """Return every cached (unused) block to the driver."""
-    for size, blocks in _cached.items():
-        for address, _ in blocks:
-            driver.free(address)
-        _stats["reserved"] -= size * len(blocks)
-        blocks.clear()
+    if _pending:  # wait for the streams their recorded uses are on
+        driver.synchronize()
+        _collect()
+    for pool in _pools.values():
+        for size, blocks in pool.items():
+            for address, _ in blocks:
+                driver.free(address)
+            _stats["reserved"] -= size * len(blocks)
+            blocks.clear()
+
+
+def use_pool(handle):
+    """Allocate from (and free into) the pool of the stream `handle` from now on."""
+    global _cached
+    _cached = _pools.setdefault(handle, {})
+
+
+def record_stream(a, core):
+    """Mark the block of DeviceArray `a` as used by work queued on the cuda.core Stream `core`
+    (when that is not the stream it was allocated on): once freed, it waits for that work."""
+    b = block(a)
+    if isinstance(b, _Foreign) or b.pool is _pools.get(int(core.handle)):
+        return  # another library's memory; or the block's own stream, which orders it already
+    if b.uses is None:
+        b.uses = []
+    if not any(s is core for s in b.uses):
+        b.uses.append(core)
 
 
 def stats():
