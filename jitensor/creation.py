@@ -387,7 +387,12 @@ def from_dlpack(ext):
         return ext
     face = getattr(ext, "__cuda_array_interface__", None)
     if face is not None:
-        return _from_cuda(face, ext)
+        from .backends.cuda import streams
+        t = _from_cuda(face, ext)
+        # the producer's stream: v3 names it (None: no wait needed); before v3 (torch) the
+        # producer works on the legacy default stream
+        streams.follow(face.get("stream") if face.get("version", 0) >= 3 else 1)
+        return t
     if type(ext).__name__ == "PyCapsule":
         capsule = ext
     elif not hasattr(ext, "__dlpack__"):

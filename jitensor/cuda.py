@@ -122,13 +122,13 @@ class Stream:
     per priority in turn (backends/cuda/streams.py); priority < 0 asks for a high one."""
 
     def __init__(self, device=None, priority=0):
-        self._core = _streams().pooled(priority)
         self.device = _cuda_device(device)
+        self._core, self._entered = _streams().pooled(priority), []
 
     @classmethod
     def _of(cls, core):
         s = cls.__new__(cls)
-        s._core, s.device = core, _cuda_device(None)
+        s.device, s._core, s._entered = _cuda_device(None), core, []
         return s
 
     @property
@@ -169,13 +169,16 @@ class Stream:
     def __hash__(self):
         return hash(self.cuda_stream)
 
+    def __cuda_stream__(self):
+        """The CUDA stream protocol (cuda.core, numba-cuda): (version, handle)."""
+        return 0, self.cuda_stream
+
     def __enter__(self):
-        self._context = stream(self)
-        self._context.__enter__()
-        return self
+        self._entered.append(stream(self))  # a stack: `with s:` may nest inside `with s:`
+        return self._entered[-1].__enter__()
 
     def __exit__(self, *exc):
-        self._context.__exit__(*exc)
+        self._entered.pop().__exit__(*exc)
 
     def __repr__(self):
         return f"<jitensor.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
@@ -225,6 +228,7 @@ class Event:
             if e._core is None:
                 raise RuntimeError(f"elapsed_time(): {name} has not been recorded; call "
                                    f"record() on both events first")
+        self.synchronize()
         end_event.synchronize()
         return float(end_event._core - self._core)
 
@@ -233,7 +237,7 @@ def _cuda_device(device):
     """The jt.device of a CUDA device given as None (the current one), an index or a name."""
     from .device import device as device_cls
     index = device if device is None or isinstance(device, int) else device_cls(device).index
-    index = current_device() if index is None else index
+    index = current_device() if index is None or index == -1 else index  # -1: as torch
     init(index)
     return device_cls("cuda", index)
 

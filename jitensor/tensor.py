@@ -336,16 +336,20 @@ class Tensor:
         if self._device.type != "cuda":
             raise AttributeError(f"can't get __cuda_array_interface__ on a {self._device} tensor; "
                                  f"move it with .cuda() first")
+        from .backends.cuda import streams
         d = self._data
+        # the stream consumers must follow: a side stream when one is current; none on the
+        # legacy default stream, which consumers' default streams already follow (as torch)
+        stream = streams.dlpack_handle()
         return {"shape": tuple(d.shape), "typestr": d.dtype.str, "version": 3,
                 "strides": None if d.flags.c_contiguous else tuple(d.strides),
-                "data": (self.data_ptr(), False), "stream": None}
+                "data": (self.data_ptr(), False), "stream": None if stream == 1 else stream}
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (np.from_dlpack, torch.from_dlpack,
         cupy.from_dlpack). `stream` is the consumer's CUDA stream: unless it already follows
-        the current stream (it is that stream, or -1: "do not synchronize"), the current stream
-        is synchronized first. `copy=True` exports a copy; a `dl_device` other than the tensor's
+        the current stream (it is that stream, or -1: "do not synchronize"), it is made to wait
+        for the current stream's work. `copy=True` exports a copy; a `dl_device` other than the tensor's
         raises BufferError."""
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
@@ -363,8 +367,7 @@ class Tensor:
         from . import dlpack
         from .backends.cuda import streams
         src = self.detach().clone() if copy else self
-        if not streams.orders(stream):
-            streams.current().sync()
+        streams.precede(stream)
         return dlpack.export(backend(self._device).memory.writeable(src._data), device)
 
     def __dlpack_device__(self):

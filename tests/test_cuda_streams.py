@@ -33,6 +33,9 @@ def test_the_current_stream_follows_the_context():
         assert entered is s and jt.cuda.current_stream() == s
         with t:
             assert jt.cuda.current_stream() == t
+            with s, s:  # the same stream entered twice
+                assert jt.cuda.current_stream() == s
+            assert jt.cuda.current_stream() == t
         assert jt.cuda.current_stream() == s
         with jt.cuda.stream(None):  # no change, as in torch
             assert jt.cuda.current_stream() == s
@@ -62,6 +65,7 @@ def test_work_on_a_side_stream_gives_the_same_results():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = jt.tensor(a, device="cuda")
     s = jt.cuda.Stream()
+    s.wait_stream(jt.cuda.current_stream())  # x is written on the default stream
     with jt.cuda.stream(s):
         x.record_stream(s)  # read on s, allocated on the default stream
         y = (x * 2 + 1).exp().sum(dim=1)
@@ -105,12 +109,33 @@ class _Event:
 
 
 class _Stream:
-    """A stream as memory.record_stream sees it: a handle, and record() of an event."""
-    handle = 0xBEEF
+    """A stand-in cuda.core Stream that notes what is asked of it."""
+
+    def __init__(self, handle=0xBEEF):
+        self.handle, self.priority, self.calls = handle, 0, []
 
     def record(self, event):
-        self.recorded = event
+        self.calls.append(("record", event))
         return event
+
+    def wait(self, other):
+        self.calls.append(("wait", other))
+
+    def sync(self):
+        self.calls.append(("sync",))
+
+
+class _Producer:
+    """Another library's CUDA array over `t`'s memory, by its CUDA Array Interface."""
+
+    def __init__(self, t, version, stream):
+        self.t, self.version, self.stream = t, version, stream  # t: kept alive
+
+    @property
+    def __cuda_array_interface__(self):
+        face = {"shape": tuple(self.t.shape), "typestr": "<f4", "strides": None,
+                "data": (self.t.data_ptr(), False), "version": self.version}
+        return face if self.version < 3 else {**face, "stream": self.stream}
 
 
 def test_record_stream_holds_a_freed_block_until_that_stream_is_done(monkeypatch):
@@ -125,13 +150,33 @@ def test_record_stream_holds_a_freed_block_until_that_stream_is_done(monkeypatch
     other = _Stream()
     x = jt.empty(1000, device="cuda")
     address = x.data_ptr()
-    memory.record_stream(x._data, other)
-    memory.record_stream(x._data[:10], other)  # a view marks the same block, once
+    x.record_stream(jt.cuda.Stream._of(other))
+    x[:10].record_stream(jt.cuda.Stream._of(other))  # a view marks the same block, once
     del x
     gc.collect()
     assert address not in handed_out()  # the other stream may still be reading it
-    other.recorded.is_done = True
+    (call, event), = other.calls  # one event, recorded when x was freed
+    event.is_done = True
     assert address in handed_out()  # its work is done: the block is reused
+
+
+def test_empty_cache_waits_for_pending_blocks(monkeypatch):
+    from jitensor.backends.cuda import driver, memory
+    monkeypatch.setattr(driver, "new_event", lambda timing, blocking: _Event())
+    x = jt.empty(1000, device="cuda")
+    x.record_stream(jt.cuda.Stream._of(_Stream()))
+    del x
+    gc.collect()
+    assert memory._pending
+    jt.cuda.empty_cache()  # synchronizes the device: then every stream is done with it
+    assert not memory._pending and jt.cuda.memory_reserved() == jt.cuda.memory_allocated()
+
+
+def test_record_stream_of_another_librarys_memory_changes_nothing():
+    x = jt.ones(4, device="cuda")
+    view = jt.from_dlpack(_Producer(x, version=3, stream=None))
+    view.record_stream(jt.cuda.Stream._of(_Stream()))  # jitensor never reuses foreign memory
+    assert view.data_ptr() == x.data_ptr()
 
 
 def test_record_stream_on_its_own_stream_changes_nothing():
@@ -178,15 +223,39 @@ def test_events_order_streams_and_time_work():
         jt.cuda.Event(interprocess=True)
 
 
-def test_dlpack_export_synchronizes_only_for_a_stream_that_does_not_follow_ours():
-    from jitensor.backends.cuda import streams
-    for consumer in (None, -1, 1, 2):  # the current stream is the legacy default one
-        assert streams.orders(consumer)
-    assert not streams.orders(0x1234)
-    s = jt.cuda.Stream()
-    with jt.cuda.stream(s):
-        assert streams.orders(s.cuda_stream) and streams.orders(-1)
-        assert not streams.orders(None) and not streams.orders(1)
-        t = jt.ones(3, device="cuda")
-        for consumer in (None, 1, s.cuda_stream):
-            t.__dlpack__(stream=consumer)  # exported after s's work where it must be
+def test_stream_and_event_calls_reach_the_stream():
+    a, b = _Stream(0x501), _Stream(0x502)
+    sa, sb = jt.cuda.Stream._of(a), jt.cuda.Stream._of(b)
+    sa.wait_stream(sb)
+    assert a.calls == [("wait", b)]
+    e = sb.record_event()
+    assert b.calls == [("record", e._core)]
+    sa.wait_event(e)
+    sa.synchronize()
+    sa.wait_event(jt.cuda.Event())  # never recorded: nothing to wait for
+    assert a.calls[1:] == [("wait", e._core), ("sync",)]
+    assert sa.__cuda_stream__() == (0, 0x501)
+
+
+def test_dlpack_and_the_array_interface_order_streams(monkeypatch):
+    from jitensor.backends.cuda import driver
+    foreign = {}
+    monkeypatch.setattr(driver, "foreign_stream",
+                        lambda handle: foreign.setdefault(handle, _Stream(handle)))
+    t = jt.ones(3, device="cuda")
+    for consumer in (None, -1, 1, 2):  # they already follow the legacy default stream
+        t.__dlpack__(stream=consumer)
+    assert not foreign and t.__cuda_array_interface__["stream"] is None
+    t.__dlpack__(stream=0x1234)  # another stream waits for ours
+    assert foreign[0x1234].calls == [("wait", driver.init()["default"])]
+    side = _Stream(0x777)
+    with jt.cuda.Stream._of(side):  # no kernels in here: the stand-in cannot run them
+        t.__dlpack__(stream=0x777)
+        t.__dlpack__(stream=-1)
+        assert not side.calls and t.__cuda_array_interface__["stream"] == 0x777
+        t.__dlpack__()  # the legacy stream waits for the side stream
+        assert foreign[1].calls == [("wait", side)]
+        jt.from_dlpack(_Producer(t, version=3, stream=None))  # nothing to wait for
+        jt.from_dlpack(_Producer(t, version=3, stream=0x99))
+        jt.from_dlpack(_Producer(t, version=2, stream=None))  # torch's: the legacy stream
+        assert side.calls == [("wait", foreign[0x99]), ("wait", foreign[1])]

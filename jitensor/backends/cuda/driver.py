@@ -82,9 +82,18 @@ def new_event(timing, blocking):
     """A new cuda.core Event, not yet recorded (`timing`: it keeps a time for Event - Event)."""
     init()
     if SIM:
-        return _SimEvent(timing)
+        return _SimEvent()
     from cuda.core import Device, EventOptions
     return Device().create_event(EventOptions(timing_enabled=timing, blocking_sync=blocking))
+
+
+def foreign_stream(handle):
+    """A cuda.core Stream for a stream handle another library gave (1, 2: the legacy and
+    per-thread default streams)."""
+    if SIM:
+        return _SimStream(handle, 0)
+    from cuda.core import Stream
+    return Stream.from_handle(handle)
 
 
 def stream_done(core):
@@ -115,9 +124,8 @@ class _SimStream:
     def wait(self, event_or_stream):
         pass
 
-    def record(self, event=None):
+    def record(self, event):
         import time
-        event = event or _SimEvent(False)
         event.time = time.perf_counter()
         return event
 
@@ -126,9 +134,6 @@ class _SimEvent:
     """The simulator's cuda.core Event (see _SimStream): `end - start` is the host time between
     their records, in milliseconds, as on a GPU."""
     is_done = True
-
-    def __init__(self, timing):
-        self.is_timing_enabled = timing
 
     def sync(self):
         pass
@@ -183,9 +188,9 @@ def to_host(host, src, nbytes, storage):
         host.reshape(-1).view(np.uint8)[:] = storage[src - storage.ctypes.data:][:nbytes]
     else:
         from cuda.bindings import driver
-        stream = init()["stream"].handle  # after the current stream's kernels, which write it
-        _check(driver.cuMemcpyDtoHAsync(host.ctypes.data, src, nbytes, stream))
-        _check(driver.cuStreamSynchronize(stream))
+        # after the current stream's kernels, which write it; into pageable memory, the call
+        # returns when the copy is done
+        _check(driver.cuMemcpyDtoHAsync(host.ctypes.data, src, nbytes, init()["stream"].handle))
 
 
 def memset(dst, word, count, storage):

@@ -137,20 +137,19 @@ def _new(size, asked):
 
 def _collect():
     """Return the pending blocks whose streams have finished with them to their pools."""
-    waiting = []
-    for entry in _pending:
+    for entry in list(_pending):  # a copy: a block freed meanwhile (by gc) joins _pending
         if all(e.is_done for e in entry[2]):
+            _pending.remove(entry)
             entry[0].append(entry[1])
-        else:
-            waiting.append(entry)
-    _pending[:] = waiting
 
 
 def empty_cache():
     """Return every cached (unused) block to the driver."""
-    if _pending:  # wait for the streams their recorded uses are on
+    if _pending:  # once the device is idle, their streams are done with every pending block
         driver.synchronize()
-        _collect()
+        while _pending:
+            free, block, _ = _pending.pop()
+            free.append(block)
     for pool in _pools.values():
         for size, blocks in pool.items():
             for address, _ in blocks:

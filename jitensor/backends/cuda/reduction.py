@@ -9,6 +9,8 @@ first index of a tie. Reductions whose outputs are adjacent in memory (over lead
 many short rows, run one thread per output instead. Few long reductions (a full sum) would
 leave most of the GPU idle: they are split into parts, each folded into a partial state, and
 a second kernel (`merge_parts`) merges each output's parts in order."""
+import math
+
 import numpy as np
 from numba import cuda, float64, int64
 from numba.extending import register_jitable
@@ -190,8 +192,8 @@ def _rows(src, dims):
     element stride); a dense copy first when no such 2-D view exists."""
     kept = [d for d in range(src.ndim) if d not in dims]
     moved = src.transpose(kept + list(dims))
-    m = int(np.prod([src.shape[d] for d in kept], dtype=np.int64))
-    k = int(np.prod([src.shape[d] for d in dims], dtype=np.int64))
+    m = math.prod([src.shape[d] for d in kept])
+    k = math.prod([src.shape[d] for d in dims])
     try:
         flat = moved.reshape(m, k)
     except ValueError:  # no view: copy into that order
@@ -222,14 +224,15 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     acc = np.dtype(np.bool_) if op in (scalar.ALL, scalar.ANY) else scalar.acc_dtype(out.dtype)
     init = scalar.identity(op, acc)
     flat, m, k, sm, sk = _rows(src, tuple(reduced))
-    p, po = pointer(flat) if flat.size else pointer(out)
-    ix = out if index is None else index
+    o = pointer(out)
+    p, po = pointer(flat) if flat.size else o
+    ix = o if index is None else pointer(index)
     # one thread per output where outputs are adjacent in memory (coalesced reads) or rows are
     # short (a block a row would idle); else a block a row
     columns = m >= COLUMNS_MIN and (sm == 1 and sk != 1 or k <= SHORT)
     parts = 1 if k <= SHORT else _parts(m, k, *(COLUMN_SPLIT if columns else ROW_SPLIT))
     if parts == 1:
-        targets = (*pointer(out), *pointer(ix), index is not None, pointer(out)[0])
+        targets = (*o, *ix, index is not None, o[0])
     else:  # the partial states (v, w, k): fresh buffers, so element offset 0; kept alive here
         states = [empty((m * parts,), t) for t in (acc, np.float64, np.int64)]
         pv, pw, pk = (pointer(a)[0] for a in states)
@@ -241,8 +244,8 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
         _launch(reduce_rows, m * parts, *args)
     if parts > 1:  # states of rows: r*parts + q; of columns: q*m + r
         rs, qs = (1, m) if columns else (parts, 1)
-        _launch(merge_parts, m, op, pv, pw, pk, m, parts, rs, qs, *pointer(out), *pointer(ix),
-                index is not None, init, float(correction))
+        _launch(merge_parts, m, op, pv, pw, pk, m, parts, rs, qs, *o, *ix, index is not None,
+                init, float(correction))
 
 
 def along(op, out, src, dim):

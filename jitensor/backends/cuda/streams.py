@@ -50,11 +50,25 @@ def dlpack_handle():
     return handle(current()) or 1
 
 
-def orders(consumer):
-    """Whether work the DLPack consumer queues on stream `consumer` (a DLPack stream value)
-    already follows ours, so exporting needs no synchronization."""
-    if consumer is None or consumer == -1:  # None: the legacy stream; -1: "do not synchronize"
-        consumer = 1 if consumer is None else -1
+def ordered(value):
+    """Whether work on stream `value` (as DLPack and the CUDA Array Interface name streams: 1
+    the legacy default stream, 2 the per-thread one, -1 "do not synchronize", else a handle)
+    is already in order with the current stream's."""
     ours = dlpack_handle()
-    # the per-thread default stream (2) waits for the legacy one (1), as a blocking stream does
-    return consumer in (-1, ours) or ours == 1 and consumer == 2
+    # the legacy stream and the per-thread default one wait for each other (both are blocking)
+    return value in (-1, ours) or ours == 1 and value == 2
+
+
+def follow(producer):
+    """Make the work the current stream queues next wait for what stream `producer` (see
+    `ordered`; None: nothing to wait for) has queued."""
+    if producer is not None and not ordered(producer):
+        current().wait(driver.foreign_stream(producer))
+
+
+def precede(consumer):
+    """Make the work stream `consumer` (see `ordered`; None: the legacy stream, as DLPack
+    says) queues next wait for what the current stream has queued."""
+    consumer = 1 if consumer is None else consumer
+    if not ordered(consumer):
+        driver.foreign_stream(consumer).wait(current())
