@@ -111,3 +111,15 @@ def test_launches_and_copies_go_on_the_current_stream(gpu_path, monkeypatch):
     h, d = s.cuda_stream, int(default.handle)
     assert copies == [("cuMemsetD32Async", h), ("cuMemcpyHtoDAsync", h),
                       ("cuMemcpyDtoHAsync", h), ("cuMemcpyDtoHAsync", d)]
+
+
+def test_only_whole_fresh_allocations_take_the_fresh_path():
+    """memory.fresh names the arrays the small-op paths launch without layout tests: a view
+    of any kind (even one that covers the whole block) must not pass."""
+    from jitensor.backends.cuda import memory
+    a = jt.empty(2, 4, device="cuda")._data
+    assert memory.fresh(a) is memory.block(a) and memory.fresh(a).pointer.dtype == a.dtype
+    for view in (a[1:], a[:, ::2], a.T, a.reshape(8), a.view(np.int32), a[...],
+                 np.lib.stride_tricks.as_strided(a, (2, 4), a.strides)):
+        assert memory.fresh(view) is None
+    assert memory.fresh(np.float32(1)) is None and memory.fresh(2.0) is None

@@ -14,7 +14,7 @@ from numba.extending import register_jitable
 
 from ..scalar import elementwise as s
 from ..scalar import libm
-from . import driver
+from . import driver, memory
 from .access import at, load4, offset4, store, store4
 from .memory import pointer, strides
 from ..cpu.strided import as_4d
@@ -294,10 +294,10 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
     an array of its shape, `b` one too or a scalar, `c` and `d` scalars. Arrays that are whole
     new allocations (memory.empty's own arrays: C-contiguous from their block's start) go
     straight to the dense kernels, skipping launch's layout tests."""
-    fa, fb = getattr(a, "_block", None), getattr(b, "_block", None)
+    fa, fb = memory.fresh(a), memory.fresh(b)
     if fa is None or fb is None and isinstance(b, ndarray):
         return launch(family, op, out, a, b, c, d)
-    n, p = out.size, out._block.pointer
+    n, p = out.size, out.base.pointer
     args = (p, 0, fa.pointer, 0, b if fb is None else fb.pointer, 0, c, 0, d)
     if n % 4 == 0 and family in VEC4 and p.dtype.char == "f" and fa.pointer.dtype.char == "f" \
             and (fb is None or fb.pointer.dtype.char == "f"):
