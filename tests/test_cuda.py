@@ -344,6 +344,23 @@ def test_memory_returns_to_its_level_and_cache_empties():
     assert jt.cuda.max_memory_allocated() >= base + 4096
 
 
+def test_products_keep_their_small_index_maps_on_the_device(monkeypatch):
+    """A product's index map (which matrix of each operand) is copied to the device once and
+    kept: later products of the same batch shape copy nothing to the device."""
+    from jitensor.backends import cuda as backend
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    x = cuda(a)
+    x @ x.mT  # keeps the maps of this batch shape
+    copies = []
+    real = backend.from_numpy
+    monkeypatch.setattr(backend, "from_numpy", lambda h: copies.append(h) or real(h))
+    check(x @ x.mT, a @ a.transpose(0, 2, 1), rtol=1e-5)
+    assert not copies
+    b = RNG.standard_normal((5, 1, 3, 4)).astype(np.float32)  # a new broadcast: new maps
+    check(cuda(b) @ x.mT, b @ a.transpose(0, 2, 1), rtol=1e-5)
+    assert len(copies) == 3  # b itself, and the two maps
+
+
 def test_out_of_memory_names_the_size_and_the_fix():
     before = jt.cuda.memory_allocated()
     with pytest.raises(jt.cuda.OutOfMemoryError,

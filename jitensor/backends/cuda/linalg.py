@@ -128,13 +128,31 @@ def _zero(dtype):
     return np.float32(0) if dtype == np.float16 else np.zeros((), dtype)[()]
 
 
+_maps = {}  # the bytes of a small index map -> its device copy, kept (kernels only read it)
+MAPS, MAP_SIZE = 256, 64  # how many are kept, and up to how many entries each
+
+
+def _device_map(index):
+    """The int64 host index map `index` on the device. Small ones (most are [0]: a single
+    product) are copied once and kept, sparing each product its host-to-device copies."""
+    key = index.tobytes() if index.size <= MAP_SIZE else None
+    found = _maps.get(key)
+    if found is None:
+        from . import from_numpy, streams
+        found = from_numpy(index)
+        # kept ones are never evicted: kernels on any stream may still be reading them
+        if key is not None and len(_maps) < MAPS:
+            streams.current().sync()  # the copy is done before another stream reads it
+            _maps[key] = found
+    return found
+
+
 def matmul(out, a, b, ia, ib):
     """out[t] = a[ia[t]] @ b[ib[t]] (see the CPU backend); ia, ib are host int64 arrays."""
     if not out.size:
         return
-    from . import from_numpy
     nmat, m, n = out.shape
-    dia, dib = from_numpy(np.asarray(ia, np.int64)), from_numpy(np.asarray(ib, np.int64))
+    dia, dib = _device_map(np.asarray(ia, np.int64)), _device_map(np.asarray(ib, np.int64))
     if out.dtype == np.float32:
         grid = (-(-n // TILE), -(-m // TILE), nmat)
         driver.launch(matmul_f32, grid, (SIDE, SIDE), *pointer(out), m, n, a.shape[2],
