@@ -38,6 +38,10 @@ def init(index=None):
     if index is not None and not 0 <= index < count:
         raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} requested, but "
                            f"{count} device(s) are present (cuda:0..cuda:{count - 1})")
+    if index:  # the backend binds one device's context, streams and pool: never misplace
+        raise RuntimeError(f"cuda:{index} requested, but jitensor runs on cuda:0 only (one "
+                           f"GPU per process for now); to use GPU {index}, start the process "
+                           f"with CUDA_VISIBLE_DEVICES={index} and use cuda:0")
 
 
 def current_device():

@@ -392,6 +392,18 @@ def test_device_api():
     assert isinstance(jt.cuda.get_device_name(), str)
 
 
+def test_devices_other_than_cuda0_are_refused_not_misplaced(monkeypatch):
+    import jitensor.cuda as jc
+    monkeypatch.setattr(jc, "_probe", lambda: (2, ""))  # a machine with two GPUs
+    for call in (lambda: jt.zeros(2, device="cuda:1"), lambda: jt.cuda.set_device(1),
+                 lambda: jt.cuda.device(1).__enter__(), lambda: jt.cuda.Stream(device=1)):
+        with pytest.raises(RuntimeError, match="CUDA_VISIBLE_DEVICES=1 and use cuda:0"):
+            call()
+    assert jt.cuda.current_device() == 0
+    with pytest.raises(RuntimeError, match="invalid device ordinal: cuda:2"):
+        jt.zeros(2, device="cuda:2")
+
+
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
 def test_optimizer_steps_match_the_cpu(name):
     w0 = RNG.standard_normal((3, 2)).astype(np.float32)
