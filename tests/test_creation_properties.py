@@ -201,7 +201,10 @@ def test_linspace_float(start, end, steps, d):
     ref = np.linspace(start, end, steps)
     got = t.numpy().astype(np.float64)
     scale = max(abs(start), abs(end), 1e-300)
-    tol = scale * (8 * np.finfo(d.np).eps)
+    # relative to the range; plus, where the step is subnormal, its rounding (up to half the
+    # smallest subnormal) times up to steps / 2 multiples (torch computes in d alike)
+    info = np.finfo(d.np)
+    tol = scale * (8 * info.eps) + steps * float(info.smallest_subnormal)
     np.testing.assert_allclose(got, ref.astype(d.np).astype(np.float64), rtol=0, atol=tol)
     if steps >= 1:
         assert got[0] == np.float64(d.np.type(start))  # endpoints exact

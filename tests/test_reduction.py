@@ -46,6 +46,38 @@ def close(t, expected, dtype, rtol=None):
         np.testing.assert_array_equal(t.numpy(), expected.astype(dtype.np))
 
 
+# -- the whole-tensor small-op path -----------------------------------------------------------------
+@given(shape=st.lists(st.integers(1, 6), min_size=0, max_size=3).map(tuple),
+       dtype=st.sampled_from(FLOAT_DTYPES), view=st.sampled_from(["dense", "T", "step"]),
+       nan=st.booleans())
+def test_whole_tensor_reductions_match_the_general_path(shape, dtype, view, nan):
+    """x.sum(), x.mean(), x.max(), x.min() take a short path for whole floating tensors: the
+    same bits as the general path (all dims named), whatever the layout, and NumPy's values."""
+    a = np.array(sample(dtype, shape, seed=len(shape)))
+    if nan and a.size:
+        a.reshape(-1)[a.size // 2] = np.nan
+    x = jt.from_numpy(a)
+    x = {"dense": x, "T": x.T, "step": x[..., ::2] if x.ndim else x}[view]
+    ref = x.numpy()
+    every = tuple(range(x.ndim))
+    for name, fn in (("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min)):
+        got = getattr(x, name)()
+        general = getattr(jt, {"max": "amax", "min": "amin"}.get(name, name))(x, every)
+        assert got.shape == () and got.dtype is dtype
+        assert got.numpy().tobytes() == general.numpy().reshape(()).tobytes(), name
+        np.testing.assert_allclose(got.numpy(), fn(ref.astype(np.float64)),
+                                   rtol=2e-6 if dtype is jt.float32 else 1e-12, equal_nan=True)
+
+
+def test_whole_tensor_reductions_of_large_and_empty_tensors():
+    big = np.random.default_rng(1).standard_normal(PARALLEL_MIN * 3).astype(np.float32)
+    close(jt.from_numpy(big).sum(), big.astype(np.float64).sum(), jt.float32, rtol=1e-5)
+    close(jt.from_numpy(big).max(), big.max(), jt.float32)
+    assert jt.zeros(0).sum().item() == 0 and math.isnan(jt.zeros(0).mean().item())
+    with pytest.raises(RuntimeError):
+        jt.zeros(0).max()
+
+
 # -- every op over every CPU dtype ---------------------------------------------------------------
 @pytest.mark.parametrize("dtype", CPU_DTYPES, ids=dtype_id)
 def test_sum_prod_dtypes(dtype):

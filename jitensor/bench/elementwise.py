@@ -76,12 +76,15 @@ def tiny():
     add = {"jitensor": lambda: a + b, "numpy": lambda: na + nb}
     scale = {"jitensor": lambda: a * 2, "numpy": lambda: na * 2}
     exp = {"jitensor": lambda: a.exp(), "numpy": lambda: np.exp(na)}
+    total = {"jitensor": lambda: a.sum(), "numpy": lambda: na.sum()}
     if torch is not None:
         ta, tb = torch.ones(2, 3), torch.ones(2, 3)
         add["torch"], scale["torch"], exp["torch"] = lambda: ta + tb, lambda: ta * 2, ta.exp
+        total["torch"] = ta.sum
     return [{"op": "x + y (tiny)", "shape": (2, 3), **compare(add, measure=per_call, repeat=2)},
             {"op": "x * 2 (tiny)", "shape": (2, 3), **compare(scale, measure=per_call, repeat=2)},
-            {"op": "x.exp() (tiny)", "shape": (2, 3), **compare(exp, measure=per_call, repeat=2)}]
+            {"op": "x.exp() (tiny)", "shape": (2, 3), **compare(exp, measure=per_call, repeat=2)},
+            {"op": "x.sum() (tiny)", "shape": (2, 3), **compare(total, measure=per_call, repeat=2)}]
 
 
 if __name__ == "__main__":

@@ -188,8 +188,12 @@ def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
 
 
 def _rows(src, dims):
-    """src with `dims` moved last and seen as (rows, reduced): (view, rows, k, row stride,
+    """src with `dims` moved last and seen as (rows, reduced): (array, rows, k, row stride,
     element stride); a dense copy first when no such 2-D view exists."""
+    lead = src.ndim - len(dims)
+    if src.flags.c_contiguous and dims == tuple(range(lead, src.ndim)):  # rows as they lie
+        k = math.prod(src.shape[lead:])
+        return src, math.prod(src.shape[:lead]), k, k, 1
     kept = [d for d in range(src.ndim) if d not in dims]
     moved = src.transpose(kept + list(dims))
     m = math.prod([src.shape[d] for d in kept])
@@ -221,8 +225,7 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     if not out.size:
         return
     from . import empty
-    acc = np.dtype(np.bool_) if op in (scalar.ALL, scalar.ANY) else scalar.acc_dtype(out.dtype)
-    init = scalar.identity(op, acc)
+    acc, init = scalar.fold_start(op, out.dtype)
     flat, m, k, sm, sk = _rows(src, tuple(reduced))
     o = pointer(out)
     p, po = pointer(flat) if flat.size else o
@@ -246,6 +249,11 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
         rs, qs = (1, m) if columns else (parts, 1)
         _launch(merge_parts, m, op, pv, pw, pk, m, parts, rs, qs, *o, *ix, index is not None,
                 init, float(correction))
+
+
+def reduce_all(op, out, src):
+    """`reduce` over every dim of a non-empty src into the 0-d out (the small-op path)."""
+    reduce(op, out, src, tuple(range(src.ndim)))
 
 
 def along(op, out, src, dim):
