@@ -287,12 +287,13 @@ def reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction):
 
 
 @njit(cache=True, error_model="numpy")
-def reduce_flat(op, src, out, idx, init):
-    """reduce_rows of the one dense row `src` (1-D) into out[0], for the small-op path: its
-    few arguments cost a third of what reduce_rows' frame tuples cost to pass (1.8 us)."""
-    n = src.size
-    _rows(op, src, 0, (1, 1, n, 1), (n, 0, 1, 1), out, idx, 0, (1, 0, 0, 1), init, 0.0, 1, 0, 1,
-          np.full(0, init), np.empty(0), np.empty(0, np.int64), np.empty(0, src.dtype))
+def reduce_dense(op, src, out, idx, init, correction, n_a, n_r, n_c):
+    """reduce_rows of a dense (A, R, C) frame (src, out and idx flat), for the small-op paths:
+    its scalar arguments cost a third of what reduce_rows' frame tuples cost to pass (1.8 us
+    of numba's dispatch)."""
+    _rows(op, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0, (n_c, 0, 0, 1),
+          init, correction, 1, 0, n_a * n_c, np.full(0, init), np.empty(0),
+          np.empty(0, np.int64), np.empty(0 if n_c == 1 else min(BLOCK, n_r), src.dtype))
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -602,16 +603,24 @@ def _frames(shape, ss, os, reduced, ordered):
             tuple(g[2] for g in frame))
 
 
-def _contiguous_plan(src, reduced):
-    """The plan of _frames, directly, for the commonest case (planning a small reduction in
-    general costs ~10 us): a C-contiguous src whose reduced dims are consecutive (or none),
-    (A, R, C) being the sizes before, of and after them. Out strides as for a reduction."""
+def _dense_sizes(src, reduced):
+    """(A, R, C), the sizes before, of and after the reduced dims, when src is C-contiguous and
+    they are consecutive (or none): the commonest case, whose frame needs no planning (which in
+    general costs ~10 us on a small reduction); else None."""
     if not (src.flags.c_contiguous and src.flags.writeable) or (
             reduced and reduced[-1] - reduced[0] != len(reduced) - 1):
         return None
     first, last = (reduced[0], reduced[-1] + 1) if reduced else (src.ndim, src.ndim)
     shape = src.shape
-    n_a, n_r, n_c = math.prod(shape[:first]), math.prod(shape[first:last]), math.prod(shape[last:])
+    return math.prod(shape[:first]), math.prod(shape[first:last]), math.prod(shape[last:])
+
+
+def _contiguous_plan(src, reduced):
+    """The plan of _frames for _dense_sizes' case, directly. Out strides as for a reduction."""
+    sizes = _dense_sizes(src, reduced)
+    if sizes is None:
+        return None
+    n_a, n_r, n_c = sizes
     return [(0, 0)], (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), (n_c, 0, 0, 1)
 
 
@@ -666,6 +675,11 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
         reduce_rows(op, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0), flat_out,
                     idx, 0, (1, 0, 0, 0), init, correction)
         return
+    sizes = _dense_sizes(src, reduced) if src.size < PARALLEL_MIN else None
+    if sizes is not None and sizes[2] < COLUMNS_MIN:  # small dense rows: no plan (_launch's)
+        reduce_dense(op, src.reshape(-1), flat_out, idx, _row_init(op, out.dtype, init),
+                     correction, *sizes)
+        return
     flat, (slabs, shape, ss, os) = _reduce_plan(src, out, reduced, op in (ARGMAX, ARGMIN))
     for so, oo in slabs:
         _launch(op, flat, so, shape, ss, flat_out, idx, oo, os, init, correction)
@@ -673,13 +687,16 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
 
 def reduce_all(op, out, src):
     """`reduce` over every dim of a non-empty src into the 0-d out, for the small-op path: a
-    contiguous src is one row, planned here (the general planning costs more than the kernel
-    on small tensors)."""
+    small contiguous src is one dense row, run at once."""
     if src.size >= PARALLEL_MIN or not (src.flags.c_contiguous and src.flags.writeable):
-        return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _contiguous_plan's)
-    init = np.float32(0) if op in (SUM, MEAN) and out.dtype == np.float32 else \
-        scalar.fold_start(op, out.dtype)[1]  # rows of a float32 sum: float32 runs, as _launch
-    reduce_flat(op, src.reshape(-1), out.reshape(1), _NO_INDEX, init)
+        return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _dense_sizes')
+    init = _row_init(op, out.dtype, scalar.fold_start(op, out.dtype)[1])
+    reduce_dense(op, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1, src.size, 1)
+
+
+def _row_init(op, dtype, init):
+    """The fold's start for a rows kernel: float32 sums run in float32 there (see _sum)."""
+    return np.float32(0) if op in (SUM, MEAN) and dtype == np.float32 else init
 
 
 def _columns(shape, ss):
@@ -692,8 +709,8 @@ def _launch(op, src, so, shape, ss, out, idx, oo, os, init, correction):
     units (rows, or column chunks) split into parts when there are fewer than 8 per thread."""
     n_a, n_r1, n_r2, n_c = shape
     columns = _columns(shape, ss)
-    if not columns and op in (SUM, MEAN) and out.dtype == np.float32:
-        init = np.float32(0)  # rows of a float32 sum: float32 runs (see _sum)
+    if not columns:
+        init = _row_init(op, out.dtype, init)
     if n_a * n_r1 * n_r2 * n_c < PARALLEL_MIN:
         if columns:
             reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction)
