@@ -60,35 +60,35 @@ class OutOfMemoryError(RuntimeError):
     """Raised when the GPU has no room for a new tensor even after cached memory was released."""
 
 
-def _memory():
-    init()
+def _memory(device=None):
+    _cuda_device(device)  # checks it (None: the current device)
     from .backends.cuda import memory
     return memory
 
 
 def synchronize(device=None):
     """Wait until every kernel queued on the GPU has finished."""
-    init()
+    _cuda_device(device)
     from .backends.cuda import driver
     driver.synchronize()
 
 
 def memory_allocated(device=None):
     """Bytes of GPU memory held by tensors now (in 512-byte blocks, as torch counts)."""
-    return _memory().stats()["allocated"]
+    return _memory(device).stats()["allocated"]
 
 
 def max_memory_allocated(device=None):
-    return _memory().stats()["peak"]
+    return _memory(device).stats()["peak"]
 
 
 def reset_peak_memory_stats(device=None):
-    _memory().reset_peak()
+    _memory(device).reset_peak()
 
 
 def memory_reserved(device=None):
     """Bytes held by jitensor's pool: tensors' blocks plus freed ones cached for reuse."""
-    return _memory().stats()["reserved"]
+    return _memory(device).stats()["reserved"]
 
 
 def empty_cache():
@@ -97,19 +97,23 @@ def empty_cache():
 
 
 class device:
-    """``with jt.cuda.device(1):`` -- make a device current inside the block."""
+    """``with jt.cuda.device(1):`` -- make a device current inside the block (None or -1: no
+    change, as in torch)."""
 
     def __init__(self, index):
         from .device import device as device_cls
-        self.index = index if isinstance(index, int) else device_cls(index).index or 0
+        self.index = index if index is None or isinstance(index, int) else \
+            device_cls(index).index or 0
 
     def __enter__(self):
-        self.previous = current_device()
-        set_device(self.index)
+        if self.index not in (None, -1):
+            self.previous = current_device()
+            set_device(self.index)
         return self
 
     def __exit__(self, *exc):
-        set_device(self.previous)
+        if self.index not in (None, -1):
+            set_device(self.previous)
 
 
 def _streams():
@@ -248,11 +252,13 @@ def _cuda_device(device):
 
 def current_stream(device=None):
     """The stream CUDA work goes on now: the default one unless a stream context is active."""
+    _cuda_device(device)
     return Stream._of(_streams().current())
 
 
 def default_stream(device=None):
     """The legacy default stream, where CUDA work goes outside any stream context."""
+    _cuda_device(device)
     return Stream._of(_streams().default())
 
 
@@ -283,7 +289,7 @@ StreamContext = stream
 
 
 def get_device_name(device=None):
-    init()
+    _cuda_device(device)
     from numba import cuda
     name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
     return name.decode() if isinstance(name, bytes) else name

@@ -348,6 +348,7 @@ def test_products_keep_their_small_index_maps_on_the_device(monkeypatch):
     """A product's index map (which matrix of each operand) is copied to the device once and
     kept: later products of the same batch shape copy nothing to the device."""
     from jitensor.backends import cuda as backend
+    monkeypatch.setattr(backend.linalg, "_maps", {})  # none kept yet, whatever ran before
     a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     x = cuda(a)
     x @ x.mT  # keeps the maps of this batch shape
@@ -396,10 +397,16 @@ def test_devices_other_than_cuda0_are_refused_not_misplaced(monkeypatch):
     import jitensor.cuda as jc
     monkeypatch.setattr(jc, "_probe", lambda: (2, ""))  # a machine with two GPUs
     for call in (lambda: jt.zeros(2, device="cuda:1"), lambda: jt.cuda.set_device(1),
-                 lambda: jt.cuda.device(1).__enter__(), lambda: jt.cuda.Stream(device=1)):
+                 lambda: jt.cuda.device(1).__enter__(), lambda: jt.cuda.Stream(device=1),
+                 lambda: jt.cuda.memory_allocated(1), lambda: jt.cuda.synchronize("cuda:1"),
+                 lambda: jt.cuda.get_device_name(1), lambda: jt.cuda.current_stream(1)):
         with pytest.raises(RuntimeError, match="CUDA_VISIBLE_DEVICES=1 and use cuda:0"):
             call()
     assert jt.cuda.current_device() == 0
+    for index in (None, -1):  # no change, as in torch
+        with jt.cuda.device(index):
+            assert jt.cuda.current_device() == 0
+    assert jt.cuda.memory_allocated("cuda:0") == jt.cuda.memory_allocated()
     with pytest.raises(RuntimeError, match="invalid device ordinal: cuda:2"):
         jt.zeros(2, device="cuda:2")
 
