@@ -143,6 +143,49 @@ def test_binary_ops_broadcast_and_match_the_cpu(name, dtype):
     check(fn(cuda(a), 2), fn(jt.tensor(a), 2))  # a Python scalar operand
 
 
+MATH = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log2",
+        "log10", "exp2", "erf", "erfc"]
+MATH2 = ["hypot", "copysign", "logaddexp", "logaddexp2", "fmax", "fmin", "xlogy"]
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float16])
+def test_math_functions_match_the_cpu(dtype):
+    """The "math" families on dense and broadcast (strided) operands; float16 computes in
+    float32 and is compared with the CPU's float32 result rounded to half."""
+    a = np.array([[-0.9, 0.0, 0.5], [1.5, np.nan, -np.inf]], np.float32)
+    b = np.array([2.0, -0.0, np.nan], np.float32)
+    tol = dict(rtol=2e-6, atol=0) if dtype is jt.float32 else dict(rtol=1e-3, atol=1e-3)
+    ca, cb = cuda(a, dtype), cuda(b, dtype)
+    a, b = (x.astype(dtype.np).astype(np.float32) for x in (a, b))  # the values on the device
+
+    def want(result):
+        return result.numpy().astype(dtype.np)
+    for name in MATH:
+        fn = getattr(jt, name)
+        check(fn(ca), want(fn(jt.tensor(a))), **tol)
+    for name in MATH2:
+        fn = getattr(jt, name)
+        check(fn(ca, cb), want(fn(jt.tensor(a), jt.tensor(b))), **tol)  # b broadcast
+        check(fn(ca, 0.5), want(fn(jt.tensor(a), 0.5)), **tol)
+    check(jt.fmax(cuda([1, 5], jt.int32), cuda([3, 2], jt.int32)),
+          np.array([3, 5], np.int32))
+    t = cuda(a)
+    t.arcsin_()
+    check(t, jt.asin(jt.tensor(a)))
+    with pytest.raises(NotImplementedError, match="hypot"):
+        jt.hypot(cuda([1, 2]), cuda([3, 4]))
+
+
+def test_isclose_allclose_and_equal():
+    a, b = cuda([1.0, np.inf, np.nan, 1.1]), cuda([1.0 + 1e-7, np.inf, np.nan, 1.0])
+    check(jt.isclose(a, b), np.array([True, True, False, False]))
+    check(jt.isclose(a, b, equal_nan=True), np.array([True, True, True, False]))
+    assert jt.allclose(a[:2], b[:2]) and not jt.allclose(a, b)
+    assert jt.equal(a[:2], cuda([1.0, np.inf])) and not jt.equal(a, a)
+    with pytest.raises(RuntimeError, match="cuda:0.*cpu|cpu.*cuda:0"):
+        jt.isclose(a, jt.tensor([1.0, 2.0, 3.0, 4.0]))
+
+
 def test_bitwise_where_clamp_and_promotion():
     a, b = np.array([5, 3, 12], np.int64), np.array([3, 6, 10], np.int64)
     check(cuda(a) & cuda(b), a & b)

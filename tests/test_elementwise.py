@@ -12,7 +12,8 @@ import jitensor as jt
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 FLOATS = ["float32", "float64"]
 ALL = ["bool"] + INTS + FLOATS
-FLOAT_RESULT = {"div", "atan2"}
+FLOAT_RESULT = {"div", "atan2", "copysign", "xlogy"}
+FLOATS_ONLY = {"hypot", "logaddexp", "logaddexp2"}  # integer and bool operands raise, as in torch
 BOOL_RESULT = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
 
 # name -> NumPy reference on operands already converted to the compute dtype
@@ -23,7 +24,9 @@ BINARY = {
     "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or,
     "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor,
+    "bitwise_xor": np.bitwise_xor, "hypot": np.hypot, "copysign": np.copysign,
+    "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2, "fmax": np.fmax, "fmin": np.fmin,
+    "xlogy": lambda x, y: np.where(np.isnan(y), y, np.where(x == 0, 0, x * np.log(y))),
 }
 NO_BOOL = {"sub", "floor_divide", "remainder", "fmod", "pow"}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor"}
@@ -84,6 +87,10 @@ def test_binary_same_dtype(name, dtype):
         with pytest.raises((RuntimeError, NotImplementedError)):
             getattr(jt, name)(jt.tensor([True]), jt.tensor([False]))
         return
+    if dtype not in FLOATS and name in FLOATS_ONLY:
+        with pytest.raises(NotImplementedError, match=name):
+            getattr(jt, name)(jt.ones(2, dtype=dtype), jt.ones(2, dtype=dtype))
+        return
     if dtype in FLOATS and name in INT_ONLY:
         with pytest.raises(TypeError, match=name):
             getattr(jt, name)(jt.ones(2, dtype=dtype), jt.ones(2, dtype=dtype))
@@ -117,7 +124,7 @@ def test_integer_pow_rules():
 
 
 @given(mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=4),
-       st.sampled_from(["add", "mul", "maximum", "lt", "div"]),
+       st.sampled_from(["add", "mul", "maximum", "lt", "div", "fmin", "xlogy", "copysign"]),
        st.sampled_from([("float32", "float32"), ("int64", "float32"), ("int32", "int32"),
                         ("uint8", "int8"), ("bool", "int16"), ("float64", "float32")]))
 def test_broadcasting_and_promotion(shapes, name, dts):
@@ -167,10 +174,14 @@ UNARY = {
     "rsqrt": lambda a: 1 / np.sqrt(a), "relu": lambda a: np.where((a > 0) | (a != a), a, 0).astype(a.dtype),
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "square": np.square, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "logical_not": np.logical_not, "bitwise_not": np.invert,
+    "logical_not": np.logical_not, "bitwise_not": np.invert, "tan": np.tan, "asin": np.arcsin,
+    "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh,
+    "acosh": np.arccosh, "atanh": np.arctanh, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "erf": np.vectorize(math.erf), "erfc": np.vectorize(math.erfc),
 }
 UNARY_FLOAT = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tanh", "sigmoid",
-               "reciprocal", "rsqrt"}
+               "reciprocal", "rsqrt", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+               "acosh", "atanh", "log2", "log10", "exp2", "erf", "erfc"}
 UNARY_BOOL = {"isnan", "isinf", "isfinite", "logical_not"}
 
 

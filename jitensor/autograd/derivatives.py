@@ -92,17 +92,17 @@ def _add(g, result, input, other, *, alpha=1, out=None):
     return (input, g), (other, g if alpha == 1 else g * alpha)
 
 
-@rule("sub", uses_inputs=False, uses_result=False)
+@rule("sub", "subtract", uses_inputs=False, uses_result=False)
 def _sub(g, result, input, other, *, alpha=1, out=None):
     return (input, g), (other, -g if alpha == 1 else g * -alpha)
 
 
-@rule("mul", uses_result=False)
+@rule("mul", "multiply", uses_result=False)
 def _mul(g, result, input, other, *, out=None):
     return (input, g * other), (other, g * input)
 
 
-@rule("div")
+@rule("div", "divide")
 def _div(g, result, input, other, *, rounding_mode=None, out=None):
     if rounding_mode is not None:
         return (input, _zero(g)), (other, _zero(g))
@@ -152,7 +152,7 @@ rule("maximum", uses_result=False)(_extremum(True))
 rule("minimum", uses_result=False)(_extremum(False))
 
 
-@rule("atan2", uses_result=False)
+@rule("atan2", "arctan2", uses_result=False)
 def _atan2(g, result, input, other, *, out=None):
     denom = input * input + other * other
     return (input, g * other / denom), (other, -g * input / denom)
@@ -231,6 +231,118 @@ def _tanh(g, result, input, *, out=None):
 @rule("sigmoid", uses_inputs=False)
 def _sigmoid(g, result, input, *, out=None):
     return ((input, g * result * (1 - result)),)
+
+
+@rule("tan", uses_inputs=False)
+def _tan(g, result, input, *, out=None):
+    return ((input, g * (1 + result * result)),)
+
+
+@rule("asin", "arcsin", uses_result=False)
+def _asin(g, result, input, *, out=None):
+    return ((input, g * E.rsqrt(1 - input * input)),)
+
+
+@rule("acos", "arccos", uses_result=False)
+def _acos(g, result, input, *, out=None):
+    return ((input, -g * E.rsqrt(1 - input * input)),)
+
+
+@rule("atan", "arctan", uses_result=False)
+def _atan(g, result, input, *, out=None):
+    return ((input, g / (1 + input * input)),)
+
+
+@rule("sinh", uses_result=False)
+def _sinh(g, result, input, *, out=None):
+    return ((input, g * E.cosh(input)),)
+
+
+@rule("cosh", uses_result=False)
+def _cosh(g, result, input, *, out=None):
+    return ((input, g * E.sinh(input)),)
+
+
+@rule("asinh", "arcsinh", uses_result=False)
+def _asinh(g, result, input, *, out=None):
+    return ((input, g * E.rsqrt(input * input + 1)),)
+
+
+@rule("acosh", "arccosh", uses_result=False)
+def _acosh(g, result, input, *, out=None):
+    return ((input, g * E.rsqrt((input - 1) * (input + 1))),)
+
+
+@rule("atanh", "arctanh", uses_result=False)
+def _atanh(g, result, input, *, out=None):
+    return ((input, g / (1 - input * input)),)
+
+
+@rule("log2", uses_result=False)
+def _log2(g, result, input, *, out=None):
+    return ((input, g / (input * math.log(2))),)
+
+
+@rule("log10", uses_result=False)
+def _log10(g, result, input, *, out=None):
+    return ((input, g / (input * math.log(10))),)
+
+
+@rule("exp2", uses_inputs=False)
+def _exp2(g, result, input, *, out=None):
+    return ((input, g * result * math.log(2)),)
+
+
+@rule("erf", uses_result=False)
+def _erf(g, result, input, *, out=None):
+    return ((input, g * (2 / math.sqrt(math.pi)) * E.exp(-input * input)),)
+
+
+@rule("erfc", uses_result=False)
+def _erfc(g, result, input, *, out=None):
+    return ((input, g * (-2 / math.sqrt(math.pi)) * E.exp(-input * input)),)
+
+
+@rule("hypot")
+def _hypot(g, result, input, other, *, out=None):
+    return (input, g * input / result), (other, g * other / result)
+
+
+@rule("copysign")
+def _copysign(g, result, input, other, *, out=None):
+    # d|x|sign(y)/dx = sign(x) sign(y) = result / x where x != 0 (torch gives 0 there);
+    # the sign's source gets zeros, as in torch
+    return (input, _pass(input != 0, g * result / input)), (other, _zero(g))
+
+
+@rule("logaddexp")
+def _logaddexp(g, result, input, other, *, out=None):
+    return (input, g * E.exp(input - result)), (other, g * E.exp(other - result))
+
+
+@rule("logaddexp2")
+def _logaddexp2(g, result, input, other, *, out=None):
+    return (input, g * E.exp2(input - result)), (other, g * E.exp2(other - result))
+
+
+def _nan_ignoring(larger):
+    def extremum(g, result, input, other, *, out=None):
+        # torch: the gradient goes to input where it won or other is NaN, else to other
+        first = ((input >= other) if larger else (input <= other)) | E.isnan(other)
+        return (input, _pass(first, g)), (other, _pass(~first, g))
+    return extremum
+
+
+rule("fmax", uses_result=False)(_nan_ignoring(True))
+rule("fmin", uses_result=False)(_nan_ignoring(False))
+
+
+@rule("xlogy", uses_result=False)
+def _xlogy(g, result, input, other, *, out=None):
+    pairs = [(other, g * input / other)]
+    if isinstance(input, Tensor):  # torch: 0 where input is 0 and other <= 0
+        pairs.append((input, _pass(~((input == 0) & (other <= 0)), E.xlogy(g, other))))
+    return pairs
 
 
 @rule("relu", uses_inputs=False)

@@ -17,8 +17,9 @@ from ..tensor import Tensor, _new
 from ._common import broadcast_shapes, check_out, same_device
 
 # result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
-# float dtype (true division, exp, ...), BOOL gives bool (comparisons, predicates)
-SAME, FLOAT, BOOL = range(3)
+# float dtype (true division, exp, ...), BOOL gives bool (comparisons, predicates), FLOATS_ONLY
+# refuses integer and bool operands as torch does (hypot, logaddexp)
+SAME, FLOAT, BOOL, FLOATS_ONLY = range(4)
 
 
 class _Op:
@@ -69,6 +70,11 @@ U = {o.name: o for o in [
     _Op("isinf", "predicate", k.ISINF, rule=BOOL),
     _Op("isfinite", "predicate", k.ISFINITE, rule=BOOL),
     _Op("bitwise_not", "bitwise", k.NOT, bool_as=None),  # on bool: logical_not (see _unary)
+    *(_Op(name, "math", code, rule=FLOAT) for name, code in (
+        ("tan", k.TAN), ("asin", k.ASIN), ("acos", k.ACOS), ("atan", k.ATAN), ("sinh", k.SINH),
+        ("cosh", k.COSH), ("asinh", k.ASINH), ("acosh", k.ACOSH), ("atanh", k.ATANH),
+        ("log2", k.LOG2), ("log10", k.LOG10), ("exp2", k.EXP2), ("erf", k.ERF),
+        ("erfc", k.ERFC))),
 ]}
 _INTEGER_IDENTITY = {"floor", "ceil", "round", "trunc"}  # no-ops on integers, as in torch
 
@@ -92,6 +98,12 @@ B = {o.name: o for o in [
     _Op("bitwise_xor", "bitwise", k.XOR),
     _Op("bitwise_left_shift", "bitwise", k.LSHIFT, bool_as=uint8),
     _Op("bitwise_right_shift", "bitwise", k.RSHIFT, bool_as=uint8),
+    _Op("hypot", "math2", k.HYPOT, rule=FLOATS_ONLY),
+    _Op("copysign", "math2", k.COPYSIGN, rule=FLOAT),
+    _Op("logaddexp", "math2", k.LOGADDEXP, rule=FLOATS_ONLY),
+    _Op("logaddexp2", "math2", k.LOGADDEXP2, rule=FLOATS_ONLY),
+    _Op("fmax", "math2", k.FMAX), _Op("fmin", "math2", k.FMIN),
+    _Op("xlogy", "math2", k.XLOGY, rule=FLOAT),
 ]}
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
@@ -99,7 +111,8 @@ for _op in B.values():  # same-dtype operands that need no conversion and no zer
         d: (bool_ if _op.rule == BOOL else d, _op.code(d), d.np.type(1))
         for d in dtypes.CPU_DTYPES if d is not bool_ and (
             _op.family != "bitwise" if d.is_floating_point else
-            _op.rule != FLOAT and _op.name not in _INT_DIVISION and _op.name != "pow")}
+            _op.rule not in (FLOAT, FLOATS_ONLY) and _op.name not in _INT_DIVISION and
+            _op.name != "pow")}
 
 # -- dtype decisions --------------------------------------------------------------------------
 
@@ -112,6 +125,9 @@ def _dtypes(op, promoted):
                         f"({promoted}); it needs integer or bool operands")
     if op.rule == FLOAT and not promoted.is_floating_point:
         return (dtypes.get_default_dtype(),) * 2
+    if op.rule == FLOATS_ONLY and not promoted.is_floating_point:
+        raise NotImplementedError(f'"{op.name}" is not implemented for {promoted} operands; '
+                                  f"convert them with .float() first")
     if promoted is not bool_:
         return promoted, bool_ if op.rule == BOOL else promoted
     if op.bool_as is None:
@@ -401,6 +417,15 @@ bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other for intege
 bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other for integer tensors.")
 
 
+hypot = _binary_fn("hypot", "sqrt(input ** 2 + other ** 2), without overflow.")
+copysign = _binary_fn("copysign", "|input| with the sign of other (a float result).")
+logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)), without overflow.")
+logaddexp2 = _binary_fn("logaddexp2", "log2(2 ** input + 2 ** other), without overflow.")
+fmax = _binary_fn("fmax", "Elementwise maximum that ignores NaN unless both are NaN.")
+fmin = _binary_fn("fmin", "Elementwise minimum that ignores NaN unless both are NaN.")
+xlogy = _binary_fn("xlogy", "input * log(other), 0 where input is 0 (unless other is NaN).")
+
+
 def pow(input, exponent, *, out=None):
     """input ** exponent; integer tensors to negative integer scalar powers raise as in torch."""
     return _binary(B["pow"], input, exponent, out)
@@ -431,7 +456,29 @@ isnan = _unary_fn("isnan", "Whether each element is NaN (bool).")
 isinf = _unary_fn("isinf", "Whether each element is +-inf (bool).")
 isfinite = _unary_fn("isfinite", "Whether each element is neither NaN nor +-inf (bool).")
 bitwise_not = _unary_fn("bitwise_not", "~input for integers; logical not for bool.")
+tan = _unary_fn("tan", "Tangent (integers give floats).")
+asin = _unary_fn("asin", "Arcsine.")
+acos = _unary_fn("acos", "Arccosine.")
+atan = _unary_fn("atan", "Arctangent.")
+sinh = _unary_fn("sinh", "Hyperbolic sine.")
+cosh = _unary_fn("cosh", "Hyperbolic cosine.")
+asinh = _unary_fn("asinh", "Inverse hyperbolic sine.")
+acosh = _unary_fn("acosh", "Inverse hyperbolic cosine.")
+atanh = _unary_fn("atanh", "Inverse hyperbolic tangent.")
+log2 = _unary_fn("log2", "Base-2 logarithm.")
+log10 = _unary_fn("log10", "Base-10 logarithm.")
+exp2 = _unary_fn("exp2", "2 ** input.")
+erf = _unary_fn("erf", "The error function.")
+erfc = _unary_fn("erfc", "1 - erf(input), accurate where erf is near 1.")
 negative, absolute, true_divide, multiply, subtract = neg, abs, div, mul, sub
+# NumPy's and torch's other names
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+arctan2, divide, greater, greater_equal, less, less_equal, not_equal = atan2, div, gt, ge, lt, \
+    le, ne
+_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+            "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "greater": "gt",
+            "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
+            "multiply": "mul", "subtract": "sub"}
 
 
 def _limits(dtype):
@@ -512,6 +559,50 @@ def _nan_to_num(input, nan, posinf, neginf, out=None, inplace=None):
     return _unary(_Op("nan_to_num", "unary", k.NAN_TO_NUM), input, out, inplace, params)
 
 
+# -- closeness ----------------------------------------------------------------------------------
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether |input - other| <= atol + rtol * |other|, elementwise (bool, broadcast). Equal
+    values are always close, infinities only to themselves, NaN only with `equal_nan`. Both
+    operands must have the same dtype (a number is taken in input's)."""
+    input = _unwrap(input)
+    if not isinstance(input, Tensor):
+        input = tensor(input)
+    other = _unwrap(other)
+    if not isinstance(other, Tensor):
+        other = tensor(other, dtype=input._dtype, device=input._device)
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"isclose(): both inputs must have the same dtype, but got "
+                           f"{input._dtype} and {other._dtype}; convert one with .to()")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"isclose(): {name} must be greater than or equal to zero, but "
+                               f"got {value}")
+    a, b = input.detach(), other.detach()  # a bool result: nothing to differentiate
+    close = eq(a, b)
+    if equal_nan and a._dtype.is_floating_point:
+        close = logical_or(close, logical_and(isnan(a), isnan(b)))
+    if rtol == 0 and atol == 0:
+        return close
+    if a._dtype is bool_:
+        a, b = (t.to(dtypes.get_default_dtype()) for t in (a, b))
+    actual = abs(sub(a, b))
+    allowed = add(abs(mul(b, rtol)), atol)
+    return logical_or(close, logical_and(isfinite(actual), le(actual, allowed)))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of input is close to other's (see isclose): a Python bool."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """Whether the two tensors have the same shape, dtype and elements (NaN is never equal)."""
+    same_device("equal", input, other)
+    if input.shape != other.shape or input._dtype is not other._dtype:
+        return False
+    return bool(eq(input.detach(), other.detach()).all())
+
+
 # -- Tensor methods, operators and in-place variants ------------------------------------------
 _OPERANDS = (Tensor, bool, int, float, np.generic, np.ndarray, list, tuple)
 
@@ -566,9 +657,11 @@ _FUNCTIONS = dict(
     bitwise_xor=bitwise_xor, bitwise_left_shift=bitwise_left_shift,
     bitwise_right_shift=bitwise_right_shift, clamp=clamp, clip=clamp, clamp_min=clamp_min,
     clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, multiply=mul, subtract=sub,
-    negative=neg, absolute=abs,
+    negative=neg, absolute=abs, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
+    logaddexp2=logaddexp2, fmax=fmax, fmin=fmin, xlogy=xlogy,
+    divide=div, isclose=isclose, allclose=allclose, equal=equal,
 )
-_FUNCTIONS.update({name: globals()[name] for name in U})
+_FUNCTIONS.update({name: globals()[name] for name in (*U, *_ALIASES)})
 
 TENSOR_METHODS = dict(_FUNCTIONS)
 _ARITHMETIC = dict(add="add", sub="sub", mul="mul", truediv="div", floordiv="floor_divide",
@@ -603,7 +696,11 @@ TENSOR_METHODS.update(
 )
 TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U if n not in ("isnan", "isinf",
                                                                            "isfinite")})
+TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "copysign",
+                                                               "xlogy")})
+TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})
 TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]
+TENSOR_METHODS["divide_"] = _div_
 TENSOR_METHODS["where"] = lambda self, condition, other: where(condition, self, other)
 
 __all__ = sorted(_FUNCTIONS)

@@ -8,13 +8,14 @@ from functools import reduce
 from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate
-from ..tensor import Tensor, _wrap
+from ..tensor import Tensor, _wrap, preserve_format
 from ._common import broadcast_shapes, check_out, same_device, shares_memory
 from ._common import dim as _dim, dims as _dims
 
-__all__ = ["broadcast_tensors", "broadcast_to", "cat", "chunk", "concat", "concatenate", "flatten",
-           "flip", "movedim", "moveaxis", "narrow", "permute", "reshape", "split", "squeeze",
-           "stack", "swapaxes", "swapdims", "t", "transpose", "unbind", "unflatten", "unsqueeze"]
+__all__ = ["broadcast_tensors", "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate",
+           "flatten", "flip", "movedim", "moveaxis", "narrow", "numel", "permute", "reshape",
+           "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "transpose", "unbind",
+           "unflatten", "unsqueeze"]
 
 VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least one "
                      "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -504,6 +505,16 @@ def flip(input, dims):
     out = input._empty_like()
     backend(input._device).indexing.flip(out._data, input._data, ds)
     return out
+
+
+def clone(input, *, memory_format=preserve_format):
+    """A copy of input with its own memory (Tensor.clone)."""
+    return input.clone(memory_format=memory_format)
+
+
+def numel(input):
+    """The number of elements of input."""
+    return input.numel()
 
 
 TENSOR_METHODS = {

@@ -1,5 +1,5 @@
-"""CPU elementwise kernels: six op families (unary, predicate, arith, compare, bitwise,
-ternary), each a switch over op codes whose branches loop over a 1-D slice and call the shared
+"""CPU elementwise kernels: eight op families (unary, predicate, arith, compare, bitwise,
+ternary, and math and math2 for the rarer functions of one and two operands), each a switch over op codes whose branches loop over a 1-D slice and call the shared
 scalar definitions in backends/scalar/elementwise.py.
 
 Why a switch of loops: a switch *inside* the per-element loop measured 1.1-3.7x slower (it
@@ -33,7 +33,9 @@ BLOCK = 4096
 # still fits in the caches); exp 0.83x (its arithmetic no longer overlaps the stores).
 STREAM_MIN = 1 << 23
 _COMPUTE_BOUND = {"unary": {s.EXP, s.LOG, s.LOG1P, s.EXPM1, s.SIN, s.COS, s.TANH, s.SIGMOID},
-                  "arith": {s.POW, s.ATAN2, s.FMOD_FLOAT}}
+                  "arith": {s.POW, s.ATAN2, s.FMOD_FLOAT},
+                  "math": set(range(s.ERFC + 1)), "math2": {s.HYPOT, s.LOGADDEXP, s.LOGADDEXP2,
+                                                           s.XLOGY}}
 
 
 def at(x, i):
@@ -261,6 +263,81 @@ def _ternary(op, out, c, x, y, unused):
             out[i] = s.clamp(at(c, i), at(x, i), at(y, i))
 
 
+@register_jitable(_nrt=False)
+def _math(op, out, x, b, c, d):
+    wide()
+    n = out.shape[0]
+    if op == s.TAN:
+        for i in range(n):
+            out[i] = libm.tan(x[i])
+    elif op == s.ASIN:
+        for i in range(n):
+            out[i] = libm.asin(x[i])
+    elif op == s.ACOS:
+        for i in range(n):
+            out[i] = libm.acos(x[i])
+    elif op == s.ATAN:
+        for i in range(n):
+            out[i] = libm.atan(x[i])
+    elif op == s.SINH:
+        for i in range(n):
+            out[i] = libm.sinh(x[i])
+    elif op == s.COSH:
+        for i in range(n):
+            out[i] = libm.cosh(x[i])
+    elif op == s.ASINH:
+        for i in range(n):
+            out[i] = libm.asinh(x[i])
+    elif op == s.ACOSH:
+        for i in range(n):
+            out[i] = libm.acosh(x[i])
+    elif op == s.ATANH:
+        for i in range(n):
+            out[i] = libm.atanh(x[i])
+    elif op == s.LOG2:
+        for i in range(n):
+            out[i] = libm.log2(x[i])
+    elif op == s.LOG10:
+        for i in range(n):
+            out[i] = libm.log10(x[i])
+    elif op == s.EXP2:
+        for i in range(n):
+            out[i] = libm.exp2(x[i])
+    elif op == s.ERF:
+        for i in range(n):
+            out[i] = libm.erf(x[i])
+    elif op == s.ERFC:
+        for i in range(n):
+            out[i] = libm.erfc(x[i])
+
+
+@register_jitable(_nrt=False)
+def _math2(op, out, x, y, c, d):
+    wide()
+    n = out.shape[0]
+    if op == s.HYPOT:
+        for i in range(n):
+            out[i] = libm.hypot(at(x, i), at(y, i))
+    elif op == s.COPYSIGN:
+        for i in range(n):
+            out[i] = libm.copysign(at(x, i), at(y, i))
+    elif op == s.LOGADDEXP:
+        for i in range(n):
+            out[i] = s.logaddexp(at(x, i), at(y, i))
+    elif op == s.LOGADDEXP2:
+        for i in range(n):
+            out[i] = s.logaddexp2(at(x, i), at(y, i))
+    elif op == s.FMAX:
+        for i in range(n):
+            out[i] = s.fmax(at(x, i), at(y, i))
+    elif op == s.FMIN:
+        for i in range(n):
+            out[i] = s.fmin(at(x, i), at(y, i))
+    elif op == s.XLOGY:
+        for i in range(n):
+            out[i] = s.xlogy(at(x, i), at(y, i))
+
+
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
 def _flat(x):
     """x viewed 1-D, or the scalar itself. An array Numba does not type C-contiguous is copied
@@ -396,7 +473,7 @@ def _shells(family, body):
 
 _KERNELS = {family: _shells(family, body) for family, body in (
     ("unary", _unary), ("predicate", _predicate), ("arith", _arith), ("compare", _compare),
-    ("bitwise", _bitwise), ("ternary", _ternary))}
+    ("bitwise", _bitwise), ("ternary", _ternary), ("math", _math), ("math2", _math2))}
 _FLAT = {family: kernels[0] for family, kernels in _KERNELS.items()}
 
 

@@ -1,4 +1,4 @@
-"""CUDA elementwise kernels: the six op families of backends/cpu/elementwise.py, each a switch
+"""CUDA elementwise kernels: the eight op families of backends/cpu/elementwise.py, each a switch
 over the same op codes calling the same scalar definitions (backends/scalar/elementwise.py),
 run as a grid-stride loop with one element per thread step. On the GPU the op switch sits
 inside the loop: every thread of a launch takes the same branch, so it costs a few
@@ -163,6 +163,56 @@ def _ternary(op, o, k, c, x, y, unused):
 
 
 @register_jitable
+def _math(op, o, k, x, unused_y, unused_z, unused_d):
+    if op == s.TAN:
+        store(o, k, libm.tan(x))
+    elif op == s.ASIN:
+        store(o, k, libm.asin(x))
+    elif op == s.ACOS:
+        store(o, k, libm.acos(x))
+    elif op == s.ATAN:
+        store(o, k, libm.atan(x))
+    elif op == s.SINH:
+        store(o, k, libm.sinh(x))
+    elif op == s.COSH:
+        store(o, k, libm.cosh(x))
+    elif op == s.ASINH:
+        store(o, k, libm.asinh(x))
+    elif op == s.ACOSH:
+        store(o, k, libm.acosh(x))
+    elif op == s.ATANH:
+        store(o, k, libm.atanh(x))
+    elif op == s.LOG2:
+        store(o, k, libm.log2(x))
+    elif op == s.LOG10:
+        store(o, k, libm.log10(x))
+    elif op == s.EXP2:
+        store(o, k, libm.exp2(x))
+    elif op == s.ERF:
+        store(o, k, libm.erf(x))
+    elif op == s.ERFC:
+        store(o, k, libm.erfc(x))
+
+
+@register_jitable
+def _math2(op, o, k, x, y, unused_z, unused_d):
+    if op == s.HYPOT:
+        store(o, k, libm.hypot(x, y))
+    elif op == s.COPYSIGN:
+        store(o, k, libm.copysign(x, y))
+    elif op == s.LOGADDEXP:
+        store(o, k, s.logaddexp(x, y))
+    elif op == s.LOGADDEXP2:
+        store(o, k, s.logaddexp2(x, y))
+    elif op == s.FMAX:
+        store(o, k, s.fmax(x, y))
+    elif op == s.FMIN:
+        store(o, k, s.fmin(x, y))
+    elif op == s.XLOGY:
+        store(o, k, s.xlogy(x, y))
+
+
+@register_jitable
 def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3):
     """Element i of operand x in a 4-D walk (a buffer, or a scalar returned as is)."""
     return at(x, xo + offset4(i, n1, n2, n3, s0, s1, s2, s3))
@@ -201,6 +251,8 @@ arith_dense, arith = _shells("arith", _arith)
 compare_dense, compare = _shells("compare", _compare)
 bitwise_dense, bitwise = _shells("bitwise", _bitwise)
 ternary_dense, ternary = _shells("ternary", _ternary)
+math_dense, math = _shells("math", _math)
+math2_dense, math2 = _shells("math2", _math2)
 
 
 # -- float32 in 128-bit accesses: four elements per thread step (../shared/ANCHORS.md: 4310 GB/s
@@ -238,7 +290,7 @@ def arith_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
 
 VEC4 = {"unary": unary_vec4, "arith": arith_vec4}
 KERNELS = {name: (globals()[name + "_dense"], globals()[name]) for name in
-           ("unary", "predicate", "arith", "compare", "bitwise", "ternary")}
+           ("unary", "predicate", "arith", "compare", "bitwise", "ternary", "math", "math2")}
 _SCALAR = (0, 0, 0, 0, 0)  # the offset and strides of a scalar operand (unused)
 ndarray = np.ndarray
 

@@ -22,6 +22,11 @@ from .reduction import cast_like
 EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(9)
 AND, OR, XOR, LSHIFT, RSHIFT, NOT = range(6)
 WHERE, CLAMP_TENSOR = range(2)
+# the rarer math functions are families of their own ("math", "math2"), so that the common
+# families' kernels -- compiled by nearly every program -- stay small
+(TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, ERF,
+ ERFC) = range(14)
+HYPOT, COPYSIGN, LOGADDEXP, LOGADDEXP2, FMAX, FMIN, XLOGY = range(7)
 
 
 # -- unary ------------------------------------------------------------------------------------
@@ -145,3 +150,44 @@ def int_pow(x, y):
         x *= x
         y //= 2
     return result
+
+
+@register_jitable
+def fmax(x, y):
+    """The larger of x and y, ignoring a NaN unless both are NaN (torch.fmax)."""
+    return x if x > y or y != y else y
+
+
+@register_jitable
+def fmin(x, y):
+    """The smaller of x and y, ignoring a NaN unless both are NaN (torch.fmin)."""
+    return x if x < y or y != y else y
+
+
+@register_jitable
+def logaddexp(x, y):
+    """log(e^x + e^y) without overflow: the larger plus log1p(e^-|x - y|). Equal operands
+    give x + log 2, which also keeps two equal infinities (their difference is NaN)."""
+    if x == y:
+        return x + libm.log1p(cast_like(1, x))
+    m = x if x > y else y  # (a NaN makes the difference and so the result NaN)
+    return m + libm.log1p(exp(-abs(x - y)))
+
+
+@register_jitable
+def logaddexp2(x, y):
+    """log2(2^x + 2^y), as logaddexp in base 2."""
+    if x == y:
+        return x + cast_like(1, x)
+    m = x if x > y else y
+    return m + libm.log1p(libm.exp2(-abs(x - y))) * cast_like(1.4426950408889634, x)
+
+
+@register_jitable
+def xlogy(x, y):
+    """x * log(y), 0 where x is 0 (unless y is NaN), as in torch."""
+    if y != y:
+        return y
+    if x == 0:
+        return x - x
+    return x * libm.log(y)

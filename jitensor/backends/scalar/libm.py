@@ -10,13 +10,15 @@ from numba import types
 from numba.extending import intrinsic, overload, register_jitable
 
 
-def _shared(name, doc, np_name=None, cuda_pick=None):
-    """A function `name` that calls np.<np_name> on the CPU and, on CUDA, math.<name> or what
-    cuda_pick(*argument types) returns."""
-    np_fn = getattr(np, np_name or name)
+def _shared(name, doc, np_name=None, cuda_pick=None, host=None, py=None):
+    """A function `name` that calls np.<np_name> (or `host`) on the CPU and, on CUDA,
+    math.<name> or what cuda_pick(*argument types) returns; `py`, when given, serves Python
+    (the CUDA simulator) instead of np_fn."""
+    np_fn = host or getattr(np, np_name or name)
+    py = py or np_fn
 
     def fn(*args):
-        return np_fn(*args)
+        return py(*args)
     fn.__name__, fn.__qualname__, fn.__doc__ = name, name, doc
 
     def cpu(*args):
@@ -32,10 +34,10 @@ def _shared(name, doc, np_name=None, cuda_pick=None):
 
 def _libdevice(name):
     """Pick libdevice's float32 (`name`f) or float64 `name` by the argument type: `math` has
-    no float-keeping rint or trunc."""
+    no float-keeping rint or trunc, and no exp2 (float16 arguments convert to float32)."""
     def pick(x):
         from numba.cuda import libdevice
-        return getattr(libdevice, name + "f" if x == types.float32 else name)
+        return getattr(libdevice, name if x == types.float64 else name + "f")
     return pick
 
 
@@ -51,6 +53,33 @@ fmod = _shared("fmod", "C's fmod of floats: the result takes the dividend's sign
 atan2 = _shared("atan2", "The angle of (x, y).", np_name="arctan2")
 isinf = _shared("isinf", "Whether x is infinite.")
 isfinite = _shared("isfinite", "Whether x is finite.")
+
+
+def _keeping_type(fn):
+    """fn (a `math` function of one float) in Python, keeping its argument's type (Python's
+    would give a Python float)."""
+    return lambda x: np.asarray(x).dtype.type(fn(x))
+
+
+# the rarer transcendental functions (the "math" kernel families); on CUDA numba-cuda
+# computes float16 arguments of `math` functions in float32
+tan = _shared("tan", "Tangent.")
+asin = _shared("asin", "Arcsine.", np_name="arcsin")
+acos = _shared("acos", "Arccosine.", np_name="arccos")
+atan = _shared("atan", "Arctangent.", np_name="arctan")
+sinh = _shared("sinh", "Hyperbolic sine.")
+cosh = _shared("cosh", "Hyperbolic cosine.")
+asinh = _shared("asinh", "Inverse hyperbolic sine.", np_name="arcsinh")
+acosh = _shared("acosh", "Inverse hyperbolic cosine.", np_name="arccosh")
+atanh = _shared("atanh", "Inverse hyperbolic tangent.", np_name="arctanh")
+log2 = _shared("log2", "Base-2 logarithm.")
+log10 = _shared("log10", "Base-10 logarithm.")
+exp2 = _shared("exp2", "2 ** x.", cuda_pick=_libdevice("exp2"))
+erf = _shared("erf", "The error function.", host=math.erf, py=_keeping_type(math.erf))
+erfc = _shared("erfc", "1 - erf(x), exact where erf(x) is near 1.", host=math.erfc,
+               py=_keeping_type(math.erfc))
+hypot = _shared("hypot", "sqrt(x * x + y * y) without overflow.")
+copysign = _shared("copysign", "|x| with the sign of y.")
 
 rint = _shared("rint", "Round half to even, keeping the float type (torch.round).",
                cuda_pick=_libdevice("rint"))
