@@ -371,6 +371,49 @@ def test_backward_runs_on_the_device():
     check(w.grad, wc.grad, rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.float16])
+def test_gradients_of_repeated_indices_add_up_on_the_device(dtype):
+    """The backward of gathers adds into repeated positions with atomic adds (float16 in a
+    float32 buffer)."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = cuda(a, dtype).requires_grad_()
+    idx = cuda([2, 0, 2, 2], jt.int64)
+    (x[:, idx] * cuda([1.0, 2.0, 3.0, 4.0], dtype)).sum().backward()
+    check(x.grad, np.array([[2, 0, 8], [2, 0, 8]], dtype.np))
+    g = cuda(a, dtype).requires_grad_()
+    g.gather(1, cuda([[0, 0], [2, 2]], jt.int64)).sum().backward()
+    check(g.grad, np.array([[2, 0, 0], [0, 0, 2]], dtype.np))
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.int64])
+def test_scatter_and_index_ops_match_the_cpu(dtype):
+    x = np.arange(12).reshape(3, 4).astype(dtype.np)
+    src = (np.arange(8).reshape(2, 4) * 10).astype(dtype.np)
+    index = np.array([[0, 1, 2, 0], [2, 0, 0, 1]])
+    for ns_x, ns in ((cuda(x), cuda), (jt.tensor(x), jt.tensor)):
+        got = [ns_x.scatter_add(0, ns(index), ns(src)), ns_x.scatter(0, ns(index), ns(src)),
+               ns_x.scatter(1, ns(index[:, :1].copy()), 5),
+               ns_x.index_add(0, ns([2, 2]), ns(src), alpha=3),
+               ns_x.index_copy(1, ns([3, 0]), ns(src.T[:3].copy())),
+               ns_x.index_fill(1, ns([1]), -1)]
+        if ns is cuda:
+            on_device = got
+    for d, c in zip(on_device, got):
+        check(d, c)
+    t = cuda(x)
+    t.index_add_(0, cuda([0]), cuda(src[:1]))
+    check(t, x + np.vstack([src[:1], np.zeros((2, 4), dtype.np)]))
+
+
+def test_accumulate_in_every_dtype():
+    from jitensor.backends.cuda import indexing
+    for dtype in (jt.int8, jt.int32, jt.int64):
+        out = cuda([1, 2, 3], dtype)
+        indexing.accumulate(out._data, cuda([0, 2, 2, 0, 0], jt.int64)._data,
+                            cuda([5, 1, 1, 1, 1], dtype)._data)
+        check(out, np.array([8, 2, 5], dtype.np))
+
+
 # -- memory and interop ---------------------------------------------------------------------
 def test_memory_returns_to_its_level_and_cache_empties():
     base = jt.cuda.memory_allocated()

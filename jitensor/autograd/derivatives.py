@@ -9,9 +9,10 @@ and converts them to each input's dtype, so rules never do either.
 """
 import math
 
-from .. import creation, dtypes
+from .. import creation
 from ..backends.registry import backend
-from ..ops import elementwise as E, indexing as I, linalg as L, reduction as R, shape as S
+from ..ops import elementwise as E, indexing as I, linalg as L, reduction as R, \
+    scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -61,12 +62,6 @@ def _unreduce(g, input, dim, keepdim):
 
 def _count(input, dim):
     return math.prod(input.shape[d] for d in _dims(dim, input.ndim)) if input.ndim else 1
-
-
-def _positions(input):
-    """int64 tensor of input's shape holding each element's flat position."""
-    return creation.arange(input.numel(), dtype=dtypes.int64,
-                           device=input.device).reshape(input.shape)
 
 
 def _accumulate(input, positions, g):
@@ -640,29 +635,69 @@ def _getitem(g, result, input, key):
         grad = creation.zeros(input.shape, dtype=g.dtype, device=g.device)
         grad[key] = g
         return ((input, grad),)
-    return ((input, _accumulate(input, _positions(input)[key], g)),)
+    return ((input, _accumulate(input, P.positions(input)[key], g)),)
 
 
 @rule("index_select", uses_inputs=False, uses_result=False)
 def _index_select(g, result, input, dim, index, *, out=None):
-    return ((input, _accumulate(input, I.index_select(_positions(input), dim, index), g)),)
+    return ((input, _accumulate(input, I.index_select(P.positions(input), dim, index), g)),)
 
 
 @rule("gather", uses_inputs=False, uses_result=False)
 def _gather(g, result, input, dim, index, *, sparse_grad=False, out=None):
-    return ((input, _accumulate(input, I.gather(_positions(input), dim, index), g)),)
+    return ((input, _accumulate(input, I.gather(P.positions(input), dim, index), g)),)
 
 
 @rule("take", uses_inputs=False, uses_result=False)
 def _take(g, result, input, index):
-    return ((input, _accumulate(input, I.take(_positions(input), index), g)),)
+    return ((input, _accumulate(input, I.take(P.positions(input), index), g)),)
+
+
+def _gathered(g, dim, index, src):
+    """The gradient of a scatter's src: g read back where src went, zero where src was not
+    read (beyond index's shape)."""
+    got = I.gather(g, dim, index)
+    if got.shape == src.shape:
+        return got
+    grad = creation.zeros(src.shape, dtype=g.dtype, device=g.device)
+    grad[tuple(slice(0, n) for n in index.shape)] = got
+    return grad
+
+
+@rule("scatter", uses_result=False)
+def _scatter(g, result, input, dim, index, src=None, *, value=None):
+    pairs = [(input, P.scatter(g, dim, index, 0))]  # overwritten elements get no gradient
+    if isinstance(src, Tensor):
+        pairs.append((src, _gathered(g, dim, index, src)))
+    return pairs
+
+
+@rule("scatter_add", uses_result=False)
+def _scatter_add(g, result, input, dim, index, src):
+    return (input, g), (src, _gathered(g, dim, index, src))
+
+
+@rule("index_add", uses_result=False)
+def _index_add(g, result, input, dim, index, source, *, alpha=1):
+    taken = I.index_select(g, dim, index)
+    return (input, g), (source, taken if alpha == 1 else taken * alpha)
+
+
+@rule("index_copy", uses_result=False)
+def _index_copy(g, result, input, dim, index, source):
+    return (input, P.index_fill(g, dim, index, 0)), (source, I.index_select(g, dim, index))
+
+
+@rule("index_fill", uses_result=False)
+def _index_fill(g, result, input, dim, index, value):
+    return ((input, P.index_fill(g, dim, index, 0)),)
 
 
 @rule("masked_select", uses_inputs=False, uses_result=False)
 def _masked_select(g, result, input, mask):
     shape = broadcast_shapes(input.shape, mask.shape)
     return ((input, _accumulate(S.broadcast_to(input, shape),
-                                I.masked_select(_positions(S.broadcast_to(input, shape)), mask),
+                                I.masked_select(P.positions(S.broadcast_to(input, shape)), mask),
                                 g)),)
 
 

@@ -6,6 +6,8 @@ allocation; in the simulator it is the NumPy array of that allocation. Kernels r
 in-memory form (a bool is a byte in memory: numba's own pointer store of a bool fails to
 compile) and in the simulator are plain indexing. `at` reads an operand that may also be a
 scalar, so `x + 2` needs no broadcast buffer."""
+import threading
+
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -132,6 +134,45 @@ def _at_cuda(x, i):
     if isinstance(x, types.CPointer):
         return lambda x, i: _load(x, i)
     return lambda x, i: x
+
+
+_SIM_LOCK = threading.Lock()  # the simulator runs a thread per GPU thread
+
+
+def atomic_add(p, i, v):
+    """p[i] += v as one atomic read-modify-write, so threads may add to the same element.
+    On the GPU p is a float32, float64, int32 or int64 buffer."""
+    with _SIM_LOCK:
+        p[i] += v
+
+
+@intrinsic
+def _atomic_add(typingctx, p, i, v):
+    if not isinstance(p, types.CPointer) or p.dtype not in _ATOMIC_ADD:
+        return None
+    ty = p.dtype
+
+    def codegen(context, builder, sig, args):
+        from numba.cuda import nvvmutils  # numba-cuda's own atomics (cuda.atomic.add)
+        ptr = builder.gep(builder.bitcast(args[0], context.get_value_type(ty).as_pointer()),
+                          [args[1]])
+        value = context.cast(builder, args[2], sig.args[2], ty)
+        if ty == types.float32:
+            builder.call(nvvmutils.declare_atomic_add_float32(builder.module), (ptr, value))
+        elif ty == types.float64:
+            builder.call(nvvmutils.declare_atomic_add_float64(builder.module), (ptr, value))
+        else:
+            builder.atomic_rmw("add", ptr, value, "monotonic")
+        return context.get_dummy_value()
+    return types.void(p, i, v), codegen
+
+
+_ATOMIC_ADD = (types.float32, types.float64, types.int32, types.int64)
+
+
+@overload(atomic_add, target="cuda")
+def _atomic_add_cuda(p, i, v):
+    return lambda p, i, v: _atomic_add(p, i, v)
 
 
 @register_jitable

@@ -11,7 +11,7 @@ from ..cpu import indexing as cpu
 from ..cpu.strided import as_4d
 from ..scalar import elementwise as s
 from . import driver
-from .access import load, offset4, store
+from .access import atomic_add, load, offset4, store
 from .memory import DeviceArray, pointer, strides
 
 
@@ -145,10 +145,32 @@ def index_put(dst, entries, pre, post, value, negative=True):
     return bad
 
 
+@driver.jit
+def accumulate_kernel(o, oo, p, po, v, vo, n):
+    """o[p[i]] += v[i] for every i, by atomic adds: positions may repeat."""
+    i = cuda.grid(1)
+    while i < n:
+        atomic_add(o, oo + load(p, po + i), load(v, vo + i))
+        i += cuda.gridsize(1)
+
+
+# the dtypes the GPU adds atomically; others add in a wider one (float16 in float32)
+_ATOMIC = {np.dtype(d): np.dtype(d) for d in (np.float32, np.float64, np.int32, np.int64)}
+_ATOMIC[np.dtype(np.float16)] = np.dtype(np.float32)
+
+
 def accumulate(out, positions, values):
     """out[positions[i]] += values[i], repeated positions included (the backward of every
-    gather): summed on the host, where repeated positions need no atomics."""
-    from . import copy, from_numpy, to_numpy
-    host = to_numpy(out)
-    np.add.at(host, to_numpy(positions), to_numpy(values))
-    copy(out, from_numpy(host))
+    gather); all three 1-D and contiguous, positions int64 and in range."""
+    if not positions.size:
+        return
+    from . import copy, empty
+    wide = _ATOMIC.get(out.dtype, np.dtype(np.int64))
+    target = out
+    if wide != out.dtype:
+        target = empty(out.shape, wide)
+        copy(target, out)
+    driver.launch_1d(accumulate_kernel, positions.size, *pointer(target), *pointer(positions),
+                     *pointer(values), positions.size)
+    if target is not out:
+        copy(out, target)
