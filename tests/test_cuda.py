@@ -186,6 +186,22 @@ def test_isclose_allclose_and_equal():
         jt.isclose(a, jt.tensor([1.0, 2.0, 3.0, 4.0]))
 
 
+COMPOSITES = {  # built from other ops: they must run on the device and keep it
+    "tril": lambda a: a.tril(-1), "triu": lambda a: a.triu(1), "diagonal": lambda a: a.diagonal(1),
+    "diag": lambda a: jt.diag(a), "diag_of_vector": lambda a: jt.diag(a[0], -1),
+    "trace": lambda a: a[:, :3].trace(), "repeat": lambda a: a.repeat(2, 1),
+    "tile": lambda a: jt.tile(a, (2,)), "roll": lambda a: a.roll((1, -1), (0, 1)),
+    "norm": lambda a: a.norm(), "norm_inf_dim": lambda a: a.norm(float("inf"), 0),
+    "lerp": lambda a: jt.lerp(a, a * 2, a.sigmoid()), "addcdiv": lambda a: a.addcdiv(a, a.exp()),
+}
+
+
+@pytest.mark.parametrize("name", COMPOSITES)
+def test_composite_ops_match_the_cpu(name):
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    check(COMPOSITES[name](cuda(a)), COMPOSITES[name](jt.tensor(a)), rtol=1e-5)
+
+
 def test_bitwise_where_clamp_and_promotion():
     a, b = np.array([5, 3, 12], np.int64), np.array([3, 6, 10], np.int64)
     check(cuda(a) & cuda(b), a & b)

@@ -462,3 +462,54 @@ def test_torch_oracle_result_dtypes_and_values():
             np.testing.assert_allclose(got.numpy().astype(np.float64),
                                        want.numpy().astype(np.float64), rtol=1e-5,
                                        equal_nan=True, err_msg=f"{name} {d}")
+
+
+# -- closeness and composites ------------------------------------------------------------------
+@given(st.lists(st.sampled_from([0.0, 1.0, 1.0 + 1e-6, 1.1, -1.0, np.inf, -np.inf, np.nan,
+                                 1e-9, 0.0 - 1e-9]), min_size=2, max_size=8).map(np.array),
+       st.sampled_from([1e-5, 0.0, 0.1]), st.sampled_from([1e-8, 0.0, 0.5]), st.booleans())
+def test_isclose_matches_numpy(values, rtol, atol, equal_nan):
+    a, b = values, values[::-1].copy()
+    got = jt.isclose(jt.tensor(a), jt.tensor(b), rtol, atol, equal_nan)
+    assert got.dtype is jt.bool
+    np.testing.assert_array_equal(got.numpy(), np.isclose(a, b, rtol, atol, equal_nan))
+    assert jt.allclose(jt.tensor(a), jt.tensor(b), rtol, atol, equal_nan) == \
+        np.allclose(a, b, rtol, atol, equal_nan)
+
+
+def test_isclose_integers_bools_equal_and_errors():
+    assert jt.isclose(jt.tensor([1, 5, 100]), jt.tensor([1, 6, 101]), atol=1).tolist() == \
+        [True, True, True]
+    assert jt.isclose(jt.tensor([True, False]), jt.tensor([True, True])).tolist() == [True, False]
+    assert jt.isclose(jt.tensor([1.0, 2.0]), 1.0).tolist() == [True, False]
+    with pytest.raises(RuntimeError, match="same dtype"):
+        jt.isclose(jt.tensor([1]), jt.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="rtol must be greater"):
+        jt.isclose(jt.ones(1), jt.ones(1), rtol=-1)
+    assert jt.equal(jt.tensor([1, 2]), jt.tensor([1, 2]))
+    assert not jt.equal(jt.tensor([1, 2]), jt.tensor([1.0, 2.0]))  # dtypes differ: as torch
+    assert not jt.equal(jt.tensor([1, 2]), jt.tensor([[1, 2]]))
+    assert not jt.equal(jt.tensor([np.nan]), jt.tensor([np.nan]))
+
+
+def test_lerp_addcmul_addcdiv():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    a, b, c = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(3))
+    for fn in (lambda ns, x, y, z: ns.lerp(x, y, 0.2), lambda ns, x, y, z: ns.lerp(x, y, 1.0),
+               lambda ns, x, y, z: ns.lerp(x, y, z), lambda ns, x, y, z: x.addcmul(y, z, value=3),
+               lambda ns, x, y, z: ns.addcdiv(x, y, z, value=-0.5)):
+        got = fn(jt, *map(jt.tensor, (a, b, c)))
+        want = fn(torch, *map(torch.tensor, (a, b, c)))
+        assert got.dtype is jt.float32
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    assert jt.lerp(jt.tensor(a), jt.tensor(b), 1.0).tolist() == b.tolist()  # exact at the end
+    x = jt.tensor(a)
+    assert x.addcmul_(jt.tensor(b), jt.tensor(c)) is x
+    np.testing.assert_allclose(x.numpy(), a + b * c, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="integer division"):
+        jt.addcdiv(jt.ones(2), jt.tensor([1, 2]), jt.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="dtype of input"):
+        jt.lerp(jt.ones(2), jt.ones(2, dtype=jt.float64), 0.5)
+    with pytest.raises(RuntimeError, match="broadcast shape"):
+        jt.ones(3).addcmul_(jt.ones(2, 3), jt.ones(3))

@@ -728,3 +728,28 @@ def test_kernels_load_from_the_cache_in_a_new_process():
     for line in run_python(code).splitlines():
         hits, misses = map(int, line.split())
         assert hits >= 1 and misses == 0
+
+
+# -- norm --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("p", ["fro", 2, 1, 0, math.inf, -math.inf, 3, 0.5])
+def test_vector_norms_match_numpy(p, dtype):
+    x = np.random.default_rng(5).standard_normal((3, 4)).astype(dtype.np)
+    x[1, 2] = 0
+    order = 2 if p == "fro" else p
+    for dim, keepdim in ((None, False), (1, False), (0, True), ((0, 1), False)):
+        got = jt.norm(jt.tensor(x), p, dim, keepdim)
+        axis = tuple(range(x.ndim)) if dim is None else dim
+        flat = x.reshape(-1) if dim is None or dim == (0, 1) else None
+        want = np.linalg.norm(flat, order) if flat is not None else \
+            np.linalg.norm(x, order, axis=axis, keepdims=keepdim)
+        assert got.dtype is dtype and tuple(got.shape) == np.shape(want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5 if dtype is jt.float32 else 1e-12)
+
+
+def test_norm_dtype_and_errors():
+    assert jt.tensor([3, 4]).norm(dtype=jt.float64).item() == 5.0
+    with pytest.raises(RuntimeError, match=r"floating point.*\.float\(\)"):
+        jt.tensor([3, 4]).norm()
+    with pytest.raises(ValueError, match="nuc"):
+        jt.ones(2, 2).norm("nuc")

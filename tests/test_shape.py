@@ -446,3 +446,40 @@ def test_errors_like_torch(name, call, exact):
 def test_slicing_with_a_negative_step_raises():
     with pytest.raises(ValueError, match="step must be greater than zero"):
         jt.zeros(3)[::-1]
+
+
+# -- repeat, tile, roll ----------------------------------------------------------------------------
+@given(st.lists(st.integers(0, 3), min_size=0, max_size=3), st.data())
+def test_repeat_and_tile_match_numpys_tile(shape, data):
+    x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    reps = data.draw(st.lists(st.integers(0, 3), min_size=len(shape), max_size=len(shape) + 2))
+    got = jt.tensor(x).repeat(*reps)
+    want = np.tile(x, reps)
+    assert got.dtype is jt.int32 and tuple(got.shape) == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+    short = data.draw(st.lists(st.integers(1, 2), min_size=0, max_size=len(shape)))
+    np.testing.assert_array_equal(jt.tile(jt.tensor(x), short).numpy(), np.tile(x, short))
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_roll_matches_numpy(shape, data):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    dims = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=3))
+    shifts = data.draw(st.lists(st.integers(-9, 9), min_size=len(dims), max_size=len(dims)))
+    np.testing.assert_array_equal(jt.roll(jt.tensor(x), shifts, dims).numpy(),
+                                  np.roll(x, shifts, dims))
+    np.testing.assert_array_equal(jt.tensor(x).roll(shifts[0]).numpy(), np.roll(x, shifts[0]))
+
+
+def test_repeat_tile_roll_errors_and_copies():
+    x = jt.ones(2, 3)
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        x.repeat(2)
+    with pytest.raises(RuntimeError, match="negative"):
+        x.repeat(1, -1)
+    with pytest.raises(RuntimeError, match="align"):
+        x.roll((1, 2), 0)
+    with pytest.raises(RuntimeError, match="dims="):
+        x.roll((1, 2))
+    for y in (x.repeat(1, 1), x.roll(0, 1), x.roll(3, 1)):  # new memory, as in torch
+        assert not shares(y, x)

@@ -11,8 +11,8 @@ import math
 
 from .. import creation
 from ..backends.registry import backend
-from ..ops import elementwise as E, indexing as I, linalg as L, reduction as R, \
-    scatter as P, shape as S
+from ..ops import elementwise as E, indexing as I, linalg as L, matrix as M, \
+    reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -412,6 +412,25 @@ def _amax(g, result, input, dim=(), keepdim=False, *, out=None):
     return ((input, _pass(hit, _unreduce(g, input, dim, keepdim) / ties)),)
 
 
+@rule("norm")
+def _norm(g, result, input, p="fro", dim=None, keepdim=False, dtype=None):
+    x = input if dtype is None else input.to(dtype)  # (the engine converts the gradient back)
+    p = 2 if p == "fro" else p
+    norm, g = _unreduce(result, x, dim, keepdim), _unreduce(g, x, dim, keepdim)
+    if p == 0:
+        return ((input, _zero(x)),)
+    if p == 1:
+        return ((input, g * E.sign(x)),)
+    if p == math.inf or p == -math.inf:  # ties share the gradient evenly, as in amax
+        hit = x.abs() == norm
+        ties = R.sum(hit, dim=_dims(dim, x.ndim), keepdim=True) if x.ndim else 1
+        return ((input, _pass(hit, g * E.sign(x) / ties)),)
+    if p == 2:
+        return ((input, _pass(norm != 0, g * x / norm)),)  # a zero norm: 0, as in torch
+    # (zero elements get 0, as in torch: |x| ** (p - 1) is infinite there for p < 1)
+    return ((input, _pass(x != 0, g * E.sign(x) * x.abs() ** (p - 1) / norm ** (p - 1))),)
+
+
 def _max(larger):
     def max_rule(g, result, input, dim=None, keepdim=False, *, out=None, other=None):
         if other is not None or isinstance(dim, Tensor):  # the binary form: maximum
@@ -691,6 +710,11 @@ def _index_copy(g, result, input, dim, index, source):
 @rule("index_fill", uses_result=False)
 def _index_fill(g, result, input, dim, index, value):
     return ((input, P.index_fill(g, dim, index, 0)),)
+
+
+@rule("diagonal", uses_inputs=False, uses_result=False)
+def _diagonal(g, result, input, offset=0, dim1=0, dim2=1):
+    return ((input, _accumulate(input, M.diagonal(P.positions(input), offset, dim1, dim2), g)),)
 
 
 @rule("masked_select", uses_inputs=False, uses_result=False)

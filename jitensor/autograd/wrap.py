@@ -22,7 +22,7 @@ _enabled = grad_mode._enabled
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "swapaxes",
          "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "narrow", "split", "chunk",
-         "unbind", "getitem"}
+         "unbind", "getitem", "diagonal"}
 
 _INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
                     "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
@@ -67,8 +67,10 @@ def _inplace(name, fn, out_of_place):
                 raise RuntimeError(f"{name} is not differentiable; call it under "
                                    f"jitensor.no_grad() or on a detach()ed tensor")
             args = args if name != "zero_" else (0,)
-            # the op reads self's old values when its rule uses its inputs: give it a copy
-            src = self.clone() if out_of_place.node_class.uses_inputs else self
+            # the op reads self's old values when its rule uses its inputs (a composed op's
+            # parts may): give it a copy
+            cls = getattr(out_of_place, "node_class", None)
+            src = self.clone() if cls is None or cls.uses_inputs else self
             result = out_of_place(src, *args, **kwargs)
             if result.shape != self.shape:
                 raise RuntimeError(f"{name}: output with shape {list(self.shape)} doesn't match "
@@ -120,7 +122,10 @@ def install(modules):
             elif id(value) in wrapped:
                 methods[key] = wrapped[id(value)]
             elif key.endswith("_") and not key.startswith("__") or key in _INPLACE_DUNDERS:
-                methods[key] = _inplace(key, value, ops.get(_OUT_OF_PLACE.get(key, key[:-1])))
+                name = _OUT_OF_PLACE.get(key, key[:-1])
+                composed = getattr(module, name) if name in getattr(module, "COMPOSED", ()) \
+                    else None  # built from recorded ops: it records itself
+                methods[key] = _inplace(key, value, ops.get(name, composed))
     for key in ("fill_", "zero_", "copy_"):
         setattr(Tensor, key, _inplace(key, getattr(Tensor, key), ops[_OUT_OF_PLACE[key]]))
     for name, cls in RULES.items():

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .. import dtypes
+from ..backends.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
 
@@ -86,3 +87,17 @@ def output(fn, out, shape, dtype, device):
 
 def shares_memory(a, b):
     return np.may_share_memory(a._data, b._data)
+
+
+def in_place(op):
+    """The in-place method of out-of-place `op`: the result is computed first (every check
+    passes before self changes), then copied into self, which must have its shape."""
+    def method(self, *args, **kwargs):
+        result = op(self, *args, **kwargs)
+        if result.shape != self.shape:
+            raise RuntimeError(f"{op.__name__}_(): output with shape {list(self.shape)} doesn't "
+                               f"match the broadcast shape {list(result.shape)}")
+        backend(self._device).copy(self._data, result._data)
+        return self
+    method.__name__ = method.__qualname__ = op.__name__ + "_"
+    return method

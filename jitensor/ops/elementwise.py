@@ -14,7 +14,7 @@ from ..backends.scalar import elementwise as k
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
 from ..tensor import Tensor, _new
-from ._common import broadcast_shapes, check_out, same_device
+from ._common import broadcast_shapes, check_out, in_place, same_device
 
 # result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
 # float dtype (true division, exp, ...), BOOL gives bool (comparisons, predicates), FLOATS_ONLY
@@ -559,6 +559,39 @@ def _nan_to_num(input, nan, posinf, neginf, out=None, inplace=None):
     return _unary(_Op("nan_to_num", "unary", k.NAN_TO_NUM), input, out, inplace, params)
 
 
+# -- composites (built from the ops above: they record their gradients through them) ----------
+COMPOSED = ("lerp", "addcmul", "addcdiv")  # their in-place forms run them (autograd/wrap.py)
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input), from the nearer end as torch computes it (weight 1
+    gives end exactly); `weight` a number or a tensor, all broadcast."""
+    end, weight = _unwrap(end), _unwrap(weight)
+    if isinstance(end, Tensor) and end._dtype is not input._dtype:
+        raise RuntimeError(f"lerp(): expected end to have the dtype of input ({input._dtype}), "
+                           f"got {end._dtype}; convert it with .to({input._dtype})")
+    diff = sub(end, input)
+    if not isinstance(weight, Tensor):
+        return add(input, mul(diff, weight)) if abs(weight) < 0.5 else \
+            sub(end, mul(diff, 1 - weight))
+    return where(lt(abs(weight), 0.5), add(input, mul(diff, weight)),
+                 sub(end, mul(diff, sub(1, weight))))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2, broadcast."""
+    return add(input, mul(tensor1, tensor2), alpha=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2, broadcast (floating point: integer division is
+    refused, as in torch)."""
+    if not any(isinstance(t, Tensor) and t._dtype.is_floating_point for t in (tensor1, tensor2)):
+        raise RuntimeError("addcdiv(): integer division is not supported; convert tensor1 or "
+                           "tensor2 to a floating dtype (or use addcmul with a reciprocal)")
+    return add(input, div(tensor1, tensor2), alpha=value)
+
+
 # -- closeness ----------------------------------------------------------------------------------
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether |input - other| <= atol + rtol * |other|, elementwise (bool, broadcast). Equal
@@ -659,7 +692,8 @@ _FUNCTIONS = dict(
     clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, multiply=mul, subtract=sub,
     negative=neg, absolute=abs, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
     logaddexp2=logaddexp2, fmax=fmax, fmin=fmin, xlogy=xlogy,
-    divide=div, isclose=isclose, allclose=allclose, equal=equal,
+    divide=div, isclose=isclose, allclose=allclose, equal=equal, lerp=lerp, addcmul=addcmul,
+    addcdiv=addcdiv,
 )
 _FUNCTIONS.update({name: globals()[name] for name in (*U, *_ALIASES)})
 
@@ -699,6 +733,7 @@ TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U if n not in ("isnan
 TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "copysign",
                                                                "xlogy")})
 TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})
+TENSOR_METHODS.update({name + "_": in_place(_module[name]) for name in COMPOSED})
 TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]
 TENSOR_METHODS["divide_"] = _div_
 TENSOR_METHODS["where"] = lambda self, condition, other: where(condition, self, other)

@@ -7,6 +7,7 @@ and any layout, without copying the input unless a reduced dim is broadcast or t
 dims form more than two strided blocks) and `along` for the ops whose result has the input's
 shape. A result meant for `out=` is computed into a new buffer and copied into `out`
 (cast to its dtype), so a failed check, or an out that aliases the input, is harmless."""
+import math
 import types
 import warnings
 
@@ -21,7 +22,7 @@ from ..tensor import Tensor, _wrap
 from ._common import check_out, dim as _one_dim, dims as _dims
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp",
-           "max", "mean", "min", "prod", "return_types", "softmax", "std", "sum", "var"]
+           "max", "mean", "min", "norm", "prod", "return_types", "softmax", "std", "sum", "var"]
 
 
 # -- torch.return_types ---------------------------------------------------------------------------
@@ -383,6 +384,31 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return _moments("std", codes.STD, input, dim, unbiased, keepdim, correction, out)
 
 
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The p-norm of input over `dim` (every element by default): p = 2 or "fro" (the root of
+    the sum of squares), 1, inf, -inf, 0 (the count of non-zero elements) or any other number
+    ((sum |x|^p)^(1/p)). Floating input only; `dtype` converts it first."""
+    if dtype is not None:
+        input = input.to(to_dtype(dtype))
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be floating point, but got "
+                           f"{input._dtype}; convert it with .float() or pass dtype=")
+    p = 2 if p == "fro" else p
+    if isinstance(p, (str, bool)) or not isinstance(p, (int, float)):
+        raise ValueError(f"norm(): p={p!r} is not supported; use a number, inf, -inf or 'fro' "
+                         f"('nuc', the nuclear norm, needs an SVD, which jitensor lacks)")
+    a = input.abs()
+    if p == math.inf or p == -math.inf:
+        return (amax if p > 0 else amin)(a, () if dim is None else dim, keepdim)
+    if p == 0:
+        return sum(a != 0, dim, keepdim).to(input._dtype)
+    if p == 1:
+        return sum(a, dim, keepdim)
+    if p == 2:
+        return sum(a * a, dim, keepdim).sqrt()
+    return sum(a ** p, dim, keepdim) ** (1 / p)
+
+
 # -- logsumexp, softmax, log_softmax, cumsum ------------------------------------------------------
 def _float_result(input):
     """logsumexp of bool and integer input: the default float dtype, as torch."""
@@ -456,4 +482,5 @@ TENSOR_METHODS = {
     "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
     "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
     "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum,
+    "norm": norm,
 }

@@ -10,7 +10,7 @@ from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate, arange
 from ..tensor import Tensor, check_fill_value
-from ._common import dim as _dim, same_device
+from ._common import dim as _dim, in_place, same_device
 from .indexing import _index_tensor, gather, index_select
 
 __all__ = ["index_add", "index_copy", "index_fill", "scatter", "scatter_add"]
@@ -140,14 +140,5 @@ def index_fill(input, dim, index, value):
     return _put(_copy_of(input), _index_positions("index_fill", input, dim, index), value)
 
 
-def _in_place(op):
-    def method(self, *args, **kwargs):
-        result = op(self, *args, **kwargs)  # every check passes before self changes
-        backend(self._device).copy(self._data, result._data)
-        return self
-    method.__name__ = op.__name__ + "_"
-    return method
-
-
 TENSOR_METHODS = {name: globals()[name] for name in __all__}
-TENSOR_METHODS.update({name + "_": _in_place(globals()[name]) for name in __all__})
+TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in __all__})

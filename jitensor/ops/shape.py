@@ -14,8 +14,8 @@ from ._common import dim as _dim, dims as _dims
 
 __all__ = ["broadcast_tensors", "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate",
            "flatten", "flip", "movedim", "moveaxis", "narrow", "numel", "permute", "reshape",
-           "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "transpose", "unbind",
-           "unflatten", "unsqueeze"]
+           "roll", "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "tile", "transpose",
+           "unbind", "unflatten", "unsqueeze"]
 
 VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least one "
                      "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -507,6 +507,55 @@ def flip(input, dims):
     return out
 
 
+# -- repeats and rotations (built from views, reshape and cat: they record their gradients) ---
+def repeat(input, *sizes):
+    """input tiled `sizes[d]` times along each dim d (new leading dims where `sizes` is
+    longer than input's shape): a copy."""
+    sizes = _ints(sizes, "repeat", "repeats")
+    if len(sizes) < input.ndim:
+        raise RuntimeError(f"Number of dimensions of repeat dims can not be smaller than number "
+                           f"of dimensions of tensor ({len(sizes)} < {input.ndim}); give one "
+                           f"count per dim")
+    if any(r < 0 for r in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: repeats {sizes}")
+    shape = [1] * (len(sizes) - input.ndim) + list(input.shape)
+    if all(r == 1 for r in sizes):  # (reshape alone would give a view)
+        return reshape(input, shape).clone()
+    # each dim d as (repeat, d), so the copies interleave as torch's repeat lays them out
+    pairs = [n for d in shape for n in (1, d)]
+    tiled = [n for r, d in zip(sizes, shape) for n in (r, d)]
+    return reshape(expand(reshape(input, pairs), tiled),
+                   [r * d for r, d in zip(sizes, shape)])
+
+
+def tile(input, dims):
+    """repeat, with `dims` padded with leading 1s to input's number of dims."""
+    dims = _ints((dims,) if isinstance(dims, int) else dims, "tile", "dims")
+    return repeat(input, [1] * (input.ndim - len(dims)) + dims)
+
+
+def roll(input, shifts, dims=None):
+    """input rotated by `shifts[k]` places along `dims[k]` (elements leaving one end come back
+    at the other); without dims, the flattened input is rolled and reshaped back."""
+    shifts = _ints((shifts,) if isinstance(shifts, int) else shifts, "roll", "shifts")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll(): shifts {shifts} need a dim each; give dims=")
+        return roll(flatten(input), shifts, 0).view(input.shape)
+    dims = _ints((dims,) if isinstance(dims, int) else dims, "roll", "dims")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll(): shifts and dims must align, got shifts {shifts} and dims "
+                           f"{dims}")
+    out = input
+    for shift, dim in zip(shifts, dims):
+        d = _dim(dim, input.ndim, "roll")
+        n = input.shape[d] if input.ndim else 1
+        k = shift % n if n else 0
+        if k:
+            out = cat([narrow(out, d, n - k, k), narrow(out, d, 0, n - k)], d)
+    return out if out is not input else input.clone()
+
+
 def clone(input, *, memory_format=preserve_format):
     """A copy of input with its own memory (Tensor.clone)."""
     return input.clone(memory_format=memory_format)
@@ -523,5 +572,6 @@ TENSOR_METHODS = {
     "swapaxes": swapaxes, "swapdims": swapdims, "t": t, "T": property(_T), "mT": property(_mT),
     "movedim": movedim, "moveaxis": moveaxis, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "expand": expand, "expand_as": expand_as, "broadcast_to": broadcast_to, "narrow": narrow,
-    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip,
+    "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "repeat": repeat,
+    "tile": tile, "roll": roll,
 }
