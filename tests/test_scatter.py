@@ -97,6 +97,14 @@ def test_in_place_forms_write_into_self_and_leave_it_on_error():
     assert x.tolist() == before
 
 
+def test_in_place_sources_that_alias_self_are_read_first():
+    x = jt.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    x.index_copy_(0, jt.tensor([1, 0]), x[:2])  # a contiguous view of self as the source
+    assert x.tolist() == [[3, 4], [1, 2], [5, 6]]
+    x.index_add_(1, jt.tensor([1]), x[:, :1])
+    assert x.tolist() == [[3, 7], [1, 3], [5, 11]]
+
+
 def test_errors_name_the_argument_and_the_fix():
     x = jt.zeros(3, 4)
     with pytest.raises(RuntimeError, match=r"int64.*\.long\(\)"):

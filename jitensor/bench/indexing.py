@@ -34,6 +34,13 @@ def _cases(sizes):
     jmsrc, jmask = jt.from_numpy(msrc), jt.from_numpy(mask)
     select = {"jitensor": lambda: jmsrc[jmask], "numpy": lambda: msrc[mask]}
 
+    bins = count // 10  # message passing: many values summed into fewer nodes
+    vals = rng.random(count, np.float32)
+    acc, jacc, jvals = np.zeros(bins, np.float32), jt.zeros(bins), jt.from_numpy(vals)
+    jbins = jt.from_numpy(idx % bins)
+    add_at = {"jitensor": lambda: jacc.index_add_(0, jbins, jvals),
+              "numpy": lambda: np.add.at(acc, idx % bins, vals)}
+
     m = sizes["transpose"]
     square = rng.random((m, m), np.float32)
     jsquare = jt.from_numpy(square)
@@ -47,12 +54,16 @@ def _cases(sizes):
         index["torch"] = lambda: tsrc[tidx]
         tmsrc, tmask = torch.from_numpy(msrc), torch.from_numpy(mask)
         select["torch"] = lambda: tmsrc[tmask]
+        tacc, tbins, tvals = torch.zeros(bins), torch.from_numpy(idx % bins), \
+            torch.from_numpy(vals)
+        add_at["torch"] = lambda: tacc.index_add_(0, tbins, tvals)
         tsquare = torch.from_numpy(square)
         transpose["torch"] = lambda: tsquare.t().contiguous()
     return [
         ("cat", f"{k} x ({n}, {n}) float32", cat),
         ("x[idx]", f"{count:.0e} of {size:.0e} float32", index),
         ("x[mask]", f"{sizes['mask']:.0e} float32, half true", select),
+        ("index_add_", f"{count:.0e} float32 into {bins:.0e}", add_at),
         ("t().contiguous()", f"({m}, {m}) float32", transpose),
     ]
 

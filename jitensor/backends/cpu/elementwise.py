@@ -529,14 +529,16 @@ def _any_4d(op, x, value):
             for k in range(n2):
                 for m in range(n3):
                     v = x[i, j, k, m]
-                    if op == s.EQ and v == value or op == s.LT and v < value:
+                    if op == s.EQ and v == value or op == s.LT and v < value or \
+                            op == s.GE and v >= value:
                         return True
     return False
 
 
 def any_compare(op, x, value):
-    """Whether any element of `x` (array or scalar) is == `value` (op EQ) or < it (op LT):
-    the checks that must pass before an integer division or power writes anything."""
+    """Whether any element of `x` (array or scalar) is == `value` (op EQ), < it (LT) or >= it
+    (GE): the checks that must pass before an integer division, a power or a scatter writes
+    anything."""
     if x.__class__ is not np.ndarray:
-        return bool(x == value if op == s.EQ else x < value)
+        return bool(x == value if op == s.EQ else x < value if op == s.LT else x >= value)
     return x.size > 0 and any(_any_4d(op, v, value) for (v,) in as_4d(x))

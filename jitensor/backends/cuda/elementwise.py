@@ -359,9 +359,10 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
 
 
 def any_compare(op, x, value):
-    """Whether any element of `x` (buffer or scalar) is == `value` (op EQ) or < it (op LT)."""
+    """Whether any element of `x` (buffer or scalar) is == `value` (op EQ), < it (LT) or >= it
+    (GE)."""
     if not isinstance(x, np.ndarray):
-        return bool(x == value if op == s.EQ else x < value)
+        return bool(x == value if op == s.EQ else x < value if op == s.LT else x >= value)
     from . import empty, reduction
     hits = empty(x.shape, np.bool_)
     launch("compare", op, hits, x, x.dtype.type(value))
