@@ -16,7 +16,8 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
 from .ops import elementwise as _elementwise, indexing as _indexing, linalg as _linalg, \
-    matrix as _matrix, reduction as _reduction, scatter as _scatter, shape as _shape
+    matrix as _matrix, reduction as _reduction, scatter as _scatter, shape as _shape, \
+    sort as _sort
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
@@ -24,6 +25,7 @@ from .ops.matrix import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.sort import *  # noqa: F401,F403
 
 float = float32
 double = float64
@@ -46,7 +48,7 @@ __all__ = [
     "set_debug_empty", "set_default_dtype", "set_printoptions", "set_rng_state", "short", "strided",
     "tensor", "uint8", "zeros", "zeros_like",
 ]
-for _m in (_elementwise, _indexing, _linalg, _matrix, _reduction, _scatter, _shape):
+for _m in (_elementwise, _indexing, _linalg, _matrix, _reduction, _scatter, _shape, _sort):
     __all__ += _m.__all__
 
 __all__ += ["load", "nn", "optim", "save"]

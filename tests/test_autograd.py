@@ -226,6 +226,8 @@ ELEMENTWISE = [
     C("tile", lambda ns, a: ns.tile(a, (2,)), A((2, 3))),
     C("roll", lambda ns, a: ns.roll(a, (1, -1), (0, 1)), A((2, 3))),
     C("roll_flat", lambda ns, a: a.roll(4), A((2, 3))),
+    C("sort_values", lambda ns, a: ns.sort(a, 0, True).values, A((3, 4))),
+    C("topk_values", lambda ns, a: a.topk(2, dim=1).values, A((3, 4))),
     C("tanh", lambda ns, a: ns.tanh(a), A((2, 3))),
     C("sigmoid", lambda ns, a: ns.sigmoid(a), A((2, 3))),
     C("sigmoid_f32", lambda ns, a: a.sigmoid(), A((2, 3), dtype="float32"), gc=False),

@@ -202,6 +202,22 @@ def test_composite_ops_match_the_cpu(name):
     check(COMPOSITES[name](cuda(a)), COMPOSITES[name](jt.tensor(a)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float16, jt.int64, jt.bool])
+def test_sort_and_topk_match_the_cpu(dtype):
+    """The bitonic network: rows that are and are not powers of two, ties and NaN."""
+    x = np.array([[2, 0, np.nan, 1, 0], [1, 1, 3, np.nan, -1], [0, 2, 2, 0, 1]], np.float32)
+    if dtype is not jt.float32 and dtype is not jt.float16:
+        x = np.nan_to_num(x, nan=4)
+    a = cuda(x.astype(dtype.np))
+    want = jt.tensor(x.astype(np.float32 if dtype is jt.float16 else dtype.np))
+    for dim in (0, 1):
+        for descending in (False, True):
+            got, ref = a.sort(dim, descending), want.sort(dim, descending)
+            check(got.values, ref.values.numpy().astype(dtype.np))
+            check(got.indices, ref.indices)
+    check(a.topk(2).indices, want.topk(2).indices)
+
+
 def test_bitwise_where_clamp_and_promotion():
     a, b = np.array([5, 3, 12], np.int64), np.array([3, 6, 10], np.int64)
     check(cuda(a) & cuda(b), a & b)

@@ -717,6 +717,27 @@ def _diagonal(g, result, input, offset=0, dim1=0, dim2=1):
     return ((input, _accumulate(input, M.diagonal(P.positions(input), offset, dim1, dim2), g)),)
 
 
+def _unsort(g, result, input, dim):
+    """The gradient of sort's or topk's values: g back where each value came from."""
+    g = g[0]
+    if g is None:
+        return ()
+    d = dim % input.ndim if input.ndim else 0
+    if not input.ndim:
+        return ((input, g),)
+    return ((input, P.scatter_add(_zero(input), d, result[1], g)),)
+
+
+@rule("sort", uses_inputs=False)
+def _sort(g, result, input, dim=-1, descending=False, *, stable=False):
+    return _unsort(g, result, input, dim)
+
+
+@rule("topk", uses_inputs=False)
+def _topk(g, result, input, k, dim=-1, largest=True, sorted=True):
+    return _unsort(g, result, input, dim)
+
+
 @rule("masked_select", uses_inputs=False, uses_result=False)
 def _masked_select(g, result, input, mask):
     shape = broadcast_shapes(input.shape, mask.shape)

@@ -1,5 +1,5 @@
-"""The indexing report: cat, advanced indexing, mask selection and a transposing copy against
-NumPy and torch, all in one run: ``python -m jitensor.bench.indexing [--quick]``.
+"""The indexing report: cat, advanced indexing, mask selection, index_add_, a transposing copy
+and a sort against NumPy and torch, all in one run: ``python -m jitensor.bench.indexing [--quick]``.
 
 Each row times one call that allocates its result; ratios are peer time / jitensor time, so
 above 1 means jitensor is faster."""
@@ -44,6 +44,8 @@ def _cases(sizes):
     m = sizes["transpose"]
     square = rng.random((m, m), np.float32)
     jsquare = jt.from_numpy(square)
+    sort = {"jitensor": lambda: jsquare.sort(dim=-1),  # stable: NumPy's stable sort is the peer
+            "numpy": lambda: np.argsort(square, axis=-1, kind="stable")}
     transpose = {"jitensor": lambda: jsquare.t().contiguous(),
                  "numpy": lambda: np.ascontiguousarray(square.T)}
 
@@ -59,12 +61,14 @@ def _cases(sizes):
         add_at["torch"] = lambda: tacc.index_add_(0, tbins, tvals)
         tsquare = torch.from_numpy(square)
         transpose["torch"] = lambda: tsquare.t().contiguous()
+        sort["torch"] = lambda: tsquare.sort(dim=-1, stable=True)
     return [
         ("cat", f"{k} x ({n}, {n}) float32", cat),
         ("x[idx]", f"{count:.0e} of {size:.0e} float32", index),
         ("x[mask]", f"{sizes['mask']:.0e} float32, half true", select),
         ("index_add_", f"{count:.0e} float32 into {bins:.0e}", add_at),
         ("t().contiguous()", f"({m}, {m}) float32", transpose),
+        ("sort(dim=-1)", f"({m}, {m}) float32", sort),
     ]
 
 

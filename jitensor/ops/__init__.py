@@ -2,11 +2,11 @@
 allocation, then one call into `backend(device)`. Each module lists the Tensor methods it
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import."""
 from ..tensor import Tensor
-from . import elementwise, indexing, linalg, matrix, reduction, scatter, shape
+from . import elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort
 from ..autograd.wrap import install
 
-install((elementwise, indexing, linalg, matrix, reduction, scatter, shape))  # ops record the graph when needed
+install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort))  # ops record the graph when needed
 
-for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix):
+for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

@@ -61,9 +61,11 @@ def _rebuild(name, values, indices):
     return getattr(return_types, name)(values, indices)
 
 
-return_types = types.SimpleNamespace(max=_return_type("max"), min=_return_type("min"))
-return_types.max.__doc__ = "The (values, indices) that jitensor.max(input, dim) returns."
-return_types.min.__doc__ = "The (values, indices) that jitensor.min(input, dim) returns."
+return_types = types.SimpleNamespace(**{name: _return_type(name) for name in ("max", "min",
+                                                                             "sort", "topk")})
+for _name in ("max", "min", "sort", "topk"):
+    getattr(return_types, _name).__doc__ = \
+        f"The (values, indices) that jitensor.{_name}(input, dim) returns."
 
 
 # -- argument checks ------------------------------------------------------------------------------

@@ -1,0 +1,54 @@
+"""CPU sorting: each row's (value, position) pairs merge-sorted under the shared order
+(backends/scalar/sort.py), rows in parallel: runs of RUN by insertion, then bottom-up merges
+that move the pairs themselves (sorting positions and reading values through them ran 2x
+slower: every comparison was an indirect load)."""
+import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
+
+from ..scalar.sort import precedes
+
+RUN = 16
+
+
+@register_jitable
+def _merge_sort(keys, order, keys2, order2, descending):
+    """Sort the pairs (keys[i], order[i]); returns the arrays holding the result (the inputs
+    or the two work arrays)."""
+    n = keys.size
+    for lo in range(0, n, RUN):  # insertion sort of each run
+        for i in range(lo + 1, min(lo + RUN, n)):
+            key, pos = keys[i], order[i]
+            j = i
+            while j > lo and precedes(key, pos, keys[j - 1], order[j - 1], descending):
+                keys[j], order[j] = keys[j - 1], order[j - 1]
+                j -= 1
+            keys[j], order[j] = key, pos
+    width = RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if j < hi and (i == mid or precedes(keys[j], order[j], keys[i], order[i],
+                                                    descending)):
+                    keys2[k], order2[k] = keys[j], order[j]
+                    j += 1
+                else:
+                    keys2[k], order2[k] = keys[i], order[i]
+                    i += 1
+        keys, keys2, order, order2 = keys2, keys, order2, order
+        width *= 2
+    return keys, order
+
+
+@njit(cache=True, parallel=True)
+def sort_rows(values, indices, src, descending):
+    """values[r] = src[r] sorted, indices[r] = the positions they came from; all (rows, n),
+    src and the outputs C-contiguous."""
+    rows, n = src.shape
+    for r in prange(rows):
+        keys, order = _merge_sort(src[r].copy(), np.arange(n), np.empty(n, src.dtype),
+                                  np.empty(n, np.int64), descending)
+        values[r] = keys
+        indices[r] = order

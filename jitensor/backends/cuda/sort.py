@@ -1,0 +1,60 @@
+"""CUDA sorting: a bitonic network over each row, padded to a power of two, under the shared
+order (backends/scalar/sort.py). Every step is one launch over all rows' elements in global
+memory, log2(p) * (log2(p) + 1) / 2 launches for rows padded to p. Padding slots hold
+positions >= n and sort after every real element without reading their values."""
+import numpy as np
+from numba import cuda
+
+from ..scalar.sort import precedes
+from . import driver
+from .access import load, store
+from .memory import pointer
+
+
+@driver.jit
+def _positions(idx, io, m, p):
+    t = cuda.grid(1)
+    while t < m:
+        store(idx, io + t, t % p)
+        t += cuda.gridsize(1)
+
+
+@driver.jit
+def _bitonic_step(keys, ko, idx, io, m, p, n, j, k, descending):
+    """One compare-and-swap step of the network: element i against i ^ j of its row, toward
+    ascending order of the network where i & k is 0."""
+    t = cuda.grid(1)
+    while t < m:
+        i = t % p
+        other = i ^ j
+        if other > i:
+            a, b = load(idx, io + t), load(idx, io + t - i + other)
+            va, vb = load(keys, ko + t), load(keys, ko + t - i + other)
+            first = a < b if a >= n or b >= n else precedes(va, a, vb, b, descending)
+            if first != ((i & k) == 0):
+                store(keys, ko + t, vb)
+                store(keys, ko + t - i + other, va)
+                store(idx, io + t, b)
+                store(idx, io + t - i + other, a)
+        t += cuda.gridsize(1)
+
+
+def sort_rows(values, indices, src, descending):
+    """values[r] = src[r] sorted, indices[r] = the positions they came from (see the CPU's)."""
+    from . import copy, empty
+    rows, n = src.shape
+    p = 1 << max(n - 1, 0).bit_length()
+    keys, idx = empty((rows, p), src.dtype), empty((rows, p), np.int64)
+    copy(keys[:, :n], src)
+    m = rows * p
+    driver.launch_1d(_positions, m, *pointer(idx), m, p)
+    k = 2
+    while k <= p:
+        j = k // 2
+        while j:
+            driver.launch_1d(_bitonic_step, m, *pointer(keys), *pointer(idx), m, p, n, j, k,
+                             bool(descending))
+            j //= 2
+        k *= 2
+    copy(values, keys[:, :n])
+    copy(indices, idx[:, :n])
