@@ -487,8 +487,12 @@ def test_isclose_integers_bools_equal_and_errors():
     with pytest.raises(RuntimeError, match="rtol must be greater"):
         jt.isclose(jt.ones(1), jt.ones(1), rtol=-1)
     assert jt.equal(jt.tensor([1, 2]), jt.tensor([1, 2]))
-    assert not jt.equal(jt.tensor([1, 2]), jt.tensor([1.0, 2.0]))  # dtypes differ: as torch
+    assert jt.equal(jt.tensor([1, 2]), jt.tensor([1.0, 2.0]))  # compared after promotion
     assert not jt.equal(jt.tensor([1, 2]), jt.tensor([[1, 2]]))
+    # integer differences are taken in float, as torch does: no wrap-around
+    assert not jt.isclose(jt.tensor([0], dtype=jt.uint8), jt.tensor([255], dtype=jt.uint8),
+                          atol=1).item()
+    assert not jt.isclose(jt.tensor([-2 ** 63]), jt.tensor([2 ** 63 - 1]), atol=1).item()
     assert not jt.equal(jt.tensor([np.nan]), jt.tensor([np.nan]))
 
 
@@ -513,3 +517,16 @@ def test_lerp_addcmul_addcdiv():
         jt.lerp(jt.ones(2), jt.ones(2, dtype=jt.float64), 0.5)
     with pytest.raises(RuntimeError, match="broadcast shape"):
         jt.ones(3).addcmul_(jt.ones(2, 3), jt.ones(3))
+    i = jt.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="can't be cast"):  # float result into int64 self
+        i.addcmul_(jt.tensor([3.0, 4.0]), jt.tensor([1.0, 1.0]))
+    assert i.tolist() == [1, 2]
+    with pytest.raises(NotImplementedError, match="float"):
+        jt.lerp(i, i, 0.5)
+
+
+def test_fmax_fmin_keep_the_first_of_equal_values():
+    a, b = jt.tensor([0.0, -0.0, np.nan]), jt.tensor([-0.0, 0.0, 1.0])
+    got = jt.fmax(a, b).numpy()
+    assert list(np.signbit(got)) == [False, True, False] and got[2] == 1.0
+    assert list(np.signbit(jt.fmin(a, b).numpy()[:2])) == [False, True]

@@ -753,3 +753,18 @@ def test_norm_dtype_and_errors():
         jt.tensor([3, 4]).norm()
     with pytest.raises(ValueError, match="nuc"):
         jt.ones(2, 2).norm("nuc")
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=dtype_id)
+def test_sums_with_infinities_are_infinite_not_nan(dtype):
+    """A float32 sum's float64 total split into value and error: inf - inf must not make it
+    NaN (it did)."""
+    for data, want in (([np.inf, 1.0], np.inf), ([1.0, -np.inf], -np.inf),
+                       ([np.inf, -np.inf], np.nan)):
+        for n in (1, 3000):  # the small-op path and the blocked one
+            x = jt.tensor(data * n, dtype=dtype)
+            np.testing.assert_array_equal(x.sum().numpy(), want)
+            columns = np.sum(np.array(data * n).reshape(n, 2), 0).astype(dtype.np)
+            np.testing.assert_array_equal(x.reshape(n, 2).sum(0).numpy(), columns)
+    big = jt.norm(jt.tensor([1e30, 1e30], dtype=dtype)).item()  # squares overflow float32
+    assert big == (np.inf if dtype is jt.float32 else pytest.approx(1e30 * 2 ** 0.5))

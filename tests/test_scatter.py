@@ -92,7 +92,7 @@ def test_in_place_forms_write_into_self_and_leave_it_on_error():
     before = x.tolist()
     with pytest.raises(RuntimeError, match="out of bounds"):
         x.scatter_add_(1, jt.tensor([[0, 3]]), jt.ones(1, 2))  # nothing written
-    with pytest.raises(RuntimeError, match="out of bounds"):
+    with pytest.raises(IndexError, match="out of bounds"):
         x.index_add_(0, jt.tensor([0, 2]), jt.ones(2, 3))
     assert x.tolist() == before
 
@@ -105,10 +105,27 @@ def test_in_place_sources_that_alias_self_are_read_first():
     assert x.tolist() == [[3, 7], [1, 3], [5, 11]]
 
 
+def test_torchs_index_rules():
+    assert jt.index_fill(jt.zeros(3), 0, jt.tensor([-1]), 5.0).tolist() == [0, 0, 5]
+    for call in (lambda: jt.index_add(jt.zeros(3), 0, jt.tensor([-1]), jt.ones(1)),
+                 lambda: jt.index_copy(jt.zeros(3), 0, jt.tensor([3]), jt.ones(1)),
+                 lambda: jt.index_fill(jt.zeros(3), 0, jt.tensor([-4]), 1.0)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            call()
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        jt.scatter(jt.zeros(3), 0, jt.tensor([-1]), 2.0)
+    assert jt.scatter(jt.zeros(3), 0, jt.tensor([1], dtype=jt.int32), 2.0).tolist() == [0, 2, 0]
+    with pytest.raises(RuntimeError, match="int64"):
+        jt.index_fill(jt.zeros(3), 0, jt.tensor([1], dtype=jt.int32), 2.0)
+    # an integer self takes alpha as an integer, as torch does
+    assert jt.tensor([1, 2]).index_add_(0, jt.tensor([0]), jt.tensor([3]), alpha=2.5).tolist() \
+        == [7, 2]
+
+
 def test_errors_name_the_argument_and_the_fix():
     x = jt.zeros(3, 4)
     with pytest.raises(RuntimeError, match=r"int64.*\.long\(\)"):
-        x.scatter_add(0, jt.tensor([[0]], dtype=jt.int32), jt.ones(1, 1))
+        x.scatter_add(0, jt.tensor([[0.0]]), jt.ones(1, 1))
     with pytest.raises(RuntimeError, match=r"dtype of self.*\.to\(jitensor\.float32\)"):
         x.scatter_add(0, jt.tensor([[0]]), jt.ones(1, 1, dtype=jt.float64))
     with pytest.raises(RuntimeError, match="same number of dimensions"):

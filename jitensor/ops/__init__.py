@@ -5,7 +5,8 @@ from ..tensor import Tensor
 from . import elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort
 from ..autograd.wrap import install
 
-install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort))  # ops record the graph when needed
+# ops record the graph when needed
+install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort):
     for _name, _fn in _module.TENSOR_METHODS.items():

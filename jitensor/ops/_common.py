@@ -97,6 +97,10 @@ def in_place(op):
         if result.shape != self.shape:
             raise RuntimeError(f"{op.__name__}_(): output with shape {list(self.shape)} doesn't "
                                f"match the broadcast shape {list(result.shape)}")
+        if not dtypes.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"{op.__name__}_(): result type {result.dtype} can't be cast to "
+                               f"the desired output type {self.dtype}; use the out-of-place "
+                               f"{op.__name__}()")
         backend(self._device).copy(self._data, result._data)
         return self
     method.__name__ = method.__qualname__ = op.__name__ + "_"

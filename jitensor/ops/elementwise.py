@@ -470,15 +470,13 @@ log10 = _unary_fn("log10", "Base-10 logarithm.")
 exp2 = _unary_fn("exp2", "2 ** input.")
 erf = _unary_fn("erf", "The error function.")
 erfc = _unary_fn("erfc", "1 - erf(input), accurate where erf is near 1.")
-negative, absolute, true_divide, multiply, subtract = neg, abs, div, mul, sub
-# NumPy's and torch's other names
-arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
-arctan2, divide, greater, greater_equal, less, less_equal, not_equal = atan2, div, gt, ge, lt, \
-    le, ne
+negative, absolute, true_divide = neg, abs, div
+# NumPy's and torch's other names (functions, methods and in-place forms)
 _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
             "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "greater": "gt",
             "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
-            "multiply": "mul", "subtract": "sub"}
+            "multiply": "mul", "subtract": "sub", "divide": "div"}
+globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 
 
 def _limits(dtype):
@@ -567,6 +565,9 @@ def lerp(input, end, weight):
     """input + weight * (end - input), from the nearer end as torch computes it (weight 1
     gives end exactly); `weight` a number or a tensor, all broadcast."""
     end, weight = _unwrap(end), _unwrap(weight)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f"lerp(): not implemented for {input._dtype} input; convert "
+                                  f"it with .float() first")
     if isinstance(end, Tensor) and end._dtype is not input._dtype:
         raise RuntimeError(f"lerp(): expected end to have the dtype of input ({input._dtype}), "
                            f"got {end._dtype}; convert it with .to({input._dtype})")
@@ -616,7 +617,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
     if rtol == 0 and atol == 0:
         return close
-    if a._dtype is bool_:
+    if not a._dtype.is_floating_point:  # (integer differences would wrap)
         a, b = (t.to(dtypes.get_default_dtype()) for t in (a, b))
     actual = abs(sub(a, b))
     allowed = add(abs(mul(b, rtol)), atol)
@@ -629,9 +630,10 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(input, other):
-    """Whether the two tensors have the same shape, dtype and elements (NaN is never equal)."""
+    """Whether the two tensors have the same shape and elements, compared after type
+    promotion as `==` compares (NaN is never equal)."""
     same_device("equal", input, other)
-    if input.shape != other.shape or input._dtype is not other._dtype:
+    if input.shape != other.shape:
         return False
     return bool(eq(input.detach(), other.detach()).all())
 
@@ -689,10 +691,9 @@ _FUNCTIONS = dict(
     logical_xor=logical_xor, bitwise_and=bitwise_and, bitwise_or=bitwise_or,
     bitwise_xor=bitwise_xor, bitwise_left_shift=bitwise_left_shift,
     bitwise_right_shift=bitwise_right_shift, clamp=clamp, clip=clamp, clamp_min=clamp_min,
-    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, multiply=mul, subtract=sub,
-    negative=neg, absolute=abs, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
+    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, negative=neg, absolute=abs, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
     logaddexp2=logaddexp2, fmax=fmax, fmin=fmin, xlogy=xlogy,
-    divide=div, isclose=isclose, allclose=allclose, equal=equal, lerp=lerp, addcmul=addcmul,
+    isclose=isclose, allclose=allclose, equal=equal, lerp=lerp, addcmul=addcmul,
     addcdiv=addcdiv,
 )
 _FUNCTIONS.update({name: globals()[name] for name in (*U, *_ALIASES)})
@@ -735,7 +736,6 @@ TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "
 TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})
 TENSOR_METHODS.update({name + "_": in_place(_module[name]) for name in COMPOSED})
 TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]
-TENSOR_METHODS["divide_"] = _div_
 TENSOR_METHODS["where"] = lambda self, condition, other: where(condition, self, other)
 
 __all__ = sorted(_FUNCTIONS)

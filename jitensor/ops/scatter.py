@@ -23,16 +23,20 @@ def positions(t):
     return arange(t.numel(), dtype=dtypes.int64, device=t.device).reshape(t.shape)
 
 
-def _flat_positions(fn, shape, d, index):
+def _flat_positions(fn, shape, d, index, error=RuntimeError, negative=False):
     """The flat C-order position in a tensor of `shape` of each element of `index` (int64,
     shape's number of dims): index's value along dim d, the element's own coordinates along
-    the others. Raises, naming the first, when a value is out of [0, shape[d])."""
+    the others. A value out of [0, shape[d]) (with `negative`, [-shape[d], shape[d]), counting
+    from the end) raises `error`, naming the first."""
     n = shape[d] if shape else 1
     check, data = backend(index.device).elementwise.any_compare, index._data
-    if check(codes.LT, data, 0) or check(codes.GE, data, n):  # one pass each, nothing allocated
-        bad = (index < 0) | (index >= n)
-        raise RuntimeError(f"{fn}(): index {index[bad].reshape(-1)[0].item()} is out of bounds "
-                           f"for dimension {d} with size {n}")
+    low = -n if negative else 0
+    if check(codes.LT, data, low) or check(codes.GE, data, n):  # one pass each, no allocation
+        bad = (index < low) | (index >= n)
+        raise error(f"{fn}(): index {index[bad].reshape(-1)[0].item()} is out of bounds for "
+                    f"dimension {d} with size {n}")
+    if negative and check(codes.LT, data, 0):
+        index = index + n * (index < 0)
     step, strides = 1, []
     for m in reversed(shape):
         strides.append(step)
@@ -90,7 +94,7 @@ def _same_dtype(fn, input, source, name):
 
 def _scatter_positions(fn, input, dim, index, src):
     """Where each element of index's shape goes in input, checked as torch checks scatter."""
-    _index_tensor(index, fn, (dtypes.int64,), "int64")
+    _index_tensor(index, fn, (dtypes.int32, dtypes.int64), "int32 or int64")
     same_device(fn, input, index, *([src] if isinstance(src, Tensor) else []))
     if max(index.ndim, 1) != max(input.ndim, 1) or \
             isinstance(src, Tensor) and max(src.ndim, 1) != max(index.ndim, 1):
@@ -104,7 +108,7 @@ def _scatter_positions(fn, input, dim, index, src):
     if isinstance(src, Tensor) and any(n > m for n, m in zip(index.shape, src.shape)):
         raise RuntimeError(f"{fn}(): expected index {list(index.shape)} to be no larger than "
                            f"src {list(src.shape)} in every dimension")
-    return _flat_positions(fn, input.shape, d, index)
+    return _flat_positions(fn, input.shape, d, index.long())
 
 
 def _within(src, index):
@@ -130,9 +134,11 @@ def _scatter_add(input, dim, index, src, inplace):
     return _put(input, inplace, where, _within(src, index), add=True)
 
 
-def _index_positions(fn, input, dim, index, source=None):
-    """Where each element of source goes in input for the index_* ops (index: a vector)."""
-    _index_tensor(index, fn, (dtypes.int32, dtypes.int64), "int32 or int64")
+def _index_positions(fn, input, dim, index, source=None, allowed=(dtypes.int32, dtypes.int64),
+                     negative=False):
+    """Where each element of source goes in input for the index_* ops (index: a vector; out of
+    range, an IndexError as in torch)."""
+    _index_tensor(index, fn, allowed, " or ".join(d.name for d in allowed))
     if index.ndim > 1:
         raise IndexError(f"{fn}(): index is supposed to be a vector, got shape "
                          f"{list(index.shape)}")
@@ -144,14 +150,15 @@ def _index_positions(fn, input, dim, index, source=None):
         raise RuntimeError(f"{fn}(): source of shape {list(source.shape)} must have shape "
                            f"{shape} (self's, with dim {d} the index's length)")
     along = [-1 if k == d else 1 for k in range(len(shape))]
-    return _flat_positions(fn, input.shape, d, index.long().reshape(along).expand(shape))
+    return _flat_positions(fn, input.shape, d, index.long().reshape(along).expand(shape),
+                           IndexError, negative)
 
 
 def _index_add(input, dim, index, source, alpha, inplace):
     _same_dtype("index_add", input, source, "source")
     where = _index_positions("index_add", input, dim, index, source)
-    if alpha != 1:
-        source = (source * alpha).to(input._dtype)
+    if alpha != 1:  # (an integer self takes alpha as an integer, as in torch)
+        source = source * (alpha if input._dtype.is_floating_point else int(alpha))
     return _put(input, inplace, where, source.reshape(where.shape), add=True)
 
 
@@ -168,7 +175,9 @@ def _index_fill(input, dim, index, value, inplace):
                                f"got one with {value.ndim} dimension(s)")
         value = value.item()
     value = check_fill_value(value, input._dtype)
-    return _put(input, inplace, _index_positions("index_fill", input, dim, index), value)
+    where = _index_positions("index_fill", input, dim, index, allowed=(dtypes.int64,),
+                             negative=True)  # (torch's index_fill counts from the end too)
+    return _put(input, inplace, where, value)
 
 
 # -- the public forms (in place: into self; everything is checked before self changes) -------

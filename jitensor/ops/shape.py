@@ -528,9 +528,9 @@ def repeat(input, *sizes):
                    [r * d for r, d in zip(sizes, shape)])
 
 
-def tile(input, dims):
+def tile(input, *dims):
     """repeat, with `dims` padded with leading 1s to input's number of dims."""
-    dims = _ints((dims,) if isinstance(dims, int) else dims, "tile", "dims")
+    dims = _ints(dims, "tile", "dims")
     return repeat(input, [1] * (input.ndim - len(dims)) + dims)
 
 

@@ -1,6 +1,7 @@
 """CPU elementwise kernels: eight op families (unary, predicate, arith, compare, bitwise,
-ternary, and math and math2 for the rarer functions of one and two operands), each a switch over op codes whose branches loop over a 1-D slice and call the shared
-scalar definitions in backends/scalar/elementwise.py.
+ternary, and math and math2 for the rarer functions of one and two operands), each a switch
+over op codes whose branches loop over a 1-D slice and call the shared scalar definitions in
+backends/scalar/elementwise.py.
 
 Why a switch of loops: a switch *inside* the per-element loop measured 1.1-3.7x slower (it
 blocks vectorisation), and one kernel per op would mean a separate compile and cache entry for

@@ -70,7 +70,8 @@ def _sum(seg, acc):
         for c in range(0, seg.size, SUM_RUN32):
             total += _fold_loop(SUM, seg[c:c + SUM_RUN32], zero)
         value = cast_like(total, acc)
-        return value, total - value
+        error = total - value
+        return value, error if error - error == 0.0 else 0.0  # (an inf total: inf - inf)
     return _fold_loop(SUM, seg, acc), 0.0
 
 

@@ -146,6 +146,9 @@ def atomic_add(p, i, v):
         p[i] += v
 
 
+_ATOMIC_ADD = (types.float32, types.float64, types.int32, types.int64)
+
+
 @intrinsic
 def _atomic_add(typingctx, p, i, v):
     if not isinstance(p, types.CPointer) or p.dtype not in _ATOMIC_ADD:
@@ -165,9 +168,6 @@ def _atomic_add(typingctx, p, i, v):
             builder.atomic_rmw("add", ptr, value, "monotonic")
         return context.get_dummy_value()
     return types.void(p, i, v), codegen
-
-
-_ATOMIC_ADD = (types.float32, types.float64, types.int32, types.int64)
 
 
 @overload(atomic_add, target="cuda")

@@ -154,14 +154,16 @@ def int_pow(x, y):
 
 @register_jitable
 def fmax(x, y):
-    """The larger of x and y, ignoring a NaN unless both are NaN (torch.fmax)."""
-    return x if x > y or y != y else y
+    """The larger of x and y, ignoring a NaN unless both are NaN; x when they compare equal
+    (0.0 and -0.0), as torch.fmax."""
+    return x if x >= y or y != y else y
 
 
 @register_jitable
 def fmin(x, y):
-    """The smaller of x and y, ignoring a NaN unless both are NaN (torch.fmin)."""
-    return x if x < y or y != y else y
+    """The smaller of x and y, ignoring a NaN unless both are NaN; x when they compare equal,
+    as torch.fmin."""
+    return x if x <= y or y != y else y
 
 
 @register_jitable
