@@ -78,3 +78,18 @@ def test_torch_oracle():
             np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
     got, want = jt.topk(jt.tensor(x), 3), torch.topk(torch.tensor(x), 3)
     np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+
+
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_topk_selection_is_the_head_of_the_stable_sort(n):
+    """Small k select as they read each row (k <= 64), larger k take the whole sort: either
+    way the first k of the stable sort, ties and NaN included."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 5, (3, n)).astype(np.float32)
+    x.flat[0] = np.nan
+    for k in sorted({0, 1, n // 2, min(n, 64), n}):
+        for largest in (True, False):
+            got = jt.topk(jt.tensor(x), k, largest=largest)
+            ref = jt.sort(jt.tensor(x), descending=largest)
+            np.testing.assert_array_equal(got.values.numpy(), ref.values.numpy()[:, :k])
+            np.testing.assert_array_equal(got.indices.numpy(), ref.indices.numpy()[:, :k])

@@ -8,13 +8,14 @@ from ..creation import allocate
 from ..tensor import Tensor
 from ._common import dim as _dim
 from .reduction import return_types
-from .shape import movedim, narrow
+from .shape import movedim
 
 __all__ = ["argsort", "sort", "topk"]
 
 
-def _sorted(fn, input, dim, descending):
-    """(values, indices) of input sorted along dim, both contiguous."""
+def _sorted(fn, input, dim, descending, k=None):
+    """(values, indices) of input sorted along dim, both contiguous; only the first k of each
+    row when k is given."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got "
                         f"{type(input).__name__}")
@@ -22,15 +23,18 @@ def _sorted(fn, input, dim, descending):
     if input.ndim == 0:
         return input.clone(), allocate((), dtypes.int64, input._device).fill_(0)
     rows = movedim(input, d, -1).contiguous()
-    values = allocate(rows.shape, input._dtype, input._device)
-    indices = allocate(rows.shape, dtypes.int64, input._device)
     n = rows.shape[-1]
-    if rows.numel():
-        src, out = rows._data.reshape(-1, n), values._data.reshape(-1, n)
+    k = n if k is None else k
+    shape = (*rows.shape[:-1], k)
+    values = allocate(shape, input._dtype, input._device)
+    indices = allocate(shape, dtypes.int64, input._device)
+    if values.numel():
+        src, out = rows._data.reshape(-1, n), values._data.reshape(-1, k)
         if src.dtype == bool:  # sorted as the 0/1 bytes they are
             src, out = src.view("u1"), out.view("u1")
-        backend(input._device).sort.sort_rows(out, indices._data.reshape(-1, n), src,
-                                              bool(descending))
+        b = backend(input._device).sort
+        (b.sort_rows if k == n else b.topk_rows)(out, indices._data.reshape(-1, k), src,
+                                                 bool(descending))
     if d == input.ndim - 1:
         return values, indices
     return movedim(values, -1, d).contiguous(), movedim(indices, -1, d).contiguous()
@@ -56,11 +60,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k out of range: k={k} for dimension {dim} "
                            f"of size {n}")
-    values, indices = _sorted("topk", input, dim, largest)
-    if input.ndim and k < n:
-        values, indices = narrow(values, d, 0, k).contiguous(), \
-            narrow(indices, d, 0, k).contiguous()
-    return return_types.topk(values, indices)
+    return return_types.topk(*_sorted("topk", input, dim, largest, k if input.ndim else None))
 
 
 TENSOR_METHODS = {"sort": sort, "argsort": argsort, "topk": topk}

@@ -1,7 +1,9 @@
 """CPU sorting: each row's (value, position) pairs merge-sorted under the shared order
 (backends/scalar/sort.py), rows in parallel: runs of RUN by insertion, then bottom-up merges
 that move the pairs themselves (sorting positions and reading values through them ran 2x
-slower: every comparison was an indirect load)."""
+slower: every comparison was an indirect load). topk of up to SELECT elements keeps the best
+k of each row in order as it reads the row instead (topk(10) of 1024 x 1024 float32: 61 ms
+through the full sort, 7.6-7.9 ms so, as torch's 7.9-8.1 in the same run)."""
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
@@ -9,6 +11,7 @@ from numba.extending import register_jitable
 from ..scalar.sort import precedes
 
 RUN = 16
+SELECT = 64  # topk's selection inserts each better element: O(n k) at worst
 
 
 @register_jitable
@@ -52,3 +55,33 @@ def sort_rows(values, indices, src, descending):
                                   np.empty(n, np.int64), descending)
         values[r] = keys
         indices[r] = order
+
+
+@njit(cache=True, parallel=True)
+def _select_rows(values, indices, src, descending):
+    rows, n = src.shape
+    k = values.shape[1]
+    for r in prange(rows):
+        row, best, at = src[r], values[r], indices[r]
+        m = 0  # how many of best hold elements
+        for i in range(n):
+            v = row[i]
+            if m == k and not precedes(v, i, best[k - 1], at[k - 1], descending):
+                continue
+            j = m if m < k else k - 1
+            m = min(m + 1, k)
+            while j > 0 and precedes(v, i, best[j - 1], at[j - 1], descending):
+                best[j], at[j] = best[j - 1], at[j - 1]
+                j -= 1
+            best[j], at[j] = v, i
+
+
+def topk_rows(values, indices, src, descending):
+    """The first k = values.shape[1] of each row of src in sorted order (see sort_rows)."""
+    k = values.shape[1]
+    if k <= SELECT:
+        _select_rows(values, indices, src, descending)
+        return
+    full, at = np.empty(src.shape, src.dtype), np.empty(src.shape, np.int64)
+    sort_rows(full, at, src, descending)
+    values[...], indices[...] = full[:, :k], at[:, :k]
