@@ -202,6 +202,13 @@ def test_composite_ops_match_the_cpu(name):
     check(COMPOSITES[name](cuda(a)), COMPOSITES[name](jt.tensor(a)), rtol=1e-5)
 
 
+def test_zero_dim_tensors_stay_zero_dim_on_the_device():
+    """np.ascontiguousarray made the host copy of a 0-d tensor 1-d."""
+    for t in (jt.tensor(2.5).cuda(), jt.tensor(2.5, device="cuda"), jt.tensor(2.5).to("cuda")):
+        assert t.shape == () and t.item() == 2.5
+    assert jt.tensor(3.0, device="cuda").sort().values.shape == ()
+
+
 @pytest.mark.parametrize("dtype", [jt.float32, jt.float16, jt.int64, jt.bool])
 def test_sort_and_topk_match_the_cpu(dtype):
     """The bitonic network: rows that are and are not powers of two, ties and NaN."""

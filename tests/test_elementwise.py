@@ -525,6 +525,13 @@ def test_lerp_addcmul_addcdiv():
         jt.lerp(i, i, 0.5)
 
 
+def test_in_place_aliases():
+    x = jt.tensor([-1.0, 2.0])
+    assert x.negative_() is x and x.tolist() == [1.0, -2.0]
+    assert x.absolute_().tolist() == [1.0, 2.0] and x.arcsin_ is not None
+    assert x.true_divide_(2).tolist() == [0.5, 1.0] and x.divide_(0.5).tolist() == [1.0, 2.0]
+
+
 def test_fmax_fmin_keep_the_first_of_equal_values():
     a, b = jt.tensor([0.0, -0.0, np.nan]), jt.tensor([-0.0, 0.0, 1.0])
     got = jt.fmax(a, b).numpy()

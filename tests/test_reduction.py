@@ -768,3 +768,12 @@ def test_sums_with_infinities_are_infinite_not_nan(dtype):
             np.testing.assert_array_equal(x.reshape(n, 2).sum(0).numpy(), columns)
     big = jt.norm(jt.tensor([1e30, 1e30], dtype=dtype)).item()  # squares overflow float32
     assert big == (np.inf if dtype is jt.float32 else pytest.approx(1e30 * 2 ** 0.5))
+
+
+def test_variance_with_an_infinity_is_nan():
+    """The merge of two partial moments whose means differ by an infinity (was inf)."""
+    x = np.tile([[1.0], [np.inf]], (1, 16))
+    for dtype in (jt.float32, jt.float64):
+        t = jt.tensor(x, dtype=dtype)
+        assert np.isnan(t.var(0).numpy()).all() and np.isnan(t.std(0).numpy()).all()
+        assert np.isnan(t.T.var(1).numpy()).all()

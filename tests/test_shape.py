@@ -484,3 +484,4 @@ def test_repeat_tile_roll_errors_and_copies():
     for y in (x.repeat(1, 1), x.roll(0, 1), x.roll(3, 1)):  # new memory, as in torch
         assert not shares(y, x)
     assert x.tile(2, 2).shape == (4, 6) and jt.tile(x, [3]).shape == (2, 9)
+    assert jt.tile(x, dims=(2,)).shape == x.tile(dims=[1, 2]).shape == (2, 6)

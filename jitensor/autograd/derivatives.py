@@ -153,12 +153,12 @@ def _atan2(g, result, input, other, *, out=None):
     return (input, g * other / denom), (other, -g * input / denom)
 
 
-@rule("neg", uses_inputs=False, uses_result=False)
+@rule("neg", "negative", uses_inputs=False, uses_result=False)
 def _neg(g, result, input, *, out=None):
     return ((input, -g),)
 
 
-@rule("abs", uses_result=False)
+@rule("abs", "absolute", uses_result=False)
 def _abs(g, result, input, *, out=None):
     return ((input, g * E.sign(input)),)
 
@@ -722,10 +722,9 @@ def _unsort(g, result, input, dim):
     g = g[0]
     if g is None:
         return ()
-    d = dim % input.ndim if input.ndim else 0
     if not input.ndim:
         return ((input, g),)
-    return ((input, P.scatter_add(_zero(input), d, result[1], g)),)
+    return ((input, P.scatter_add(_zero(input), dim % input.ndim, result[1], g)),)
 
 
 @rule("sort", uses_inputs=False)

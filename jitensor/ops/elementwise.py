@@ -470,12 +470,12 @@ log10 = _unary_fn("log10", "Base-10 logarithm.")
 exp2 = _unary_fn("exp2", "2 ** input.")
 erf = _unary_fn("erf", "The error function.")
 erfc = _unary_fn("erfc", "1 - erf(input), accurate where erf is near 1.")
-negative, absolute, true_divide = neg, abs, div
 # NumPy's and torch's other names (functions, methods and in-place forms)
 _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
             "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "greater": "gt",
             "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
-            "multiply": "mul", "subtract": "sub", "divide": "div"}
+            "multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
+            "negative": "neg", "absolute": "abs"}
 globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
 
 
@@ -691,7 +691,7 @@ _FUNCTIONS = dict(
     logical_xor=logical_xor, bitwise_and=bitwise_and, bitwise_or=bitwise_or,
     bitwise_xor=bitwise_xor, bitwise_left_shift=bitwise_left_shift,
     bitwise_right_shift=bitwise_right_shift, clamp=clamp, clip=clamp, clamp_min=clamp_min,
-    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, negative=neg, absolute=abs, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
+    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, hypot=hypot, copysign=copysign, logaddexp=logaddexp,
     logaddexp2=logaddexp2, fmax=fmax, fmin=fmin, xlogy=xlogy,
     isclose=isclose, allclose=allclose, equal=equal, lerp=lerp, addcmul=addcmul,
     addcdiv=addcdiv,

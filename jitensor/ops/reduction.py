@@ -63,9 +63,9 @@ def _rebuild(name, values, indices):
 
 return_types = types.SimpleNamespace(**{name: _return_type(name) for name in ("max", "min",
                                                                              "sort", "topk")})
-for _name in ("max", "min", "sort", "topk"):
+for _name, _args in (("max", "dim"), ("min", "dim"), ("sort", "dim"), ("topk", "k, dim")):
     getattr(return_types, _name).__doc__ = \
-        f"The (values, indices) that jitensor.{_name}(input, dim) returns."
+        f"The (values, indices) that jitensor.{_name}(input, {_args}) returns."
 
 
 # -- argument checks ------------------------------------------------------------------------------

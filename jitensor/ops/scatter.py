@@ -135,9 +135,9 @@ def _scatter_add(input, dim, index, src, inplace):
 
 
 def _index_positions(fn, input, dim, index, source=None, allowed=(dtypes.int32, dtypes.int64),
-                     negative=False):
+                     negative=False, error=IndexError):
     """Where each element of source goes in input for the index_* ops (index: a vector; out of
-    range, an IndexError as in torch)."""
+    range raises `error`: torch's IndexError, RuntimeError for index_add)."""
     _index_tensor(index, fn, allowed, " or ".join(d.name for d in allowed))
     if index.ndim > 1:
         raise IndexError(f"{fn}(): index is supposed to be a vector, got shape "
@@ -151,12 +151,12 @@ def _index_positions(fn, input, dim, index, source=None, allowed=(dtypes.int32, 
                            f"{shape} (self's, with dim {d} the index's length)")
     along = [-1 if k == d else 1 for k in range(len(shape))]
     return _flat_positions(fn, input.shape, d, index.long().reshape(along).expand(shape),
-                           IndexError, negative)
+                           error, negative)
 
 
 def _index_add(input, dim, index, source, alpha, inplace):
     _same_dtype("index_add", input, source, "source")
-    where = _index_positions("index_add", input, dim, index, source)
+    where = _index_positions("index_add", input, dim, index, source, error=RuntimeError)
     if alpha != 1:  # (an integer self takes alpha as an integer, as in torch)
         source = source * (alpha if input._dtype.is_floating_point else int(alpha))
     return _put(input, inplace, where, source.reshape(where.shape), add=True)

@@ -528,8 +528,13 @@ def repeat(input, *sizes):
                    [r * d for r, d in zip(sizes, shape)])
 
 
-def tile(input, *dims):
-    """repeat, with `dims` padded with leading 1s to input's number of dims."""
+def tile(input, *dims, **kwargs):
+    """repeat, with `dims` (ints, or one sequence, or dims=) padded with leading 1s to input's
+    number of dims."""
+    if "dims" in kwargs and not dims:
+        dims = (kwargs.pop("dims"),)
+    if kwargs:
+        raise TypeError(f"tile() got an unexpected keyword argument {next(iter(kwargs))!r}")
     dims = _ints(dims, "tile", "dims")
     return repeat(input, [1] * (input.ndim - len(dims)) + dims)
 

@@ -103,7 +103,9 @@ def to_numpy(buf):
 
 def from_numpy(array):
     """A new DeviceArray with the values of the NumPy array `array`."""
-    host = np.ascontiguousarray(array)
+    host = np.asarray(array)
+    if not host.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        host = host.copy(order="C")
     out = empty(host.shape, host.dtype)
     if host.nbytes:
         p, off = pointer(out)

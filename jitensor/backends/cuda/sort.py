@@ -1,7 +1,8 @@
 """CUDA sorting: a bitonic network over each row, padded to a power of two, under the shared
 order (backends/scalar/sort.py). Every step is one launch over all rows' elements in global
 memory, log2(p) * (log2(p) + 1) / 2 launches for rows padded to p. Padding slots hold
-positions >= n and sort after every real element without reading their values."""
+positions >= n and sort after every real element by position alone (their values, never
+initialised, move with them but decide nothing)."""
 import numpy as np
 from numba import cuda
 

@@ -214,13 +214,15 @@ def rounding_error(a, b, s):
 
 @register_jitable
 def merge_moments(a, b):
-    """Chan et al.'s parallel update of the mean and the sum of squared deviations."""
+    """Chan et al.'s parallel update of the mean and the sum of squared deviations (NaN once
+    the means differ by an infinity: the deviations of an inf are inf - inf)."""
     av, aw, ak = a
     bv, bw, bk = b
     n = ak + bk
     d = np.float64(bv) - np.float64(av)
     f = bk / max(n, 1)
-    return cast_like(av + d * f, av), aw + bw + d * d * ak * f, n
+    spread = d * d * ak * f if d - d == 0.0 else d - d
+    return cast_like(av + d * f, av), aw + bw + spread, n
 
 
 @register_jitable
