@@ -542,12 +542,12 @@ def tile(input, *dims, **kwargs):
 def roll(input, shifts, dims=None):
     """input rotated by `shifts[k]` places along `dims[k]` (elements leaving one end come back
     at the other); without dims, the flattened input is rolled and reshaped back."""
-    shifts = _ints((shifts,) if isinstance(shifts, int) else shifts, "roll", "shifts")
+    shifts = _ints((shifts,), "roll", "shifts")  # (an int, or one sequence of them)
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"roll(): shifts {shifts} need a dim each; give dims=")
         return roll(flatten(input), shifts, 0).view(input.shape)
-    dims = _ints((dims,) if isinstance(dims, int) else dims, "roll", "dims")
+    dims = _ints((dims,), "roll", "dims")
     if len(shifts) != len(dims):
         raise RuntimeError(f"roll(): shifts and dims must align, got shifts {shifts} and dims "
                            f"{dims}")
