@@ -176,6 +176,37 @@ def test_math_functions_match_the_cpu(dtype):
         jt.hypot(cuda([1, 2]), cuda([3, 4]))
 
 
+ACTIVATIONS = {"gelu": {}, "gelu_tanh": {"approximate": "tanh"}, "silu": {}, "mish": {},
+               "softplus": {"beta": 2.0, "threshold": 3.0}, "leaky_relu": {"negative_slope": 0.2},
+               "elu": {"alpha": 0.5}, "selu": {}, "celu": {"alpha": 2.0}, "logsigmoid": {},
+               "hardsigmoid": {}, "hardswish": {}, "hardtanh": {"min_val": -0.5},
+               "relu6": {}, "threshold": {"threshold": 0.5, "value": -2.0}}
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float16])
+def test_activations_match_the_cpu(dtype):
+    """The "activation" family on dense and strided operands, with gradients on the device;
+    float16 computes in float32 (compared with the CPU's float32 rounded to half)."""
+    from jitensor.nn import functional as F
+    a = np.array([[-4.0, -1.0, -0.0], [0.7, 2.5, np.nan], [8.0, -np.inf, np.inf]], np.float32)
+    tol = dict(rtol=2e-6, atol=1e-6) if dtype is jt.float32 else dict(rtol=1e-3, atol=1e-3)
+    ca = cuda(a, dtype)
+    a = a.astype(dtype.np).astype(np.float32)
+    for name, kwargs in ACTIVATIONS.items():
+        fn = getattr(F, name.split("_tanh")[0])
+        want = fn(jt.tensor(a), **kwargs).numpy().astype(dtype.np)
+        check(fn(ca, **kwargs), want, **tol)
+        check(fn(ca.t(), **kwargs), want.T, **tol)  # strided
+        x = cuda(a[:2, :2], dtype).requires_grad_()
+        fn(x, **kwargs).sum().backward()
+        xc = jt.tensor(a[:2, :2], requires_grad=True)
+        fn(xc, **kwargs).sum().backward()
+        check(x.grad, xc.grad.numpy().astype(dtype.np), **tol)
+    t = cuda(a)
+    assert F.leaky_relu(t, 0.1, inplace=True) is t
+    check(t, F.leaky_relu(jt.tensor(a), 0.1))
+
+
 def test_isclose_allclose_and_equal():
     a, b = cuda([1.0, np.inf, np.nan, 1.1]), cuda([1.0 + 1e-7, np.inf, np.nan, 1.0])
     check(jt.isclose(a, b), np.array([True, True, False, False]))

@@ -11,7 +11,8 @@ import math
 
 from .. import creation
 from ..backends.registry import backend
-from ..ops import elementwise as E, indexing as I, linalg as L, matrix as M, \
+from ..backends.scalar import elementwise as K  # (op codes)
+from ..ops import activation as A, elementwise as E, indexing as I, linalg as L, matrix as M, \
     reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
@@ -378,6 +379,122 @@ def _where(g, result, condition, input=None, other=None, *, out=None):
 @rule("nan_to_num", uses_result=False)
 def _nan_to_num(g, result, input, nan=0.0, posinf=None, neginf=None, *, out=None):
     return ((input, _pass(E.isfinite(input), g)),)
+
+
+# -- activations (ops/activation.py): one fused kernel (A.backward) unless the backward is
+# itself recorded (create_graph=True); then the same formulas composed from ops, differentiable
+_SQRT_HALF, _INV_SQRT_2PI = math.sqrt(0.5), 1 / math.sqrt(2 * math.pi)
+_TANH_K, _TANH_C = math.sqrt(2 / math.pi), 0.044715
+
+
+def _recorded(g, input):
+    return grad_mode._enabled[0] and (g.requires_grad or input.requires_grad)
+
+
+@rule("gelu", uses_result=False)
+def _gelu(g, result, input, approximate="none"):
+    x = input
+    if not _recorded(g, x):
+        return ((x, A.backward(K.GELU_TANH if approximate == "tanh" else K.GELU, g, x)),)
+    if approximate == "tanh":
+        x2 = x * x
+        t = E.tanh(_TANH_K * (x + _TANH_C * x2 * x))
+        slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * (_TANH_K * (1 + 3 * _TANH_C * x2))
+    else:
+        slope = 0.5 * (1 + E.erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * E.exp(-0.5 * x * x)
+    return ((x, g * slope),)
+
+
+@rule("silu", uses_result=False)
+def _silu(g, result, input):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.SILU, g, input)),)
+    s = E.sigmoid(input)
+    return ((input, g * s * (1 + input * (1 - s))),)
+
+
+@rule("mish", uses_result=False)
+def _mish(g, result, input):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.MISH, g, input)),)
+    t = E.tanh(A.softplus(input))
+    return ((input, g * (t + input * E.sigmoid(input) * (1 - t * t))),)
+
+
+@rule("softplus", uses_result=False)
+def _softplus(g, result, input, beta=1.0, threshold=20.0):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.SOFTPLUS, g, input, beta, threshold)),)
+    z = input * beta
+    return ((input, E.where(z > threshold, g, g * E.sigmoid(z))),)
+
+
+@rule("leaky_relu", uses_result=False)
+def _leaky_relu(g, result, input, negative_slope=0.01):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.LEAKY_RELU, g, input, negative_slope)),)
+    return ((input, E.where(input > 0, g, g * negative_slope)),)
+
+
+def _elu_rule(g, input, alpha, scale, input_scale):
+    if not _recorded(g, input):
+        grad = A.backward(K.SELU, g, input) if scale != 1 else \
+            A.backward(K.ELU, g, input, alpha * input_scale, input_scale)
+        return ((input, grad),)
+    negative = g * (alpha * scale * input_scale) * E.exp(input * input_scale)
+    return ((input, E.where(input > 0, g * scale, negative)),)
+
+
+@rule("elu", uses_result=False)
+def _elu(g, result, input, alpha=1.0):
+    return _elu_rule(g, input, alpha, 1, 1)
+
+
+@rule("selu", uses_result=False)
+def _selu(g, result, input):
+    return _elu_rule(g, input, A.SELU_ALPHA, A.SELU_SCALE, 1)
+
+
+@rule("celu", uses_result=False)
+def _celu(g, result, input, alpha=1.0):
+    return _elu_rule(g, input, alpha, 1, 1 / alpha)
+
+
+@rule("logsigmoid", uses_result=False)
+def _logsigmoid(g, result, input):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.LOGSIGMOID, g, input)),)
+    return ((input, g * E.sigmoid(-input)),)
+
+
+@rule("hardsigmoid", uses_result=False)
+def _hardsigmoid(g, result, input):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.HARDSIGMOID, g, input)),)
+    return ((input, _pass((input > -3) & (input < 3), g / 6)),)
+
+
+@rule("hardswish", uses_result=False)
+def _hardswish(g, result, input):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.HARDSWISH, g, input)),)
+    # (torch's bounds: 0 up to -3 included, g from 3 on)
+    middle = E.where(input < 3, g * (input / 3 + 0.5), g)
+    return ((input, _pass(input > -3, middle)),)
+
+
+@rule("threshold", uses_result=False)
+def _threshold(g, result, input, threshold, value):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.THRESHOLD, g, input, threshold)),)
+    return ((input, _pass(input > threshold, g)),)
+
+
+@rule("hardtanh", uses_result=False)
+def _hardtanh(g, result, input, min_val=-1.0, max_val=1.0):
+    if not _recorded(g, input):
+        return ((input, A.backward(K.HARDTANH, g, input, min_val, max_val)),)
+    return ((input, E.where((input <= min_val) | (input >= max_val), 0.0, g)),)
 
 
 # -- reductions ---------------------------------------------------------------------------------

@@ -6,12 +6,15 @@ from ..autograd.graph import node_class
 from ..autograd.wrap import differentiable
 from ..creation import arange, rand
 from ..dtypes import bool_, int64
-from ..ops import linalg as _linalg
+from ..ops import activation as _activation, linalg as _linalg
 from ..ops.elementwise import where
 from ..tensor import Tensor
 
-__all__ = ["cross_entropy", "dropout", "linear", "log_softmax", "mse_loss", "nll_loss", "relu",
-           "sigmoid", "softmax", "tanh"]
+__all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "gelu", "hardsigmoid",
+           "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "linear",
+           "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "relu", "relu6", "relu_",
+           "selu", "selu_", "sigmoid", "silu", "softmax", "softplus", "tanh", "threshold",
+           "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -42,6 +45,98 @@ def sigmoid(input):
 
 def tanh(input):
     return input.tanh()
+
+
+def relu_(input):
+    return input.relu_()
+
+
+# the pointwise activations of ops/activation.py (one fused kernel each); `name_` forms and
+# inplace=True write into input
+_IN_PLACE = _activation.TENSOR_METHODS
+
+
+def gelu(input, approximate="none"):
+    return _activation.gelu(input, approximate)
+
+
+def silu(input, inplace=False):
+    return _IN_PLACE["silu_"](input) if inplace else _activation.silu(input)
+
+
+def mish(input, inplace=False):
+    return _IN_PLACE["mish_"](input) if inplace else _activation.mish(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _activation.softplus(input, beta, threshold)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return leaky_relu_(input, negative_slope) if inplace else \
+        _activation.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _IN_PLACE["leaky_relu_"](input, negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return elu_(input, alpha) if inplace else _activation.elu(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    return _IN_PLACE["elu_"](input, alpha)
+
+
+def selu(input, inplace=False):
+    return selu_(input) if inplace else _activation.selu(input)
+
+
+def selu_(input):
+    return _IN_PLACE["selu_"](input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return celu_(input, alpha) if inplace else _activation.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _IN_PLACE["celu_"](input, alpha)
+
+
+def logsigmoid(input):
+    return _activation.logsigmoid(input)
+
+
+def hardsigmoid(input, inplace=False):
+    return _IN_PLACE["hardsigmoid_"](input) if inplace else _activation.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    return _IN_PLACE["hardswish_"](input) if inplace else _activation.hardswish(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return hardtanh_(input, min_val, max_val) if inplace else \
+        _activation.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return _IN_PLACE["hardtanh_"](input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return threshold_(input, threshold, value) if inplace else \
+        _activation.threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _IN_PLACE["threshold_"](input, threshold, value)
 
 
 def _softmax_dim(name, ndim, stacklevel):

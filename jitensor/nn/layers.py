@@ -69,6 +69,136 @@ class Tanh(Module):
         return F.tanh(input)
 
 
+def _inplace_repr(module, text=""):
+    """torch's extra_repr of an activation: its parameters, then ", inplace=True" if so."""
+    flag = "inplace=True" if module.inplace else ""
+    return ", ".join(part for part in (text, flag) if part)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class _InPlace(Module):
+    """An activation without parameters that may write into its input."""
+    fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self).fn(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self)
+
+
+class SiLU(_InPlace):
+    fn = F.silu
+
+
+class Mish(_InPlace):
+    fn = F.mish
+
+
+class SELU(_InPlace):
+    fn = F.selu
+
+
+class Hardsigmoid(_InPlace):
+    fn = F.hardsigmoid
+
+
+class Hardswish(_InPlace):
+    fn = F.hardswish
+
+
+class ReLU6(_InPlace):
+    fn = F.relu6
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"negative_slope={self.negative_slope}")
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"alpha={self.alpha}")
+
+
+class CELU(ELU):
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+
+class Softplus(Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                             f"({max_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"min_val={self.min_val}, max_val={self.max_val}")
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"threshold={self.threshold}, value={self.value}")
+
+
 class Softmax(Module):
     def __init__(self, dim=None):
         super().__init__()

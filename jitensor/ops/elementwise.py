@@ -245,7 +245,7 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
         return dest
     a = _operand(x, compute, shape, b)
     p = tuple(_scalar(v, compute) for v in params)
-    if op.family == "unary":
+    if op.family in ("unary", "activation"):  # the families that take scalar parameters
         return _launch(op, op.code(compute), dest, (a, *p[:2]), b, p[2],
                        fresh=out is None and inplace is None)
     return _launch(op, op.code(compute), dest, (a, 0, 0), b, fresh=out is None and inplace is None)

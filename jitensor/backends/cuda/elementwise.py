@@ -1,4 +1,4 @@
-"""CUDA elementwise kernels: the eight op families of backends/cpu/elementwise.py, each a switch
+"""CUDA elementwise kernels: the ten op families of backends/cpu/elementwise.py, each a switch
 over the same op codes calling the same scalar definitions (backends/scalar/elementwise.py),
 run as a grid-stride loop with one element per thread step. On the GPU the op switch sits
 inside the loop: every thread of a launch takes the same branch, so it costs a few
@@ -213,6 +213,62 @@ def _math2(op, o, k, x, y, unused_z, unused_d):
 
 
 @register_jitable
+def _activation(op, o, k, x, p, q, r):
+    if op == s.GELU:
+        store(o, k, s.gelu(x))
+    elif op == s.GELU_TANH:
+        store(o, k, s.gelu_tanh(x))
+    elif op == s.SILU:
+        store(o, k, s.silu(x))
+    elif op == s.MISH:
+        store(o, k, s.mish(x))
+    elif op == s.SOFTPLUS:
+        store(o, k, s.softplus(x, p, q))
+    elif op == s.LEAKY_RELU:
+        store(o, k, s.leaky_relu(x, p))
+    elif op == s.ELU:
+        store(o, k, s.elu(x, p, q, r))
+    elif op == s.LOGSIGMOID:
+        store(o, k, s.logsigmoid(x))
+    elif op == s.HARDSIGMOID:
+        store(o, k, s.hardsigmoid(x))
+    elif op == s.HARDSWISH:
+        store(o, k, s.hardswish(x))
+    elif op == s.THRESHOLD:
+        store(o, k, s.threshold(x, p, q))
+
+
+@register_jitable
+def _activation_grad(op, o, k, g, x, c, d):
+    if op == s.GELU:
+        store(o, k, s.gelu_grad(g, x))
+    elif op == s.GELU_TANH:
+        store(o, k, s.gelu_tanh_grad(g, x))
+    elif op == s.SILU:
+        store(o, k, s.silu_grad(g, x))
+    elif op == s.MISH:
+        store(o, k, s.mish_grad(g, x))
+    elif op == s.SOFTPLUS:
+        store(o, k, s.softplus_grad(g, x, c, d))
+    elif op == s.LEAKY_RELU:
+        store(o, k, s.leaky_relu_grad(g, x, c))
+    elif op == s.ELU:
+        store(o, k, s.elu_grad(g, x, c, d))
+    elif op == s.SELU:
+        store(o, k, s.selu_grad(g, x))
+    elif op == s.LOGSIGMOID:
+        store(o, k, s.logsigmoid_grad(g, x))
+    elif op == s.HARDSIGMOID:
+        store(o, k, s.hardsigmoid_grad(g, x))
+    elif op == s.HARDSWISH:
+        store(o, k, s.hardswish_grad(g, x))
+    elif op == s.THRESHOLD:
+        store(o, k, s.threshold_grad(g, x, c))
+    elif op == s.HARDTANH:
+        store(o, k, s.hardtanh_grad(g, x, c, d))
+
+
+@register_jitable
 def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3):
     """Element i of operand x in a 4-D walk (a buffer, or a scalar returned as is)."""
     return at(x, xo + offset4(i, n1, n2, n3, s0, s1, s2, s3))
@@ -253,6 +309,8 @@ bitwise_dense, bitwise = _shells("bitwise", _bitwise)
 ternary_dense, ternary = _shells("ternary", _ternary)
 math_dense, math = _shells("math", _math)
 math2_dense, math2 = _shells("math2", _math2)
+activation_dense, activation = _shells("activation", _activation)
+activation_grad_dense, activation_grad = _shells("activation_grad", _activation_grad)
 
 
 # -- float32 in 128-bit accesses: four elements per thread step (../shared/ANCHORS.md: 4310 GB/s
@@ -290,7 +348,8 @@ def arith_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
 
 VEC4 = {"unary": unary_vec4, "arith": arith_vec4}
 KERNELS = {name: (globals()[name + "_dense"], globals()[name]) for name in
-           ("unary", "predicate", "arith", "compare", "bitwise", "ternary", "math", "math2")}
+           ("unary", "predicate", "arith", "compare", "bitwise", "ternary", "math", "math2",
+            "activation", "activation_grad")}
 _SCALAR = (0, 0, 0, 0, 0)  # the offset and strides of a scalar operand (unused)
 ndarray = np.ndarray
 

@@ -193,3 +193,170 @@ def xlogy(x, y):
     if x == 0:
         return x - x
     return x * libm.log(y)
+
+
+# -- activations (the "activation" family: torch.nn.functional's pointwise layers; parameters
+# p, q, r arrive in the compute dtype) -----------------------------------------------------------
+(GELU, GELU_TANH, SILU, MISH, SOFTPLUS, LEAKY_RELU, ELU, LOGSIGMOID, HARDSIGMOID, HARDSWISH,
+ THRESHOLD, SELU, HARDTANH) = range(13)  # (the last two: derivatives only; selu runs as ELU)
+
+
+@register_jitable
+def gelu(x):
+    """x * Phi(x) = x (1 + erf(x / sqrt 2)) / 2, as torch computes it."""
+    half = cast_like(0.5, x)
+    return x * half * (cast_like(1, x) + libm.erf(x * cast_like(0.7071067811865476, x)))
+
+
+@register_jitable
+def gelu_tanh(x):
+    """gelu's tanh approximation, x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2."""
+    inner = cast_like(0.7978845608028654, x) * (x + cast_like(0.044715, x) * x * x * x)
+    return cast_like(0.5, x) * x * (cast_like(1, x) + libm.tanh(inner))
+
+
+@register_jitable
+def silu(x):
+    return x * sigmoid(x)
+
+
+@libm.inline_on_cpu
+def softplus(x, beta, threshold):
+    """log(1 + e^(beta x)) / beta; x itself where beta x > threshold (where e^(beta x) would
+    only add rounding, or overflow)."""
+    z = x * beta
+    return libm.select(z > threshold, x, libm.log1p(exp(z)) / beta)
+
+
+@libm.inline_on_cpu
+def mish(x):
+    return x * libm.tanh(softplus(x, cast_like(1, x), cast_like(20, x)))
+
+
+@register_jitable
+def leaky_relu(x, slope):
+    return x if x > 0 else x * slope
+
+
+@register_jitable
+def elu(x, alpha, scale, input_scale):
+    """scale x for x > 0, else scale alpha (e^(input_scale x) - 1): elu, selu (fixed alpha and
+    scale) and celu (input_scale 1 / alpha) in one formula, as torch's kernel."""
+    return libm.select(x > 0, x * scale, libm.expm1(x * input_scale) * (alpha * scale))
+
+
+@register_jitable
+def logsigmoid(x):
+    """log(sigmoid(x)) = min(x, 0) - log(1 + e^-|x|): no overflow, exact for large -x."""
+    return (x if x < 0 else cast_like(0, x)) - libm.log1p(exp(-abs(x)))
+
+
+@register_jitable
+def hardsigmoid(x):
+    """clamp(x + 3, 0, 6) / 6; NaN stays NaN."""
+    return clamp(x + cast_like(3, x), cast_like(0, x), cast_like(6, x)) / cast_like(6, x)
+
+
+@register_jitable
+def hardswish(x):
+    return x * hardsigmoid(x)
+
+
+@register_jitable
+def threshold(x, th, value):
+    """x where x > th, else value (NaN stays NaN, as in torch)."""
+    return x if x > th or x != x else value
+
+
+# -- the activations' first derivatives, g * f'(x) (the "activation_grad" family, codes as
+# above; parameters c, d): backward's one kernel where no graph of it is recorded. The rules
+# in autograd/derivatives.py compose the same formulas from ops for create_graph=True.
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+@register_jitable
+def gelu_grad(g, x):
+    cdf = cast_like(0.5, x) * (cast_like(1, x) + libm.erf(x * cast_like(0.7071067811865476, x)))
+    pdf = exp(cast_like(-0.5, x) * x * x) * cast_like(0.3989422804014327, x)
+    return g * (cdf + x * pdf)
+
+
+@register_jitable
+def gelu_tanh_grad(g, x):
+    half, one, k, c = cast_like(0.5, x), cast_like(1, x), cast_like(0.7978845608028654, x), \
+        cast_like(0.044715, x)
+    x2 = x * x
+    t = libm.tanh(k * (x + c * x2 * x))
+    slope = half * (one + t) + half * x * (one - t * t) * (k * (one + cast_like(3, x) * c * x2))
+    return g * slope
+
+
+@register_jitable
+def silu_grad(g, x):
+    s = sigmoid(x)
+    one = cast_like(1, x)
+    return g * s * (one + x * (one - s))
+
+
+@libm.inline_on_cpu
+def mish_grad(g, x):
+    one = cast_like(1, x)
+    t = libm.tanh(softplus(x, one, cast_like(20, x)))
+    return g * (t + x * sigmoid(x) * (one - t * t))
+
+
+@register_jitable
+def softplus_grad(g, x, beta, threshold):
+    z = x * beta
+    return libm.select(z > threshold, g, g * sigmoid(z))
+
+
+@register_jitable
+def leaky_relu_grad(g, x, slope):
+    return g if x > 0 else g * slope
+
+
+@register_jitable
+def elu_grad(g, x, coef, input_scale):
+    """elu's and celu's (scale 1): g for x > 0, else g alpha input_scale e^(input_scale x),
+    coef = alpha input_scale."""
+    return libm.select(x > 0, g, g * coef * exp(x * input_scale))
+
+
+@register_jitable
+def selu_grad(g, x):
+    return libm.select(x > 0, g * cast_like(SELU_SCALE, x),
+                       g * cast_like(SELU_ALPHA * SELU_SCALE, x) * exp(x))
+
+
+@register_jitable
+def logsigmoid_grad(g, x):
+    return g * sigmoid(-x)
+
+
+@register_jitable
+def hardsigmoid_grad(g, x):
+    """g / 6 strictly inside (-3, 3), else 0 (torch's bounds)."""
+    inside = x > cast_like(-3, x) and x < cast_like(3, x)
+    return g / cast_like(6, x) if inside else cast_like(0, x)
+
+
+@register_jitable
+def hardswish_grad(g, x):
+    """0 up to -3 included, g (2x + 3) / 6 inside, g from 3 on (torch's bounds)."""
+    if x <= cast_like(-3, x):
+        return cast_like(0, x)
+    if x < cast_like(3, x):
+        return g * (x / cast_like(3, x) + cast_like(0.5, x))
+    return g
+
+
+@register_jitable
+def threshold_grad(g, x, th):
+    return g if x > th else cast_like(0, x)
+
+
+@register_jitable
+def hardtanh_grad(g, x, lo, hi):
+    """0 at and beyond the bounds (clamp's gradient passes there); a NaN x passes g."""
+    return cast_like(0, x) if x <= lo or x >= hi else g
