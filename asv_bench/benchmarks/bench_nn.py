@@ -55,3 +55,23 @@ class Bookkeeping:
 
     def time_backward(self, *_):
         self.sync((self.gx * self.gy).sum().backward())
+
+
+class Activation:
+    """nn.functional's pointwise activations on 2^20 float32 elements: forward, and forward
+    plus backward of the sum."""
+    params = (LIBRARIES, DEVICES, ("gelu", "silu", "softplus", "leaky_relu", "elu"))
+    param_names = ("library", "device", "activation")
+
+    def setup(self, library, device, activation):
+        peer = Peer(library, device)
+        self.sync, self.fn = peer.sync, getattr(peer.mod.nn.functional, activation)
+        self.x = peer.random((1 << 20,), "float32")
+        self.gx = self.x.clone().requires_grad_()
+        warm(self)
+
+    def time_forward(self, *_):
+        self.sync(self.fn(self.x))
+
+    def time_backward(self, *_):
+        self.sync(self.fn(self.gx).sum().backward())

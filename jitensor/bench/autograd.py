@@ -2,10 +2,11 @@
 
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
-backward, and one training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
+backward, nn.functional activations of 2^20 elements with and without their backward, and one
+training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
 import sys
 
-from . import optional, per_call, print_rows, timeit
+from . import compare, optional, per_call, print_rows, timeit
 
 
 def _tiny(jt, torch):
@@ -48,11 +49,34 @@ def _mlp(lib, batch=64, sizes=(784, 128, 10)):
     return step
 
 
+def _activations(jt, torch, quick, n=1 << 20):
+    """Rows for nn.functional activations of n float32 elements: forward alone, and forward
+    plus backward of its sum (one fused kernel each way)."""
+    import numpy as np
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
+    rows = []
+    for name, kwargs in (("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}),
+                         ("softplus", {}), ("leaky_relu", {}), ("elu", {})):
+        label = name + (" tanh" if kwargs else "")
+        forward, both = {}, {}
+        for peer, lib in libs.items():
+            fn, plain = getattr(lib.nn.functional, name), lib.tensor(x)
+            grad = lib.tensor(x, requires_grad=True)
+            forward[peer] = lambda fn=fn, t=plain: fn(t, **kwargs)
+            both[peer] = lambda fn=fn, t=grad: fn(t, **kwargs).sum().backward()
+        budget = 0.05 if quick else 0.2
+        rows.append({"op": f"F.{label}", "shape": (n,), **compare(forward, budget=budget)})
+        rows.append({"op": f"F.{label} + backward", "shape": (n,),
+                     **compare(both, budget=budget)})
+    return rows
+
+
 def measure(quick=False):
     """Rows {op, shape, and seconds per peer} measured in this run."""
     import jitensor as jt
     torch = optional("torch")
-    rows = _tiny(jt, torch)
+    rows = _tiny(jt, torch) + _activations(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

@@ -32,12 +32,15 @@ def _openblas():
 
 
 def _register(lib):
-    """Register cblas_sgemm/dgemm/sgemv/dgemv under jitensor's names; True when all were found."""
-    for name in ("sgemm", "dgemm", "sgemv", "dgemv"):
-        for symbol in (f"scipy_cblas_{name}64_", f"cblas_{name}64_"):
+    """Register cblas_sgemm/dgemm/sgemv/dgemv and openblas_{get,set}_num_threads under
+    jitensor's names; True when all were found."""
+    for name in ("sgemm", "dgemm", "sgemv", "dgemv", "get_num_threads", "set_num_threads"):
+        prefix = "cblas_" if "gemm" in name or "gemv" in name else "openblas_"
+        for symbol in (f"scipy_{prefix}{name}64_", f"{prefix}{name}64_"):
             fn = getattr(lib, symbol, None)
             if fn is not None:
-                binding.add_symbol(f"jitensor_cblas_{name}", ctypes.cast(fn, ctypes.c_void_p).value)
+                address = ctypes.cast(fn, ctypes.c_void_p).value
+                binding.add_symbol(f"jitensor_{prefix}{name}", address)
                 break
         else:
             return False
@@ -67,3 +70,9 @@ def _gemv_type(real):
 
 sgemv = types.ExternalFunction("jitensor_cblas_sgemv", _gemv_type(types.float32))
 dgemv = types.ExternalFunction("jitensor_cblas_dgemv", _gemv_type(types.float64))
+
+# OpenBLAS's thread count (a C int): the products run it on one thread, split over Numba's
+# threads themselves (linalg.gemm_blas says why)
+get_num_threads = types.ExternalFunction("jitensor_openblas_get_num_threads", types.int32())
+set_num_threads = types.ExternalFunction("jitensor_openblas_set_num_threads",
+                                         types.void(types.int32))

@@ -5,10 +5,9 @@ of any strides, and index arrays `ia`, `ib` naming the `a` and `b` matrix of eac
 (that is how broadcast batch dims arrive). The launcher hands each kernel C-contiguous stacks,
 copying only layouts it cannot use as they are, so every dtype needs one compiled signature.
 
-float32/float64 call `cblas_?gemm` (`blas.py`: the OpenBLAS NumPy ships) one matrix at a time
-from a serial loop; a C-contiguous stack read transposed is BLAS's transposed operand, so no
-copy is made. OpenBLAS threads each large product itself, and calling it
-from inside a numba `prange` makes it warn "Detect OpenMP Loop and this application may hang".
+float32/float64 call `cblas_?gemm` (`blas.py`: the OpenBLAS NumPy ships), OpenBLAS set to one
+thread and each product split into slabs of rows over Numba's threads (see gemm_blas); a
+C-contiguous stack read transposed is BLAS's transposed operand, so no copy is made.
 
 Integers (no BLAS for them), and floats where NumPy ships no OpenBLAS, use `gemm_tiled`: output
 tiles spread over the threads, B packed in panels so the inner loop is a unit-stride vector
@@ -131,35 +130,59 @@ def gemv_tiled(out, a, ta, b, ia, ib, workers):
             _gemv_task(out, a, ta, b, ia, ib, task, rb)
 
 
-@njit(cache=True)
-def gemm_blas(out, a, b, ia, ib, ta, tb):
+@njit(cache=True, parallel=True)
+def gemm_blas(out, a, b, ia, ib, ta, tb, workers):
     """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack holds
     A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times a column
-    (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x slower."""
+    (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x slower.
+
+    OpenBLAS runs on one thread here, each product split by rows into `workers` slabs over
+    Numba's threads: OpenBLAS's own threads and Numba's OpenMP ones, which spin for a while
+    after each parallel kernel, fought over the cores. On 2 cores a 64x784 @ 784x128 product
+    next to a parallel add took 7.8 ms instead of 0.2 (an MLP training step: 7.8 -> 2.6 ms)."""
     m, n = out.shape[1], out.shape[2]
     k = a.shape[1] if ta else a.shape[2]
     lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)
     ldb, trb = (k, blas.TRANS) if tb else (n, blas.NO_TRANS)
-    for t in range(out.shape[0]):
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    for task in prange(out.shape[0] * workers):
+        t, part = task // workers, task % workers
         pa = a.ctypes.data + ia[t] * a.strides[0]
         pb = b.ctypes.data + ib[t] * b.strides[0]
         po = out.ctypes.data + t * out.strides[0]
         if n == 1:  # y = A x, x contiguous either way; the stored matrix is A or A^T
             rows, cols = (k, m) if ta else (m, k)
-            _gemv(out, tra, rows, cols, pa, lda, pb, po)
+            _gemv(out, tra, rows, cols, pa, lda, pb, po, part, workers)
         elif m == 1:  # y = B^T x
             rows, cols = (n, k) if tb else (k, n)
-            _gemv(out, blas.NO_TRANS if tb else blas.TRANS, rows, cols, pb, ldb, pa, po)
-        elif out.itemsize == 4:  # float32
-            blas.sgemm(blas.ROW_MAJOR, tra, trb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, po, n)
-        else:
-            blas.dgemm(blas.ROW_MAJOR, tra, trb, m, n, k, 1.0, pa, lda, pb, ldb, 0.0, po, n)
+            _gemv(out, blas.NO_TRANS if tb else blas.TRANS, rows, cols, pb, ldb, pa, po, part,
+                  workers)
+        else:  # rows i0:i1 of A (a column block of a stored A^T) and of out
+            i0, i1 = m * part // workers, m * (part + 1) // workers
+            pa += i0 * (1 if ta else lda) * out.itemsize
+            po += i0 * n * out.itemsize
+            if out.itemsize == 4:  # float32
+                blas.sgemm(blas.ROW_MAJOR, tra, trb, i1 - i0, n, k, 1.0, pa, lda, pb, ldb, 0.0,
+                           po, n)
+            else:
+                blas.dgemm(blas.ROW_MAJOR, tra, trb, i1 - i0, n, k, 1.0, pa, lda, pb, ldb, 0.0,
+                           po, n)
+    blas.set_num_threads(threads)
 
 
 @register_jitable
-def _gemv(out, trans, rows, cols, pm, ld, px, py):
-    """y = op(M) x for the row-major rows x cols matrix at pm (leading dim ld), x and y
-    contiguous, in out's float type."""
+def _gemv(out, trans, rows, cols, pm, ld, px, py, part, parts):
+    """Slab `part` of `parts` of y = op(M) x, for the row-major rows x cols matrix at pm
+    (leading dim ld), x and y contiguous, in out's float type: a slab of M's rows (no
+    transpose) or of its columns (transposed), and of y."""
+    size = rows if trans == blas.NO_TRANS else cols
+    j0, j1 = size * part // parts, size * (part + 1) // parts
+    py += j0 * out.itemsize
+    if trans == blas.NO_TRANS:
+        pm, rows = pm + j0 * ld * out.itemsize, j1 - j0
+    else:
+        pm, cols = pm + j0 * out.itemsize, j1 - j0
     if out.itemsize == 4:
         blas.sgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
     else:
@@ -219,7 +242,11 @@ def matmul(out, a, b, ia, ib):
     if out.dtype.kind == "f" and blas.AVAILABLE:
         if out.size:
             (a, ta), (b, tb) = _stack(a), _stack(b)
-            gemm_blas(out, a, b, ia, ib, ta, tb)
+            nmat, m, n = out.shape
+            k = a.shape[1] if ta else a.shape[2]
+            # slabs of at least 16 rows (of y for a matrix-vector product)
+            slabs = max(1, (n if m == 1 else m) // 16)
+            gemm_blas(out, a, b, ia, ib, ta, tb, _workers(nmat * m * n * k, slabs))
         return
     nmat, m, n = out.shape
     k = a.shape[2]
