@@ -393,8 +393,8 @@ def test_read_only_inputs_compile_nothing_new_and_read_only_out_raises(dtype):
     _check(jt.from_numpy(a[0, 0]) @ jt.from_numpy(frozen_b[0]), a[0, 0], frozen_b[0], dtype)
     assert_tensor(jt.outer(jt.from_numpy(a[0, 0]), jt.from_numpy(b[0])),
                   np.multiply.outer(a[0, 0], b[0]), dtype)
-    for kernel in (cpu_linalg.gemm_blas, cpu_linalg.gemm_tiled, cpu_linalg.gemv_tiled,
-                   cpu_linalg.outer_kernel):
+    for kernel in (cpu_linalg.gemm_blas, cpu_linalg.gemm_blas_serial, cpu_linalg.gemm_tiled,
+                   cpu_linalg.gemv_tiled, cpu_linalg.outer_kernel):
         for signature in kernel.signatures:
             assert all(arg.mutable for arg in signature if isinstance(arg, types.Array))
     frozen_out = np.zeros((2, 3, 5), dtype.np)
@@ -446,9 +446,10 @@ def test_integer_kernels_run_serial_and_parallel_alike():
 @pytest.mark.parametrize("sa, sb", SHAPES, ids=str)
 def test_float_products_without_openblas_run_the_tiled_kernels(monkeypatch, dtype, sa, sb):
     monkeypatch.setattr(cpu_linalg.blas, "AVAILABLE", False)  # a NumPy built on another BLAS
-    calls = cpu_linalg.gemm_blas.stats.cache_hits.copy(), cpu_linalg.gemm_blas.signatures[:]
+    kernels = cpu_linalg.gemm_blas, cpu_linalg.gemm_blas_serial
+    calls = [(k.stats.cache_hits.copy(), k.signatures[:]) for k in kernels]
     test_matmul_matches_numpy(dtype, sa, sb)
-    assert (cpu_linalg.gemm_blas.stats.cache_hits, cpu_linalg.gemm_blas.signatures) == calls
+    assert [(k.stats.cache_hits, k.signatures) for k in kernels] == calls
 
 
 @pytest.mark.skipif(not cpu_linalg.blas.AVAILABLE, reason="this NumPy ships no OpenBLAS")
@@ -475,7 +476,7 @@ from jitensor.backends.cpu import linalg
 for d in (jt.float32, jt.int64):
     jt.ones(3, 4, dtype=d) @ jt.ones(4, 5, dtype=d)
     jt.ones(4, dtype=d) @ jt.ones(4, dtype=d)
-s = [linalg.gemm_blas.stats, linalg.gemm_tiled.stats]
+s = [linalg.gemm_blas_serial.stats, linalg.gemm_tiled.stats]
 print(sum(sum(x.cache_hits.values()) for x in s), sum(sum(x.cache_misses.values()) for x in s))
 """
     run_python(code)  # fills the default cache if this checkout's cache is cold

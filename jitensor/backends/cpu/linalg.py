@@ -130,8 +130,7 @@ def gemv_tiled(out, a, ta, b, ia, ib, workers):
             _gemv_task(out, a, ta, b, ia, ib, task, rb)
 
 
-@njit(cache=True, parallel=True)
-def gemm_blas(out, a, b, ia, ib, ta, tb, workers):
+def _gemm_blas(out, a, b, ia, ib, ta, tb, workers):
     """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack holds
     A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times a column
     (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x slower.
@@ -169,6 +168,13 @@ def gemm_blas(out, a, b, ia, ib, ta, tb, workers):
                 blas.dgemm(blas.ROW_MAJOR, tra, trb, i1 - i0, n, k, 1.0, pa, lda, pb, ldb, 0.0,
                            po, n)
     blas.set_num_threads(threads)
+
+
+# the serial build serves products too small to split (workers == 1): entering the parallel
+# one's OpenMP region cost 2.5 us of a tiny product's 4
+gemm_blas = njit(cache=True, parallel=True)(_gemm_blas)
+_gemm_blas.__name__ = _gemm_blas.__qualname__ = "gemm_blas_serial"  # (keys its disk cache)
+gemm_blas_serial = njit(cache=True)(_gemm_blas)
 
 
 @register_jitable
@@ -246,7 +252,8 @@ def matmul(out, a, b, ia, ib):
             k = a.shape[1] if ta else a.shape[2]
             # slabs of at least 16 rows (of y for a matrix-vector product)
             slabs = max(1, (n if m == 1 else m) // 16)
-            gemm_blas(out, a, b, ia, ib, ta, tb, _workers(nmat * m * n * k, slabs))
+            workers = _workers(nmat * m * n * k, slabs)
+            (gemm_blas if workers > 1 else gemm_blas_serial)(out, a, b, ia, ib, ta, tb, workers)
         return
     nmat, m, n = out.shape
     k = a.shape[2]
