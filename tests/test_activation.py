@@ -127,7 +127,10 @@ def test_matches_torch(name):
     x = EDGES[:-3].astype(np.float32)  # (torch's float32 gelu of inf is NaN; ours is inf)
     kwargs, _ = CASES[name]
     want = getattr(torch.nn.functional, _fn(name).__name__)(torch.from_numpy(x), **kwargs)
-    np.testing.assert_allclose(run(name, jt.tensor(x)).numpy(), want.numpy(), **TORCH_TOL)
+    got = run(name, jt.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want.numpy(), **TORCH_TOL)
+    zero = want.numpy() == 0
+    assert (np.signbit(got[zero]) == np.signbit(want.numpy()[zero])).all()  # -0.0 stays -0.0
 
 
 GRAD_POINTS = np.array([-7.0, -3.5, -2.9, -1.0, -0.2, 0.4, 1.5, 2.9, 3.5, 7.0, 30.0])
@@ -150,6 +153,21 @@ def test_gradients_match_torch_and_finite_differences(name):
         (gg,) = jt.autograd.grad(g.sum(), x)
         (tgg,) = torch.autograd.grad(tg.sum(), tx)
         np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_threshold_passes_the_gradient_of_nan_as_torch():
+    x = jt.tensor([np.nan, 0.5, 2.0], dtype=jt.float64, requires_grad=True)
+    for create_graph in (False, True):  # the fused kernel and the composed formula
+        (g,) = jt.autograd.grad(F.threshold(x, 1.0, -5.0).sum(), x, create_graph=create_graph)
+        assert g.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_expm1_keeps_the_sign_of_zero():
+    for dtype in (jt.float32, jt.float64):
+        out = jt.tensor([-0.0, 0.0, -1e-30, 1e-30], dtype=dtype).expm1().numpy()
+        assert list(np.signbit(out)) == [True, False, True, False]
+        assert out[2] == np.float32(-1e-30) if dtype is jt.float32 else out[2] == -1e-30
+    assert np.signbit(F.elu(jt.tensor([-0.0])).numpy()).all()
 
 
 def test_gradients_at_the_kinks_follow_torch():
@@ -217,6 +235,10 @@ def test_bad_arguments_raise_clear_errors_and_write_nothing():
     t = jt.tensor([1.0, -2.0])
     with pytest.raises(RuntimeError, match="approximate.*'none' or 'tanh'.*'exact'"):
         F.gelu(t, approximate="exact")
+    with pytest.raises(TypeError, match="approximate.*str, not NoneType"):
+        F.gelu(t, approximate=None)
+    with pytest.raises(TypeError):
+        F.gelu(t, "tanh")  # keyword-only, as in torch
     with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
         F.celu(t, alpha=0.0)
     with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
@@ -234,9 +256,16 @@ def test_bad_arguments_raise_clear_errors_and_write_nothing():
 
 MODULES = [("GELU", ()), ("GELU", ("tanh",)), ("SiLU", ()), ("SiLU", (True,)), ("Mish", ()),
            ("Softplus", (2.0, 10.0)), ("LeakyReLU", (0.2,)), ("LeakyReLU", (0.1, True)),
-           ("ELU", (0.5,)), ("SELU", ()), ("CELU", (2.0,)), ("LogSigmoid", ()),
-           ("Hardsigmoid", ()), ("Hardswish", ()), ("Hardtanh", (-2.0, 2.0)), ("ReLU6", ()),
-           ("ReLU6", (True,)), ("Threshold", (0.1, 20.0))]
+           ("ELU", (0.5,)), ("SELU", ()), ("CELU", (2.0,)), ("CELU", (2.0, True)),
+           ("LogSigmoid", ()), ("Hardsigmoid", ()), ("Hardsigmoid", (True,)), ("Hardswish", ()),
+           ("Hardswish", (True,)), ("Hardtanh", (-2.0, 2.0)), ("Hardtanh", (-2.0, 2.0, True)),
+           ("ReLU6", ()), ("ReLU6", (True,)), ("Threshold", (0.1, 20.0))]
+
+
+def _bases(cls, module):
+    """The public Module classes that cls derives from (ReLU6: Hardtanh)."""
+    return [c.__name__ for c in cls.__mro__[1:]
+            if issubclass(c, module) and c is not module and not c.__name__.startswith("_")]
 
 
 @pytest.mark.parametrize("name, args", MODULES)
@@ -245,6 +274,7 @@ def test_modules_match_torch_values_and_repr(name, args):
     x = np.linspace(-5, 5, 12).reshape(3, 4).astype(np.float32)
     ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
     assert repr(ours) == repr(theirs)
+    assert _bases(type(ours), nn.Module) == _bases(type(theirs), torch.nn.Module)  # isinstance
     np.testing.assert_allclose(ours(jt.tensor(x)).numpy(),
                                theirs(torch.from_numpy(x.copy())).numpy(), **TORCH_TOL)
 

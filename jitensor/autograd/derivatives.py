@@ -487,7 +487,7 @@ def _hardswish(g, result, input):
 def _threshold(g, result, input, threshold, value):
     if not _recorded(g, input):
         return ((input, A.backward(K.THRESHOLD, g, input, threshold)),)
-    return ((input, _pass(input > threshold, g)),)
+    return ((input, E.where(input <= threshold, 0.0, g)),)
 
 
 @rule("hardtanh", uses_result=False)

@@ -56,8 +56,8 @@ def relu_(input):
 _IN_PLACE = _activation.TENSOR_METHODS
 
 
-def gelu(input, approximate="none"):
-    return _activation.gelu(input, approximate)
+def gelu(input, *, approximate="none"):
+    return _activation.gelu(input, approximate=approximate)
 
 
 def silu(input, inplace=False):

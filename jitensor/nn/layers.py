@@ -114,16 +114,17 @@ class SELU(_InPlace):
     fn = F.selu
 
 
-class Hardsigmoid(_InPlace):
+class _Unflagged(_InPlace):
+    def extra_repr(self):  # (torch's reprs of these show no inplace flag)
+        return ""
+
+
+class Hardsigmoid(_Unflagged):
     fn = F.hardsigmoid
 
 
-class Hardswish(_InPlace):
+class Hardswish(_Unflagged):
     fn = F.hardswish
-
-
-class ReLU6(_InPlace):
-    fn = F.relu6
 
 
 class LeakyReLU(Module):
@@ -138,21 +139,27 @@ class LeakyReLU(Module):
         return _inplace_repr(self, f"negative_slope={self.negative_slope}")
 
 
-class ELU(Module):
+class _WithAlpha(Module):
+    """elu or celu: an alpha, and may write into its input."""
+    fn = None
+
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
+        return type(self).fn(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"alpha={self.alpha}")
 
 
-class CELU(ELU):
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
+class ELU(_WithAlpha):
+    fn = F.elu
+
+
+class CELU(_WithAlpha):
+    fn = F.celu
 
 
 class Softplus(Module):
@@ -185,6 +192,14 @@ class Hardtanh(Module):
 
     def extra_repr(self):
         return _inplace_repr(self, f"min_val={self.min_val}, max_val={self.max_val}")
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self)
 
 
 class Threshold(Module):

@@ -1,6 +1,6 @@
 """torch.nn.functional's pointwise activations: each is one launch of the "activation" kernel
-family (the formulas are in backends/scalar/elementwise.py), except hardtanh and relu6, which
-are clamps with a derivative of their own. Integer and bool inputs are refused as torch does
+family (the formulas are in backends/scalar/elementwise.py), except hardtanh (and so relu6),
+a clamp with a derivative of its own. Integer and bool inputs are refused as torch does
 (threshold and hardtanh take integers).
 
 torch has these as functions, not Tensor methods: TENSOR_METHODS here only carries the
@@ -17,10 +17,8 @@ from .elementwise import FLOATS_ONLY, _clamp, _Op, _operand, _scalar, _unary, gt
 _OPS = {name: _Op(name.split(":")[0], "activation", code, rule=FLOATS_ONLY) for name, code in (
     ("gelu", k.GELU), ("gelu:tanh", k.GELU_TANH), ("silu", k.SILU), ("mish", k.MISH),
     ("softplus", k.SOFTPLUS), ("leaky_relu", k.LEAKY_RELU), ("elu", k.ELU), ("selu", k.ELU),
-    ("celu", k.ELU),
-    ("logsigmoid", k.LOGSIGMOID), ("hardsigmoid", k.HARDSIGMOID),
-    ("hardswish", k.HARDSWISH))}
-_OPS["threshold"] = _Op("threshold", "activation", k.THRESHOLD, rule=FLOATS_ONLY)
+    ("celu", k.ELU), ("logsigmoid", k.LOGSIGMOID), ("hardsigmoid", k.HARDSIGMOID),
+    ("hardswish", k.HARDSWISH), ("threshold", k.THRESHOLD))}
 
 SELU_ALPHA, SELU_SCALE = k.SELU_ALPHA, k.SELU_SCALE  # (Klambauer et al. 2017, as torch)
 
@@ -38,8 +36,11 @@ def _run(key, input, params=(0, 0, 0), inplace=False):
     return _unary(op, input, inplace=input if inplace else None, params=params)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, *, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate="tanh" uses the tanh form."""
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"gelu: approximate argument must be either 'none' or 'tanh', got "
                            f"{approximate!r}")
@@ -138,11 +139,6 @@ def _bounds(input, min_val, max_val):
 def hardtanh(input, min_val=-1.0, max_val=1.0):
     """clamp(x, min_val, max_val), whose gradient is 0 at the bounds (clamp's passes there)."""
     return _clamp(input, *_bounds(input, min_val, max_val))
-
-
-def relu6(input):
-    """min(max(x, 0), 6)."""
-    return hardtanh(input, 0.0, 6.0)
 
 
 def backward(code, g, input, c=0, d=0):

@@ -130,51 +130,65 @@ def gemv_tiled(out, a, ta, b, ia, ib, workers):
             _gemv_task(out, a, ta, b, ia, ib, task, rb)
 
 
-def _gemm_blas(out, a, b, ia, ib, ta, tb, workers):
-    """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack holds
-    A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times a column
-    (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x slower.
+def _gemm_blas_shell(name, parallel):
+    def gemm(out, a, b, ia, ib, ta, tb, parts):
+        """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack
+        holds A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times
+        a column (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x
+        slower. Each product is split into `parts` slabs of out's rows (or columns, if it has
+        more of those), the slabs of all products shared by Numba's threads.
 
-    OpenBLAS runs on one thread here, each product split by rows into `workers` slabs over
-    Numba's threads: OpenBLAS's own threads and Numba's OpenMP ones, which spin for a while
-    after each parallel kernel, fought over the cores. On 2 cores a 64x784 @ 784x128 product
-    next to a parallel add took 7.8 ms instead of 0.2 (an MLP training step: 7.8 -> 2.6 ms)."""
-    m, n = out.shape[1], out.shape[2]
-    k = a.shape[1] if ta else a.shape[2]
-    lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)
-    ldb, trb = (k, blas.TRANS) if tb else (n, blas.NO_TRANS)
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    for task in prange(out.shape[0] * workers):
-        t, part = task // workers, task % workers
-        pa = a.ctypes.data + ia[t] * a.strides[0]
-        pb = b.ctypes.data + ib[t] * b.strides[0]
-        po = out.ctypes.data + t * out.strides[0]
-        if n == 1:  # y = A x, x contiguous either way; the stored matrix is A or A^T
-            rows, cols = (k, m) if ta else (m, k)
-            _gemv(out, tra, rows, cols, pa, lda, pb, po, part, workers)
-        elif m == 1:  # y = B^T x
-            rows, cols = (n, k) if tb else (k, n)
-            _gemv(out, blas.NO_TRANS if tb else blas.TRANS, rows, cols, pb, ldb, pa, po, part,
-                  workers)
-        else:  # rows i0:i1 of A (a column block of a stored A^T) and of out
-            i0, i1 = m * part // workers, m * (part + 1) // workers
-            pa += i0 * (1 if ta else lda) * out.itemsize
-            po += i0 * n * out.itemsize
-            if out.itemsize == 4:  # float32
-                blas.sgemm(blas.ROW_MAJOR, tra, trb, i1 - i0, n, k, 1.0, pa, lda, pb, ldb, 0.0,
-                           po, n)
+        OpenBLAS runs on one thread meanwhile: its own threads and Numba's OpenMP ones, which
+        spin for a while after each parallel kernel, fought over the cores. On 2 cores a
+        64x784 @ 784x128 product next to a parallel add took 7.8 ms instead of 0.2 (an MLP
+        training step: 7.8 -> 1.6 ms)."""
+        m, n = out.shape[1], out.shape[2]
+        k = a.shape[1] if ta else a.shape[2]
+        lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)
+        ldb, trb = (k, blas.TRANS) if tb else (n, blas.NO_TRANS)
+        size = out.itemsize
+        threads = blas.get_num_threads()
+        blas.set_num_threads(1)
+        for task in prange(out.shape[0] * parts):
+            t, part = task // parts, task % parts
+            pa = a.ctypes.data + ia[t] * a.strides[0]
+            pb = b.ctypes.data + ib[t] * b.strides[0]
+            po = out.ctypes.data + t * out.strides[0]
+            if n == 1:  # y = A x, x contiguous either way; the stored matrix is A or A^T
+                rows, cols = (k, m) if ta else (m, k)
+                _gemv(out, tra, rows, cols, pa, lda, pb, po, part, parts)
+                continue
+            if m == 1:  # y = B^T x
+                rows, cols = (n, k) if tb else (k, n)
+                _gemv(out, blas.NO_TRANS if tb else blas.TRANS, rows, cols, pb, ldb, pa, po,
+                      part, parts)
+                continue
+            ms, ns = m, n
+            if m >= n:  # rows i0:i1 of A (a column block of a stored A^T) and of out
+                i0, i1 = m * part // parts, m * (part + 1) // parts
+                pa += i0 * (1 if ta else lda) * size
+                po += i0 * n * size
+                ms = i1 - i0
+            else:  # columns j0:j1 of B (a row block of a stored B^T) and of out
+                j0, j1 = n * part // parts, n * (part + 1) // parts
+                pb += j0 * (ldb if tb else 1) * size
+                po += j0 * size
+                ns = j1 - j0
+            if size == 4:  # float32
+                blas.sgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, 0.0, po,
+                           n)
             else:
-                blas.dgemm(blas.ROW_MAJOR, tra, trb, i1 - i0, n, k, 1.0, pa, lda, pb, ldb, 0.0,
-                           po, n)
-    blas.set_num_threads(threads)
+                blas.dgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, 0.0, po,
+                           n)
+        blas.set_num_threads(threads)
+    gemm.__name__ = gemm.__qualname__ = name  # (keys its disk cache)
+    return njit(cache=True, parallel=parallel)(gemm)
 
 
-# the serial build serves products too small to split (workers == 1): entering the parallel
-# one's OpenMP region cost 2.5 us of a tiny product's 4
-gemm_blas = njit(cache=True, parallel=True)(_gemm_blas)
-_gemm_blas.__name__ = _gemm_blas.__qualname__ = "gemm_blas_serial"  # (keys its disk cache)
-gemm_blas_serial = njit(cache=True)(_gemm_blas)
+# the serial build serves what one thread does (entering the parallel one's OpenMP region cost
+# 2.5 us of a tiny product's 4)
+gemm_blas, gemm_blas_serial = _gemm_blas_shell("gemm_blas", True), \
+    _gemm_blas_shell("gemm_blas_serial", False)
 
 
 @register_jitable
@@ -250,10 +264,11 @@ def matmul(out, a, b, ia, ib):
             (a, ta), (b, tb) = _stack(a), _stack(b)
             nmat, m, n = out.shape
             k = a.shape[1] if ta else a.shape[2]
-            # slabs of at least 16 rows (of y for a matrix-vector product)
-            slabs = max(1, (n if m == 1 else m) // 16)
-            workers = _workers(nmat * m * n * k, slabs)
-            (gemm_blas if workers > 1 else gemm_blas_serial)(out, a, b, ia, ib, ta, tb, workers)
+            # slabs of at least 16 rows or columns, up to one per thread
+            parts = _workers(nmat * m * n * k, max(1, max(m, n) // 16))
+            kernel = gemm_blas if nmat * parts > 1 and nmat * m * n * k >= PARALLEL_MIN \
+                else gemm_blas_serial
+            kernel(out, a, b, ia, ib, ta, tb, parts)
         return
     nmat, m, n = out.shape
     k = a.shape[2]

@@ -353,7 +353,7 @@ def hardswish_grad(g, x):
 
 @register_jitable
 def threshold_grad(g, x, th):
-    return g if x > th else cast_like(0, x)
+    return cast_like(0, x) if x <= th else g  # (a NaN x passes g, as torch)
 
 
 @register_jitable

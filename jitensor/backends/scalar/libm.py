@@ -391,7 +391,8 @@ def _expm1_32(x):
     half = ki >> np.int32(1)
     t1, t2 = _pow2_32(half), _pow2_32(ki - half)
     y = (p * t1 + (t1 - _ONE32 / t2)) * t2
-    return _where(x == x, y, x)
+    # x itself where |x| < 2^-25, whose expm1 rounds to x: keeps -0.0 (p's sum made it +0.0)
+    return _where(abs(x) >= np.float32(2.9802322e-8), y, x)  # (NaN: x too)
 
 
 log = _float32_cpu("log", "Natural logarithm.", _log32)
