@@ -223,26 +223,34 @@ def _exp64(x):
     return _where(x == x, y, x)
 
 
-def tanh(x):
-    """Hyperbolic tangent; float32 on the CPU by Cephes' tanhf without branches (within 2 ulp,
-    vectorised; libm's tanhf is a call per element)."""
-    return np.tanh(x)
+# -- tanh, erf, log, log1p, expm1: float32 on the CPU without calls or branches (vectorised:
+# libm's in a loop ran 8-23x slower than torch's). Elsewhere NumPy's (or `host`) / CUDA's.
+def _float32_cpu(name, doc, fast, host=None, py=None):
+    """A function `name` that runs `fast` on float32 arguments on the CPU, np.<name> (or
+    `host`) otherwise, and math.<name> on CUDA; `py` (default: np.<name>) serves Python."""
+    np_fn = host or getattr(np, name)
+    py = py or np_fn
 
+    def fn(x):
+        return py(x)  # the CUDA simulator runs this body
+    fn.__name__, fn.__qualname__, fn.__doc__ = name, name, doc
 
-@overload(tanh, target="cpu")
-def _tanh_cpu(x):
-    if x == types.float32:
-        return lambda x: _tanh32(x)
-    return lambda x: np.tanh(x)
+    def cpu(x):
+        if x == types.float32:
+            return lambda x: fast(x)
+        return lambda x: np_fn(x)
 
-
-@overload(tanh, target="cuda")
-def _tanh_cuda(x):
-    return lambda x: math.tanh(x)
+    def cuda(x):
+        device_fn = getattr(math, name)
+        return lambda x: device_fn(x)
+    overload(fn, target="cpu")(cpu)
+    overload(fn, target="cuda")(cuda)
+    return fn
 
 
 @register_jitable(fastmath=_FMA)
 def _tanh32(x):
+    """Cephes' tanhf without branches (within 2 ulp)."""
     a = abs(x)
     z = x * x
     small = ((((np.float32(-5.70498872745e-3) * z + np.float32(2.06390887954e-2)) * z
@@ -253,22 +261,7 @@ def _tanh32(x):
     return _where(a < np.float32(0.625), small, _where(x >= np.float32(0.0), large, -large))
 
 
-def erf(x):
-    """The error function; float32 on the CPU by a rational function without branches
-    (vectorised: libm's erf is a call per element, 20x slower than torch's)."""
-    return _keeping_type(math.erf)(x)  # the CUDA simulator runs this body
-
-
-@overload(erf, target="cpu")
-def _erf_cpu(x):
-    if x == types.float32:
-        return lambda x: _erf32(x)
-    return lambda x: math.erf(x)
-
-
-@overload(erf, target="cuda")
-def _erf_cuda(x):
-    return lambda x: math.erf(x)
+tanh = _float32_cpu("tanh", "Hyperbolic tangent.", _tanh32)
 
 
 # Eigen's float erf: erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is +-1 in float32).
@@ -295,28 +288,8 @@ def _erf32(x):
     return _where(x == x, np.float32(p / q), x)
 
 
-# -- log, log1p, expm1: float32 on the CPU without calls or branches (vectorised; libm's logf
-# in a loop ran 12x slower than torch's, log1pf 15x, expm1f 8x). Elsewhere NumPy's / CUDA's.
-def _float32_cpu(name, doc, fast):
-    """A function `name` that runs `fast` on float32 arguments on the CPU, np.<name>
-    otherwise, and math.<name> on CUDA."""
-    np_fn = getattr(np, name)
-
-    def fn(x):
-        return np_fn(x)  # the CUDA simulator runs this body
-    fn.__name__, fn.__qualname__, fn.__doc__ = name, name, doc
-
-    def cpu(x):
-        if x == types.float32:
-            return lambda x: fast(x)
-        return lambda x: np_fn(x)
-
-    def cuda(x):
-        device_fn = getattr(math, name)
-        return lambda x: device_fn(x)
-    overload(fn, target="cpu")(cpu)
-    overload(fn, target="cuda")(cuda)
-    return fn
+erf = _float32_cpu("erf", "The error function.", _erf32, host=math.erf,
+                   py=_keeping_type(math.erf))
 
 
 @intrinsic
