@@ -691,8 +691,8 @@ _FUNCTIONS = dict(
     logical_xor=logical_xor, bitwise_and=bitwise_and, bitwise_or=bitwise_or,
     bitwise_xor=bitwise_xor, bitwise_left_shift=bitwise_left_shift,
     bitwise_right_shift=bitwise_right_shift, clamp=clamp, clip=clamp, clamp_min=clamp_min,
-    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, isclose=isclose, allclose=allclose, equal=equal, lerp=lerp, addcmul=addcmul,
-    addcdiv=addcdiv,
+    clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, isclose=isclose, allclose=allclose,
+    equal=equal, lerp=lerp, addcmul=addcmul, addcdiv=addcdiv,
 )
 _FUNCTIONS.update({name: globals()[name] for name in (*U, *_ALIASES, "hypot", "copysign",
                                                        "logaddexp", "logaddexp2", "fmax", "fmin",

@@ -346,7 +346,7 @@ def _log1p32(x):
     return _where(u == _INF32, u, r)
 
 
-_E2, _E3, _E4, _E5, _E6, _E7 = (np.float32(1 / math.factorial(k)) for k in range(2, 8))
+_E3, _E4, _E5, _E6, _E7 = (np.float32(1 / math.factorial(k)) for k in range(3, 8))
 
 
 @register_jitable(fastmath=_FMA)
