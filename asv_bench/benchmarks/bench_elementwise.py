@@ -25,6 +25,9 @@ class Contiguous:
     def time_exp(self, *_):
         self.sync(self.mod.exp(self.x))
 
+    def time_sin(self, *_):
+        self.sync(self.mod.sin(self.x))
+
 
 class Layouts:
     """A float32 matrix plus a broadcast row, a broadcast column and its own transpose."""

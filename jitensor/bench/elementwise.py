@@ -1,7 +1,7 @@
 """The elementwise report: jitensor against NumPy and torch on the CPU.
 
-``python -m jitensor.bench.elementwise [--quick]``: float32 throughput of add/mul/exp/log on large
-tensors (same shape, with a scalar, broadcast, transposed) and the per-op cost on 2x3 tensors.
+``python -m jitensor.bench.elementwise [--quick]``: float32 throughput of add/mul/exp/log/sin on
+large tensors (same shape, with a scalar, broadcast, transposed) and the per-op cost on 2x3 tensors.
 Large operands are written into a preallocated output by every peer (`out=`), so the figures
 are kernel bandwidth, not page faults of fresh allocations; the tiny case allocates."""
 import sys
@@ -38,6 +38,8 @@ def _cases(n, rng):
                               "numpy": lambda: np.exp(x, out=out)}),
         ("log", (n,), 8 * n, {"jitensor": lambda: jt.log(jx, out=jo),
                               "numpy": lambda: np.log(x, out=out)}),
+        ("sin", (n,), 8 * n, {"jitensor": lambda: jt.sin(jx, out=jo),
+                              "numpy": lambda: np.sin(x, out=out)}),
         ("add row (broadcast)", (side, side), 8 * side * side,
          {"jitensor": lambda: jt.add(jm, jrow, out=jmo), "numpy": lambda: np.add(m, row, out=mout)}),
         ("add transposed", (side, side), 12 * side * side,
@@ -51,7 +53,7 @@ def _cases(n, rng):
         for (name, _, _, fns), fn in zip(cases, [
                 lambda: torch.add(tx, ty, out=to), lambda: torch.mul(tx, ty, out=to),
                 lambda: torch.add(tx, 2.0, out=to), lambda: torch.exp(tx, out=to),
-                lambda: torch.log(tx, out=to),
+                lambda: torch.log(tx, out=to), lambda: torch.sin(tx, out=to),
                 lambda: torch.add(tm, trow, out=tmo), lambda: torch.add(tm.T, tm, out=tmo)]):
             fns["torch"] = fn
     return cases

@@ -54,6 +54,23 @@ def _at(x, i):
     return lambda x, i: x
 
 
+@register_jitable(_nrt=False)
+def _trig_by_libm(op, out, x):
+    """Recompute by libm the results of the vectorised sin, cos or tan that the reduction
+    could not serve (libm.trig_by_libm): rarely any, so a vectorised count over the slice first."""
+    wide()
+    n = out.shape[0]
+    rest = 0
+    for i in range(n):
+        rest += libm.trig_by_libm(x[i], out[i])
+    if rest == 0:
+        return
+    for i in range(n):
+        if libm.trig_by_libm(x[i], out[i]):
+            out[i] = np.sin(x[i]) if op == s.SIN else np.cos(x[i]) if op == s.COS else \
+                np.tan(x[i])
+
+
 # -- the per-family switches: one branch per op, each a loop over the slice -----------------------
 @register_jitable(_nrt=False)
 def _unary(op, out, x, p, q, r):
@@ -88,10 +105,12 @@ def _unary(op, out, x, p, q, r):
             out[i] = 1 / np.sqrt(x[i])
     elif op == s.SIN:
         for i in range(n):
-            out[i] = np.sin(x[i])
+            out[i] = libm.reduced_sin(x[i])
+        _trig_by_libm(op, out, x)
     elif op == s.COS:
         for i in range(n):
-            out[i] = np.cos(x[i])
+            out[i] = libm.reduced_cos(x[i])
+        _trig_by_libm(op, out, x)
     elif op == s.TANH:
         for i in range(n):
             out[i] = libm.tanh(x[i])
@@ -274,7 +293,8 @@ def _math(op, out, x, b, c, d):
     n = out.shape[0]
     if op == s.TAN:
         for i in range(n):
-            out[i] = libm.tan(x[i])
+            out[i] = libm.reduced_tan(x[i])
+        _trig_by_libm(op, out, x)
     elif op == s.ASIN:
         for i in range(n):
             out[i] = libm.asin(x[i])

@@ -371,3 +371,107 @@ def _expm1_32(x):
 log = _float32_cpu("log", "Natural logarithm.", _log32)
 log1p = _float32_cpu("log1p", "log(1 + x), exact near 0.", _log1p32)
 expm1 = _float32_cpu("expm1", "e ** x - 1, exact near 0.", _expm1_32)
+
+
+# -- sin, cos, tan on the CPU, vectorised (libm's sinf in a loop ran 18x slower than torch's):
+# x = k pi/2 + r with |r| <= pi/4 by Cody-Waite reduction, pi/2 split in parts short enough that
+# k * part is exact, then polynomials for sin r and cos r: Cephes' sinf/cosf in float32, fdlibm's
+# in float64. The reductions serve |x| < 2^19 (beyond, float32's k = rint(x 2/pi) can be one
+# off and r outside the polynomials' range: 2.6 ulp) and results not near 0; the kernels hand
+# what `trig_by_libm` picks to libm (rare: the test is a vectorised pass over the block).
+_INVPIO2, _TRIG_MAX, _QUARTER_PI = 6.36619772367581382433e-01, 524288.0, 0.7853981633974483
+# float32: with fused multiply-adds x - k P1 is exact, so three float32 parts carry 72 bits
+_INVPIO2_32, _P1_32, _P2_32, _P3_32 = (np.float32(c) for c in (
+    0.636619772, 1.5707963705062866, -4.371138828673793e-08, -1.7151245100058819e-15))
+_S1_32, _S2_32, _S3_32 = (np.float32(c) for c in (-1.6666654611e-1, 8.3321608736e-3,
+                                                   -1.9515295891e-4))
+_C1_32, _C2_32, _C3_32 = (np.float32(c) for c in (4.166664568298827e-2, -1.388731625493765e-3,
+                                                   2.443315711809948e-5))
+# float64: fdlibm's four parts, the first three of at most 32 bits
+_PIO2_1, _PIO2_2, _PIO2_3, _PIO2_3T = (1.57079632673412561417e+00, 6.07710050630396597660e-11,
+                                       2.02226624871116645580e-21, 8.47842766036889956997e-32)
+_S1, _S2, _S3, _S4, _S5, _S6 = (-1.66666666666666324348e-01, 8.33333333332248946124e-03,
+                                -1.98412698298579493134e-04, 2.75573137070700676789e-06,
+                                -2.50507602534068634195e-08, 1.58969099521155010221e-10)
+_C1, _C2, _C3, _C4, _C5, _C6 = (4.16666666666666019037e-02, -1.38888888888741095749e-03,
+                                2.48015872894767294178e-05, -2.75573143513906633035e-07,
+                                2.08757232129817482790e-09, -1.13596475577881948265e-11)
+
+
+@register_jitable(fastmath=_FMA)
+def _sincos32(x):
+    """(sin r, cos r, k & 3) for x = k pi/2 + r, in float32 (sin of -0.0: -0.0, which the
+    polynomial's term, +0.0 there, would lose)."""
+    k = np.rint(x * _INVPIO2_32)
+    r = x - k * _P1_32
+    r = r - k * _P2_32
+    r = r - k * _P3_32
+    z = r * r
+    s = _where(x == np.float32(0.0), x, r + r * z * (_S1_32 + z * (_S2_32 + z * _S3_32)))
+    c = _ONE32 - _HALF32 * z + z * z * (_C1_32 + z * (_C2_32 + z * _C3_32))
+    return s, c, np.int32(_where(abs(k) < np.float32(4194304.0), k, np.float32(0.0))) & 3
+
+
+@register_jitable(fastmath=_FMA)
+def _sincos64(x):
+    """(sin r, cos r, k & 3) for x = k pi/2 + r, in float64. r is carried as r + e (the rounding
+    of d - k pi/2's second step), as fdlibm's kernels take it: sin within 1 ulp, not 2."""
+    d = np.float64(x)
+    k = np.rint(d * _INVPIO2)
+    a = d - k * _PIO2_1
+    b = k * _PIO2_2
+    r = a - b
+    v = r - a
+    e = ((a - (r - v)) - (b + v)) - k * _PIO2_3 - k * _PIO2_3T
+    a = r + e
+    e = e - (a - r)
+    r = a
+    z = r * r
+    s = r + (r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6))))) + e)
+    s = _where(d == 0.0, d, s)  # (the polynomial's term is +0.0 for r = -0.0)
+    h = 0.5 * z
+    w = 1.0 - h
+    c = w + (((1.0 - w) - h) + (z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (
+        _C5 + z * _C6))))) - r * e))
+    return s, c, np.int64(_where(abs(k) < 4194304.0, k, 0.0)) & 3  # (k of inf, NaN: 0)
+
+
+def _sincos(x):
+    """(sin r, cos r, k & 3) for x = k pi/2 + r, in float32 for float32 x, else float64."""
+
+
+@overload(_sincos, target="cpu")
+def _sincos_cpu(x):
+    return (lambda x: _sincos32(x)) if x == types.float32 else (lambda x: _sincos64(x))
+
+
+@register_jitable
+def reduced_sin(x):
+    """sin x, where trig_by_libm(x, result) is false."""
+    s, c, q = _sincos(x)
+    v = _where(q & 1 == 1, c, s)
+    return _where(q & 2 == 2, -v, v)
+
+
+@register_jitable
+def reduced_cos(x):
+    """cos x, where trig_by_libm(x, result) is false."""
+    s, c, q = _sincos(x)
+    v = _where(q & 1 == 1, s, c)
+    return _where((q + 1) & 2 == 2, -v, v)
+
+
+@register_jitable
+def reduced_tan(x):
+    """tan x, where trig_by_libm(x, result) is false."""
+    s, c, q = _sincos(x)
+    return _where(q & 1 == 1, -c / s, s / c)
+
+
+@register_jitable
+def trig_by_libm(x, y):
+    """Whether the reduced sin/cos/tan y of x needs libm: |x| of 2^19 or more (inf and NaN
+    too), or |x| beyond pi/4 and |y| below 2^-20 (or, for tan, above 2^20), where r is within
+    2^-20 of 0 and the reduction's rounding could reach an ulp of r."""
+    a, b = abs(x), abs(y)
+    return not a < _TRIG_MAX or (a > _QUARTER_PI and (b < 9.5367431640625e-07 or b > 1048576.0))
