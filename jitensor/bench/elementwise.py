@@ -18,7 +18,7 @@ def _cases(n, rng):
     """(op, shape, bytes moved, {peer: fn}) for n float32 elements."""
     import jitensor as jt
     torch = optional("torch")
-    x = rng.random(n, dtype=np.float32)
+    x = 1 - rng.random(n, dtype=np.float32)  # (0, 1]: no log of 0
     y = rng.random(n, dtype=np.float32)
     out = np.empty_like(x)
     side = int(n ** 0.5)
