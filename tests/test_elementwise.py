@@ -588,3 +588,28 @@ def test_trig_of_integers_and_in_place():
     y = jt.tensor([0.5, 4.0, 1e9], dtype=jt.float64)
     y.cos_()
     np.testing.assert_allclose(y.numpy(), np.cos([0.5, 4.0, 1e9]), rtol=1e-15)
+
+
+_F64_ARGS = {
+    "log": np.concatenate([np.geomspace(5e-324, 1.7e308, 200_001), np.linspace(0.5, 2, 100_001),
+                           [0.0, -0.0, -1.0, 1.0, np.inf, -np.inf, np.nan]]),
+    "tanh": np.concatenate([np.linspace(-25, 25, 200_001), np.geomspace(1e-300, 1, 3000),
+                            -np.geomspace(1e-300, 1, 3000), np.nextafter(0.625, [0, 1]),
+                            [0.0, -0.0, 0.625, -0.625, np.inf, -np.inf, np.nan]])}
+
+
+@pytest.mark.parametrize("name, bound", [("log", 1.0), ("tanh", 2.0)])
+def test_vectorised_float64_math_is_within_ulps_of_libm(name, bound):
+    """The CPU's branch-free float64 log (fdlibm's) and tanh (Cephes'), libm.py; NaN, inf,
+    signed zeros and denormals included."""
+    x = _F64_ARGS[name]
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    got = getattr(jt, name)(jt.tensor(x)).numpy()
+    assert got.dtype == np.float64
+    finite = np.isfinite(want)
+    err = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
+    assert err.max() <= bound, x[finite][np.argmax(err)]
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    zero = want == 0
+    assert (np.signbit(got[zero]) == np.signbit(want[zero])).all()

@@ -265,9 +265,10 @@ def _exp64(x):
 
 # -- tanh, erf, log, log1p, expm1: float32 on the CPU without calls or branches (vectorised:
 # libm's in a loop ran 8-23x slower than torch's). Elsewhere NumPy's (or `host`) / CUDA's.
-def _float32_cpu(name, doc, fast, host=None, py=None):
-    """A function `name` that runs `fast` on float32 arguments on the CPU, np.<name> (or
-    `host`) otherwise, and math.<name> on CUDA; `py` (default: np.<name>) serves Python."""
+def _float32_cpu(name, doc, fast, host=None, py=None, fast64=None):
+    """A function `name` that runs `fast` on float32 arguments on the CPU (and `fast64`, when
+    given, on float64 ones), np.<name> (or `host`) otherwise, and math.<name> on CUDA; `py`
+    (default: np.<name>) serves Python."""
     np_fn = host or getattr(np, name)
     py = py or np_fn
 
@@ -278,6 +279,8 @@ def _float32_cpu(name, doc, fast, host=None, py=None):
     def cpu(x):
         if x == types.float32:
             return lambda x: fast(x)
+        if fast64 is not None and x == types.float64:
+            return lambda x: fast64(x)
         return lambda x: np_fn(x)
 
     def cuda(x):
@@ -301,7 +304,22 @@ def _tanh32(x):
     return _where(a < np.float32(0.625), small, _where(x >= np.float32(0.0), large, -large))
 
 
-tanh = _float32_cpu("tanh", "Hyperbolic tangent.", _tanh32)
+@register_jitable
+def _tanh64(x):
+    """Cephes' tanh without branches: x + x^3 P(x^2) / Q(x^2) below 0.625, else
+    1 - 2 / (e^2|x| + 1) (exp clamps, so large |x| gives +-1 and NaN stays NaN)."""
+    a = abs(x)
+    z = x * x
+    small = x + x * z * (((-9.64399179425052238628e-1 * z - 9.92877231001918586564e1) * z
+                          - 1.61468768441708447952e3)
+                         / (((z + 1.12811678491632931402e2) * z + 2.23548839060100448583e3) * z
+                            + 4.84406305325125486048e3))
+    large = 1.0 - 2.0 / (exp(a + a) + 1.0)
+    small = _where(z == 0.0, x, small)
+    return _where(a < 0.625, small, _where(x >= 0.0, large, -large))
+
+
+tanh = _float32_cpu("tanh", "Hyperbolic tangent.", _tanh32, fast64=_tanh64)
 
 
 # Eigen's float erf: erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is +-1 in float32).
@@ -334,14 +352,15 @@ erf = _float32_cpu("erf", "The error function.", _erf32, host=math.erf,
 
 @intrinsic
 def _bits(typingctx, x):
-    """The IEEE-754 bits of a float32 as an int32."""
-    if x != types.float32:
+    """The IEEE-754 bits of a float32 as an int32, of a float64 as an int64."""
+    to = {types.float32: types.int32, types.float64: types.int64}.get(x)
+    if to is None:
         return None
 
     def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
+        return builder.bitcast(args[0], ir.IntType(to.bitwidth))
 
-    return types.int32(x), codegen
+    return to(x), codegen
 
 
 _SQRTHF32, _LOG_C = np.float32(0.707106781186547524), tuple(np.float32(c) for c in (
@@ -408,7 +427,39 @@ def _expm1_32(x):
     return _where(abs(x) >= np.float32(2.9802322e-8), y, x)  # (NaN: x too)
 
 
-log = _float32_cpu("log", "Natural logarithm.", _log32)
+# fdlibm's log: x = m 2^e with m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), and
+# log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)) with R of degree 14; e ln 2 in two parts
+_LG1, _LG2, _LG3, _LG4, _LG5, _LG6, _LG7 = (
+    6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+    2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+    1.479819860511658591e-01)
+_TINY64, _TWO54 = 2.2250738585072014e-308, 18014398509481984.0
+
+
+@register_jitable(fastmath=_FMA)
+def _log64(x):
+    """fdlibm's log without branches (within 1 ulp); denormals are scaled by 2^54 first; 0
+    gives -inf, negatives NaN, inf and NaN themselves."""
+    denormal = x < _TINY64
+    y = _where(denormal, x * _TWO54, x)
+    bits = _bits(y)
+    e = ((bits >> np.int64(52)) & np.int64(0x7FF)) - np.int64(1023)
+    m = _float_from_bits((bits & np.int64(0x000FFFFFFFFFFFFF)) | np.int64(0x3FF0000000000000))
+    high = m > 1.4142135623730951
+    k = np.float64(e) + _where(high, 1.0, 0.0) - _where(denormal, 54.0, 0.0)
+    f = _where(high, 0.5 * m, m) - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    big_r = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
+    hfsq = 0.5 * f * f
+    r = k * _LN2HI - ((hfsq - (s * (hfsq + big_r) + k * _LN2LO)) - f)
+    r = _where(x == np.inf, x, r)
+    r = _where(x == 0.0, -np.inf, r)
+    return _where(x >= 0.0, r, np.nan + x)  # (NaN for NaN and negatives)
+
+
+log = _float32_cpu("log", "Natural logarithm.", _log32, fast64=_log64)
 log1p = _float32_cpu("log1p", "log(1 + x), exact near 0.", _log1p32)
 expm1 = _float32_cpu("expm1", "e ** x - 1, exact near 0.", _expm1_32)
 
