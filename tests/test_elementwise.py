@@ -613,3 +613,32 @@ def test_vectorised_float64_math_is_within_ulps_of_libm(name, bound):
     np.testing.assert_array_equal(got[~finite], want[~finite])
     zero = want == 0
     assert (np.signbit(got[zero]) == np.signbit(want[zero])).all()
+
+
+def test_small_in_place_ops_match_numpy():
+    """The in-place fast path (same-shape operands of one dtype, numbers, the tensor itself)
+    and the cases it hands to the general path: overlapping views, non-contiguous self,
+    promotion, alpha."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    x = jt.tensor(a, requires_grad=True)
+    with jt.no_grad():
+        x.add_(jt.tensor(b)).mul_(2.0).sub_(x).div_(jt.tensor(b)).add_(1)
+    np.testing.assert_allclose(x.detach().numpy(), ((a + b) * 2 - (a + b) * 2) / b + 1)
+    assert x._version == 5 and x.dtype is jt.float64  # (saved tensors are checked by it)
+    z, w = jt.arange(6.0), np.arange(6.0)
+    z[1:].add_(z[:-1])  # overlapping: computed as if from a copy
+    w[1:] += w[:-1].copy()
+    assert z.tolist() == w.tolist()
+    t = jt.tensor(a).t()
+    t.add_(1.0)
+    np.testing.assert_allclose(t.numpy(), a.T + 1)
+    i = jt.arange(6)
+    i.add_(2).mul_(3).sub_(jt.ones(6, dtype=jt.int64), alpha=2)
+    assert i.tolist() == [(v + 2) * 3 - 2 for v in range(6)] and i.dtype is jt.int64
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        i.div_(2)
+    assert i.tolist() == [(v + 2) * 3 - 2 for v in range(6)]
+    f = jt.ones(3, dtype=jt.float32)
+    f.add_(jt.ones(3, dtype=jt.float64))  # promotes, then casts back to float32
+    assert f.dtype is jt.float32 and f.tolist() == [2.0] * 3

@@ -53,12 +53,12 @@ def _dims(dim, ndim):
 
 def _unreduce(g, input, dim, keepdim):
     """`g` of a reduction over `dim` reshaped so that it broadcasts against `input` again."""
-    if keepdim or g.ndim == input.ndim:
+    if keepdim or g.ndim == input.ndim or g.ndim == 0:  # (a 0-d g broadcasts as it is)
         return g
+    shape = list(input.shape)
     for d in _dims(dim, input.ndim):
-        if input.ndim:
-            g = S.unsqueeze(g, d)
-    return g
+        shape[d] = 1
+    return S.reshape(g, shape)  # (one op, not an unsqueeze per dim: backward is Python-bound)
 
 
 def _count(input, dim):

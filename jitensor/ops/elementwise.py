@@ -211,10 +211,13 @@ def _target(op, out, inplace, shape, result, device):
 def _aliased(dest, arrays):
     """Whether `dest` overlaps an input other than by being exactly that input (in place)."""
     d = dest._data
-    return any(isinstance(a, np.ndarray) and np.may_share_memory(d, a) and
-               not (a.shape == d.shape and a.strides == d.strides and
-                    a.__array_interface__["data"][0] == d.__array_interface__["data"][0])
-               for a in arrays)
+    for a in arrays:  # (a loop, not any(): on every in-place and out= op of small tensors)
+        if a is d or a.__class__ is not np.ndarray or not np.may_share_memory(d, a):
+            continue
+        if not (a.shape == d.shape and a.strides == d.strides and
+                a.__array_interface__["data"][0] == d.__array_interface__["data"][0]):
+            return True
+    return False
 
 
 def _launch(op, family_code, dest, operands, b, extra=0, fresh=False):
@@ -665,11 +668,40 @@ def _swap(name):
 _module = globals()
 
 
+def _fast_inplace(op, x, y):
+    """`x op= y` into a C-contiguous CPU x for the commonest calls (y a tensor of x's dtype, shape
+    and device that is x or does not overlap it, or a number for a float x, and a result of x's
+    dtype), as `_fast`; False when the general path is needed. (Gradient accumulation in
+    backward is one of these calls per leaf.)"""
+    xd, dt = x._data, x._dtype
+    if x.__class__ is not Tensor or xd.__class__ is not np.ndarray or not xd.flags.c_contiguous:
+        return False  # (CPU tensors only: a CUDA in-place op takes the general path)
+    if y.__class__ is Tensor:
+        yd = y._data
+        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device or \
+                yd is not xd and np.may_share_memory(xd, yd):
+            return False
+    elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
+        yd = dt.np.type(y)
+    else:
+        return False
+    fast = op.fast.get(dt)
+    if fast is None or fast[0] is not dt:
+        return False
+    backend(x._device).elementwise.launch_fresh(op.family, fast[1], xd, xd, yd, fast[2], 0)
+    return True
+
+
 def _inplace_binary(name, alpha=False):
     op = B[name]
+
+    def method(self, other, *, alpha=1):
+        if alpha == 1 and _fast_inplace(op, self, other):
+            return self
+        return _binary(op, self, other, inplace=self, alpha=alpha)
     if alpha:
-        return lambda self, other, *, alpha=1: _binary(op, self, other, inplace=self, alpha=alpha)
-    return lambda self, other: _binary(op, self, other, inplace=self)
+        return method
+    return lambda self, other: method(self, other)
 
 
 def _inplace_unary(name):
