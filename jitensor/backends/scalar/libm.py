@@ -11,18 +11,24 @@ from numba.core import cgutils, config
 from numba.extending import intrinsic, overload, register_jitable
 
 
-def _shared(name, doc, np_name=None, cuda_pick=None, host=None, py=None):
+def _shared(name, doc, np_name=None, cuda_pick=None, host=None, py=None, fast=None,
+            fast64=None):
     """A function `name` that calls np.<np_name> (or `host`) on the CPU and, on CUDA,
     math.<name> or what cuda_pick(*argument types) returns; `py`, when given, serves Python
-    (the CUDA simulator) instead of np_fn."""
+    (the CUDA simulator) instead of np_fn. On the CPU, `fast` (`fast64`) serves float32
+    (float64) arguments instead, where given."""
     np_fn = host or getattr(np, np_name or name)
     py = py or np_fn
 
     def fn(*args):
-        return py(*args)
+        return py(*args)  # the CUDA simulator runs this body
     fn.__name__, fn.__qualname__, fn.__doc__ = name, name, doc
 
     def cpu(*args):
+        if fast is not None and args[0] == types.float32:
+            return lambda *args: fast(*args)
+        if fast64 is not None and args[0] == types.float64:
+            return lambda *args: fast64(*args)
         return lambda *args: np_fn(*args)
 
     def cuda(*args):
@@ -265,32 +271,6 @@ def _exp64(x):
 
 # -- tanh, erf, log, log1p, expm1: float32 on the CPU without calls or branches (vectorised:
 # libm's in a loop ran 8-23x slower than torch's). Elsewhere NumPy's (or `host`) / CUDA's.
-def _float32_cpu(name, doc, fast, host=None, py=None, fast64=None):
-    """A function `name` that runs `fast` on float32 arguments on the CPU (and `fast64`, when
-    given, on float64 ones), np.<name> (or `host`) otherwise, and math.<name> on CUDA; `py`
-    (default: np.<name>) serves Python."""
-    np_fn = host or getattr(np, name)
-    py = py or np_fn
-
-    def fn(x):
-        return py(x)  # the CUDA simulator runs this body
-    fn.__name__, fn.__qualname__, fn.__doc__ = name, name, doc
-
-    def cpu(x):
-        if x == types.float32:
-            return lambda x: fast(x)
-        if fast64 is not None and x == types.float64:
-            return lambda x: fast64(x)
-        return lambda x: np_fn(x)
-
-    def cuda(x):
-        device_fn = getattr(math, name)
-        return lambda x: device_fn(x)
-    overload(fn, target="cpu")(cpu)
-    overload(fn, target="cuda")(cuda)
-    return fn
-
-
 @register_jitable(fastmath=_FMA)
 def _tanh32(x):
     """Cephes' tanhf without branches (within 2 ulp)."""
@@ -319,7 +299,7 @@ def _tanh64(x):
     return _where(a < 0.625, small, _where(x >= 0.0, large, -large))
 
 
-tanh = _float32_cpu("tanh", "Hyperbolic tangent.", _tanh32, fast64=_tanh64)
+tanh = _shared("tanh", "Hyperbolic tangent.", fast=_tanh32, fast64=_tanh64)
 
 
 # Eigen's float erf: erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (beyond, erf is +-1 in float32).
@@ -346,8 +326,8 @@ def _erf32(x):
     return _where(x == x, np.float32(p / q), x)
 
 
-erf = _float32_cpu("erf", "The error function.", _erf32, host=math.erf,
-                   py=_keeping_type(math.erf))
+erf = _shared("erf", "The error function.", host=math.erf, py=_keeping_type(math.erf),
+              fast=_erf32)
 
 
 @intrinsic
@@ -459,9 +439,9 @@ def _log64(x):
     return _where(x >= 0.0, r, np.nan + x)  # (NaN for NaN and negatives)
 
 
-log = _float32_cpu("log", "Natural logarithm.", _log32, fast64=_log64)
-log1p = _float32_cpu("log1p", "log(1 + x), exact near 0.", _log1p32)
-expm1 = _float32_cpu("expm1", "e ** x - 1, exact near 0.", _expm1_32)
+log = _shared("log", "Natural logarithm.", fast=_log32, fast64=_log64)
+log1p = _shared("log1p", "log(1 + x), exact near 0.", fast=_log1p32)
+expm1 = _shared("expm1", "e ** x - 1, exact near 0.", fast=_expm1_32)
 
 
 # -- sin, cos, tan on the CPU, vectorised (libm's sinf in a loop ran 18x slower than torch's):
