@@ -1,6 +1,9 @@
 """Elementwise ops against NumPy (values) and torch (values and result dtypes, where installed)."""
 import math
+import os
 import pickle  # noqa: F401  (tensors stay picklable after ops attach methods)
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -642,3 +645,33 @@ def test_small_in_place_ops_match_numpy():
     f = jt.ones(3, dtype=jt.float32)
     f.add_(jt.ones(3, dtype=jt.float64))  # promotes, then casts back to float32
     assert f.dtype is jt.float32 and f.tolist() == [2.0] * 3
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_in_place_and_into_its_input(name):
+    """The kernels recompute by libm, from the argument, what the reduction cannot serve; in
+    place (and out= the input) they must still see the arguments."""
+    for dtype in (np.float32, np.float64):
+        x = np.array([1e30, np.pi / 2, 3 * np.pi / 2, 7.0, 1e6, np.inf, -0.0], dtype)
+        with np.errstate(invalid="ignore"):
+            want = getattr(np, name)(x.astype(np.float64)).astype(dtype)
+        t = jt.tensor(x)
+        getattr(t, name + "_")()
+        np.testing.assert_allclose(t.numpy(), want, rtol=4e-7 if dtype == np.float32 else 1e-15)
+        t = jt.tensor(np.repeat(x, 20000))[::2]  # a strided view, the parallel kernel
+        getattr(jt, name)(t, out=t)
+        np.testing.assert_allclose(t.numpy(), np.repeat(want, 10000),
+                                   rtol=4e-7 if dtype == np.float32 else 1e-15)
+
+
+def test_float32_trig_without_fused_multiply_add(tmp_path):
+    """On a CPU without FMA, float32 sin/cos/tan take the float64 reduction (the float32 one's
+    first step is exact only fused): compiled for Numba's generic CPU in a new process."""
+    code = ("import numpy as np, jitensor as jt; x = np.float32([9.424682, 12345.678, 400000.1]);"
+            "print(repr(jt.sin(jt.tensor(x)).numpy().tolist()))")
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    want = np.sin(np.float32([9.424682, 12345.678, 400000.1]).astype(np.float64))
+    np.testing.assert_allclose(eval(done.stdout), want, rtol=2e-7)

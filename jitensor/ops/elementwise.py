@@ -220,10 +220,16 @@ def _aliased(dest, arrays):
     return False
 
 
+# ops whose CPU kernels read the input again after writing the output (sin/cos/tan recompute
+# by libm the arguments their vectorised reduction cannot serve): in place only via a temporary
+_REREAD = {"sin", "cos", "tan"}
+
+
 def _launch(op, family_code, dest, operands, b, extra=0, fresh=False):
     """Run the kernel into dest; through a temporary when dest overlaps an input (a `fresh`
     dest, allocated for this result, cannot)."""
-    if not fresh and _aliased(dest, operands):
+    if not fresh and (_aliased(dest, operands) or op.name in _REREAD and any(
+            a.__class__ is np.ndarray and np.may_share_memory(dest._data, a) for a in operands)):
         tmp = allocate(dest._data.shape, dest._dtype, dest._device)
         b.elementwise.launch(op.family, family_code, tmp._data, *operands, extra)
         b.copy(dest._data, tmp._data)

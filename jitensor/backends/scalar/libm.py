@@ -5,9 +5,9 @@ argument's float type on both targets."""
 import math
 
 import numpy as np
-from llvmlite import binding, ir
+from llvmlite import ir
 from numba import types
-from numba.core import cgutils, config
+from numba.core import cgutils, codegen, config
 from numba.extending import intrinsic, overload, register_jitable
 
 
@@ -189,8 +189,8 @@ def _compiles_for(feature):
     """Whether Numba compiles for a CPU with this feature (NUMBA_CPU_FEATURES, else the host's,
     as Numba's code generator picks them)."""
     features = config.CPU_FEATURES
-    return "+" + feature in (binding.get_host_cpu_features().flatten() if features is None
-                             else features).split(",")
+    return "+" + feature in (codegen.get_host_cpu_features() if features is None
+                             else features).split(",")  # (codegen's: NUMBA_ENABLE_AVX=0 too)
 
 
 # AVX-512's vscalef scales by 2^k in one instruction, denormal and overflowing results
@@ -511,9 +511,14 @@ def _sincos(x):
     """(sin r, cos r, k & 3) for x = k pi/2 + r, in float32 for float32 x, else float64."""
 
 
+# _sincos32's x - k P1 is exact only as a fused multiply-add: without FMA float32 takes float64's
+_FUSED = _compiles_for("fma")
+
+
 @overload(_sincos, target="cpu")
 def _sincos_cpu(x):
-    return (lambda x: _sincos32(x)) if x == types.float32 else (lambda x: _sincos64(x))
+    return (lambda x: _sincos32(x)) if x == types.float32 and _FUSED else \
+        (lambda x: _sincos64(x))
 
 
 @register_jitable
