@@ -42,6 +42,12 @@ def as_strided(buf, shape, strides, offset=0):
     """A view of `buf`'s memory; `strides` and `offset` (from buf's first element) count
     elements. The caller keeps every address inside buf's memory."""
     size = buf.itemsize
+    if buf.flags.c_contiguous:  # an ndarray over buf's own buffer: 0.3 us, the interface 2-3
+        try:
+            return np.ndarray(shape, buf.dtype, buf, offset * size,
+                              tuple(s * size for s in strides))
+        except ValueError:  # an empty view whose offset lies past buf's end: NumPy refuses
+            pass
     face = buf.__array_interface__
     ptr, readonly = face["data"]
     mem = _Memory()
