@@ -211,8 +211,9 @@ def _target(op, out, inplace, shape, result, device):
 def _aliased(dest, arrays):
     """Whether `dest` overlaps an input other than by being exactly that input (in place)."""
     d = dest._data
-    for a in arrays:  # (a loop, not any(): on every in-place and out= op of small tensors)
-        if a is d or a.__class__ is not np.ndarray or not np.may_share_memory(d, a):
+    for a in arrays:  # (a loop, not any(): on every in-place and out= op of small tensors;
+        # isinstance: CUDA buffers are an ndarray subclass)
+        if a is d or not isinstance(a, np.ndarray) or not np.may_share_memory(d, a):
             continue
         if not (a.shape == d.shape and a.strides == d.strides and
                 a.__array_interface__["data"][0] == d.__array_interface__["data"][0]):
