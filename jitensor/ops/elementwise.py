@@ -223,6 +223,7 @@ def _aliased(dest, arrays):
 
 # ops whose CPU kernels read the input again after writing the output (sin/cos/tan recompute
 # by libm the arguments their vectorised reduction cannot serve): in place only via a temporary
+# (exact class test: CPU buffers only, CUDA's ndarray subclass kernels do not re-read)
 _REREAD = {"sin", "cos", "tan"}
 
 

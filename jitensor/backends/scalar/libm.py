@@ -7,7 +7,8 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils, codegen, config
+from numba.core import cgutils, config
+from numba.core.codegen import get_host_cpu_features
 from numba.extending import intrinsic, overload, register_jitable
 
 
@@ -189,7 +190,7 @@ def _compiles_for(feature):
     """Whether Numba compiles for a CPU with this feature (NUMBA_CPU_FEATURES, else the host's,
     as Numba's code generator picks them)."""
     features = config.CPU_FEATURES
-    return "+" + feature in (codegen.get_host_cpu_features() if features is None
+    return "+" + feature in (get_host_cpu_features() if features is None
                              else features).split(",")  # (codegen's: NUMBA_ENABLE_AVX=0 too)
 
 
