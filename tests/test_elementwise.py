@@ -645,6 +645,17 @@ def test_small_in_place_ops_match_numpy():
     f = jt.ones(3, dtype=jt.float32)
     f.add_(jt.ones(3, dtype=jt.float64))  # promotes, then casts back to float32
     assert f.dtype is jt.float32 and f.tolist() == [2.0] * 3
+    # a trailing-shape operand (a bias row) broadcasts on the fast path; a (2, 1) one does not
+    m, row, col = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((4, 1))
+    y = jt.tensor(m)
+    y.add_(jt.tensor(row)).mul_(jt.tensor(col))
+    np.testing.assert_allclose(y.numpy(), (m + row) * col)
+    assert y.dtype is jt.float64 and y.shape == (4, 3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        jt.tensor(row).add_(jt.tensor(m))
+    v = jt.tensor(m)
+    v[1:].add_(v[0])  # the row overlaps self: general path, as if from a copy
+    np.testing.assert_allclose(v.numpy(), np.vstack([m[:1], m[1:] + m[0]]))
 
 
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])

@@ -71,6 +71,20 @@ def test_views_match_numpy_and_share_memory(d):
         assert shares(v, x)
 
 
+def test_transposes_of_0d_and_1d_tensors_are_views_of_themselves():
+    """torch: t(), transpose(0, -1), T and permute(()) of a 0-d tensor return it; t() of a 1-D
+    one too. Their gradients pass straight through."""
+    x = jt.tensor(3.0, requires_grad=True)
+    for v in (x.t(), x.transpose(0, -1), x.T, x.permute(())):
+        assert v.shape == () and v.item() == 3.0 and shares(v.detach(), x.detach())
+    (x.t() * 2).backward()
+    assert x.grad.item() == 2.0
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.transpose(0, 1)
+    y = jt.arange(3.0)
+    assert y.t().tolist() == [0.0, 1.0, 2.0] and shares(y.t(), y)
+
+
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
 def test_reshape_copies_only_when_it_must(d):
     a = sample((3, 4), d)

@@ -677,18 +677,23 @@ _module = globals()
 
 
 def _fast_inplace(op, x, y):
-    """`x op= y` into a C-contiguous CPU x for the commonest calls (y a tensor of x's dtype, shape
-    and device that is x or does not overlap it, or a number for a float x, and a result of x's
-    dtype), as `_fast`; False when the general path is needed. (Gradient accumulation in
-    backward is one of these calls per leaf.)"""
+    """`x op= y` into a C-contiguous CPU x for the commonest calls (y a tensor of x's dtype and
+    device that is x or does not overlap it, of x's shape or a trailing part of it, as a bias
+    row is; or a number for a float x; and a result of x's dtype), as `_fast`; False when the
+    general path is needed. (Gradient accumulation in backward and F.linear's bias are such
+    calls.)"""
     xd, dt = x._data, x._dtype
     if x.__class__ is not Tensor or xd.__class__ is not np.ndarray or not xd.flags.c_contiguous:
         return False  # (CPU tensors only: a CUDA in-place op takes the general path)
     if y.__class__ is Tensor:
-        yd = y._data
-        if y._dtype is not dt or yd.shape != xd.shape or y._device is not x._device or \
+        yd, shape = y._data, xd.shape
+        if y._dtype is not dt or y._device is not x._device or \
                 yd is not xd and np.may_share_memory(xd, yd):
             return False
+        if yd.shape != shape:
+            if yd.shape != shape[len(shape) - yd.ndim:]:
+                return False
+            yd = backend(x._device).broadcast_to(yd, shape)
     elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
         yd = dt.np.type(y)
     else:

