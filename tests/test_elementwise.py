@@ -645,7 +645,7 @@ def test_small_in_place_ops_match_numpy():
     f = jt.ones(3, dtype=jt.float32)
     f.add_(jt.ones(3, dtype=jt.float64))  # promotes, then casts back to float32
     assert f.dtype is jt.float32 and f.tolist() == [2.0] * 3
-    # a trailing-shape operand (a bias row) broadcasts on the fast path; a (2, 1) one does not
+    # a trailing-shape operand (a bias row) broadcasts on the fast path; a (4, 1) one does not
     m, row, col = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal((4, 1))
     y = jt.tensor(m)
     y.add_(jt.tensor(row)).mul_(jt.tensor(col))

@@ -1,7 +1,8 @@
 """Views and shape ops with torch's semantics: views share memory with their base (writes show
 both ways), carry torch's strides, and never have negative strides. Each view is computed here
-as (sizes, strides, offset) in elements and built by the backend's `as_strided`; cat, stack and
-flip copy through the backend's copy kernels."""
+as (sizes, strides, offset) in elements and built by the backend's `as_strided`, except
+permutations, which are the buffer's own transpose; cat, stack and flip copy through the
+backend's copy kernels."""
 import operator
 from functools import reduce
 
@@ -223,10 +224,9 @@ def transpose(input, dim0, dim1):
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
     n = input._data.ndim
     a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
-    if not n:
-        return _wrap(input._data, input._dtype, input._device)
     order = list(range(n))
-    order[a], order[b] = b, a
+    if n:
+        order[a], order[b] = b, a
     return _reordered(input, order)
 
 
