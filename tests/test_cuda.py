@@ -366,6 +366,49 @@ def test_softmax_and_log_softmax(dim):
                                                                       dtype=jt.float64))
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(5, 3), (4,), (2, 3, 2, 2)])
+def test_class_losses_and_their_gradients_match_the_cpu(reduction, shape):
+    """cross_entropy and nll_loss: one kernel each way (classes contiguous, or strided by the
+    spatial size), with weights, ignored targets and label smoothing."""
+    from jitensor.nn import functional as F
+    d = 0 if len(shape) == 1 else 1
+    t = RNG.integers(0, shape[d], shape[:d] + shape[d + 1:])
+    t.reshape(-1)[::3] = 1
+    x = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    w = np.linspace(0.5, 2.0, shape[d]).astype(np.float32)
+    for options in (dict(), dict(weight=w, ignore_index=1, label_smoothing=0.3)):
+        results = []
+        for device in ("cuda", "cpu"):
+            a = jt.tensor(x, device=device, requires_grad=True)
+            kw = dict(options, reduction=reduction)
+            if "weight" in kw:
+                kw["weight"] = jt.tensor(w, device=device)
+            ce = F.cross_entropy(a, jt.tensor(t, device=device), **kw)
+            kw.pop("label_smoothing", None)
+            nll = F.nll_loss(a, jt.tensor(t, device=device), **kw)
+            (ce.sum() + 2 * nll.sum()).backward()
+            results.append((ce.detach(), nll.detach(), a.grad))
+        for got, want in zip(*results):
+            check(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_class_losses_in_float16_and_their_errors():
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    t = jt.tensor([0, 3, 2])
+    got = F.cross_entropy(cuda(x, jt.float16), t.cuda(), reduction="none")
+    assert got.dtype is jt.float16
+    check(got.float(), F.cross_entropy(jt.tensor(x), t, reduction="none"), rtol=2e-3, atol=2e-3)
+    with pytest.raises(IndexError, match="target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(cuda(x), cuda([0, 4, 1]))
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
+        F.cross_entropy(cuda(x), t)
+    none = jt.zeros(0, dtype=jt.int64, device="cuda")
+    assert np.isnan(F.cross_entropy(jt.zeros(0, 4, device="cuda"), none).item())  # 0 / 0
+    assert F.cross_entropy(jt.zeros(0, 4, device="cuda"), none, reduction="sum").item() == 0
+
+
 # -- matmul ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int64])
 def test_matmul_forms(dtype):

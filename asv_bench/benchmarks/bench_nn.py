@@ -1,5 +1,6 @@
-"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, and autograd's
-bookkeeping on tiny tensors (NumPy has no autograd: its combinations are skipped)."""
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy,
+activations, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
+combinations are skipped)."""
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -75,3 +76,26 @@ class Activation:
 
     def time_backward(self, *_):
         self.sync(self.fn(self.gx).sum().backward())
+
+
+class CrossEntropy:
+    """F.cross_entropy of float32 scores against class indices: a classifier's batch, many
+    classes, and a segmentation map (classes strided by the pixels); forward, and forward plus
+    backward."""
+    params = (LIBRARIES, DEVICES, ("64x10", "256x1000", "8x21x64x64"))
+    param_names = ("library", "device", "shape")
+
+    def setup(self, library, device, shape):
+        peer = Peer(library, device)
+        self.sync, self.F = peer.sync, peer.mod.nn.functional
+        dims = tuple(map(int, shape.split("x")))
+        self.x = peer.random(dims, "float32")
+        self.gx = self.x.clone().requires_grad_()
+        self.y = peer.asarray(np.random.default_rng(1).integers(0, dims[1], dims[:1] + dims[2:]))
+        warm(self)
+
+    def time_forward(self, *_):
+        self.sync(self.F.cross_entropy(self.x, self.y))
+
+    def time_backward(self, *_):
+        self.sync(self.F.cross_entropy(self.gx, self.y).backward())

@@ -1,6 +1,8 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
 `enable_grad`, `set_grad_enabled` and `gradcheck`. How ops are recorded: graph.py and wrap.py;
 the derivative of each op: derivatives.py."""
+from ..backends.registry import backend
+from ..creation import allocate
 from ..tensor import Tensor
 from . import graph
 from .gradcheck import gradcheck
@@ -30,7 +32,8 @@ def _roots(outputs, grad_outputs, what):
             if out.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {tuple(out.shape)}); pass gradient=")
-            g = out.new_ones(out.shape)
+            g = allocate(out._data.shape, out._dtype, out._device)  # ones (new_ones: 2x slower)
+            backend(out._device).fill(g._data, 1)
         elif not isinstance(g, Tensor):
             g = out.new_full(out.shape, g)
         elif g.shape != out.shape:

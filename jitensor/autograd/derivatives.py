@@ -12,8 +12,9 @@ import math
 from .. import creation
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
-from ..ops import activation as A, elementwise as E, indexing as I, linalg as L, matrix as M, \
-    reduction as R, scatter as P, shape as S
+from ..backends.scalar import loss as LC  # (reduction codes)
+from ..ops import activation as A, elementwise as E, indexing as I, linalg as L, loss as Lo, \
+    matrix as M, reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -611,6 +612,32 @@ def _softmax(g, result, input, dim, dtype=None):
 @rule("log_softmax", uses_inputs=False)
 def _log_softmax(g, result, input, dim, dtype=None):
     return ((input, g - E.exp(result) * R.sum(g, dim=dim, keepdim=True)),)
+
+
+@rule("nll_loss", uses_result=False)
+def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoothing, log_probs,
+              saved):
+    """One kernel (Lo.nll_loss_grad) unless the backward is recorded; then the same formula
+    (backends/scalar/loss.py) composed from ops, the softmax differentiable."""
+    if weight is not None and weight.requires_grad:
+        raise RuntimeError("the derivative for 'weight' is not implemented")
+    if not _recorded(g, input):
+        return ((input, Lo.nll_loss_grad(g, input, target, weight, d, ignore_index, reduction,
+                                         smoothing, log_probs, saved)),)
+    n_classes = input.shape[d]
+    kept = target != ignore_index
+    t = target.masked_fill(~kept, 0)
+    g = E.where(kept, g / saved[1] if reduction == LC.MEAN else g, 0.0).unsqueeze(d)
+    along = [-1 if k == d else 1 for k in range(input.ndim)]
+    t_weight, w, class_total = (1.0, 1.0, n_classes) if weight is None else \
+        (weight[t].unsqueeze(d), weight.reshape(along), weight.sum())
+    share = smoothing / n_classes
+    h = g * ((1.0 - smoothing) * t_weight)
+    hit = creation.arange(n_classes, device=input.device).reshape(along) == t.unsqueeze(d)
+    grad = E.where(hit, -h, 0.0) - g * share * w
+    if not log_probs:
+        grad = grad + (h + g * (share * class_total)) * R.softmax(input, d)
+    return ((input, grad),)
 
 
 @rule("cumsum", uses_inputs=False, uses_result=False)

@@ -2,8 +2,9 @@
 
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
-backward, nn.functional activations of 2^20 elements with and without their backward, and one
-training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
+backward, nn.functional activations of 2^20 elements with and without their backward,
+cross-entropy with and without its backward, and one training step (forward, backward, Adam)
+of a 784-128-10 MLP at batch 64."""
 import sys
 
 from . import compare, optional, per_call, print_rows, timeit
@@ -72,11 +73,34 @@ def _activations(jt, torch, quick, n=1 << 20):
     return rows
 
 
+def _cross_entropy(jt, torch, quick):
+    """Rows for F.cross_entropy of float32 scores against class indices (a classifier's batch,
+    many classes, a segmentation map): forward alone, and forward plus backward."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
+    rows = []
+    for shape in ((64, 10), (256, 1000), (8, 21, 64, 64)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.integers(0, shape[1], shape[:1] + shape[2:])
+        forward, both = {}, {}
+        for peer, lib in libs.items():
+            fn, target, plain = lib.nn.functional.cross_entropy, lib.tensor(y), lib.tensor(x)
+            grad = lib.tensor(x, requires_grad=True)
+            forward[peer] = lambda fn=fn, t=plain, y=target: fn(t, y)
+            both[peer] = lambda fn=fn, t=grad, y=target: fn(t, y).backward()
+        budget = 0.05 if quick else 0.2
+        rows.append({"op": "F.cross_entropy", "shape": shape, **compare(forward, budget=budget)})
+        rows.append({"op": "F.cross_entropy + bwd", "shape": shape,
+                     **compare(both, budget=budget)})
+    return rows
+
+
 def measure(quick=False):
     """Rows {op, shape, and seconds per peer} measured in this run."""
     import jitensor as jt
     torch = optional("torch")
-    rows = _tiny(jt, torch) + _activations(jt, torch, quick)
+    rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

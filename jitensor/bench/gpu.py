@@ -79,7 +79,21 @@ def measure(small=False):
             row[name] = per_call(fn, number=200 if small else 5000)
             sync()
         rows.append(row)
+    rows.append(_cross_entropy(peers, small))
     return rows
+
+
+def _cross_entropy(peers, small):
+    """F.cross_entropy of float32 scores with its backward (CuPy has no such op)."""
+    n, c = (8, 10) if small else (4096, 1000)
+    row = {"op": "cross_entropy + bwd", "shape": (n, c)}
+    for name, (lib, sync) in peers.items():
+        if name != "cupy":
+            x = lib.ones((n, c), dtype=lib.float32, device="cuda", requires_grad=True)
+            y = lib.zeros((n,), dtype=lib.int64, device="cuda")
+            row[name] = timeit(lambda lib=lib, x=x, y=y: lib.nn.functional.cross_entropy(
+                x, y).backward(), sync=sync, budget=0.05 if small else 0.3)
+    return row
 
 
 def main(argv=None):

@@ -1,13 +1,11 @@
-"""torch.nn.functional's layers and losses, written with jitensor's public ops only, so autograd
-differentiates them with no rules of their own."""
+"""torch.nn.functional's layers and losses, written with jitensor's public ops, so autograd
+differentiates them with no rules of their own; the pointwise activations and the class losses
+(nll_loss, cross_entropy) are fused ops with rules (ops/activation.py, ops/loss.py)."""
 import warnings
 
-from ..autograd.graph import node_class
-from ..autograd.wrap import differentiable
-from ..creation import arange, rand
-from ..dtypes import bool_, int64
-from ..ops import activation as _activation, linalg as _linalg
-from ..ops.elementwise import where
+from ..creation import rand
+from ..dtypes import bool_
+from ..ops import activation as _activation, linalg as _linalg, loss as _loss
 from ..tensor import Tensor
 
 __all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "gelu", "hardsigmoid",
@@ -203,46 +201,21 @@ def _check_weight(weight, n_classes):
                            f"or no classes but got weight tensor of shape: {list(weight.shape)}")
 
 
-def _class_loss(loss, target_weight, ignored, reduction):
-    """Reduce a per-target loss as nll_loss does: ignored targets count 0, and 'mean' divides
-    by the summed weights of the other targets (their count when there are no class weights)."""
-    loss = loss.masked_fill(ignored, 0.0)
-    if reduction != "mean":
-        return _reduce(loss, reduction)
-    total = (~ignored).sum() if target_weight is None \
-        else target_weight.masked_fill(ignored, 0.0).sum()
-    return loss.sum() / total
-
-
 def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
     """Negative log likelihood: -input[target] along the class dim (dim 1, or 0 when
-    unbatched), weighted by `weight[target]`; targets equal to `ignore_index` count 0."""
+    unbatched), weighted by `weight[target]`; targets equal to `ignore_index` count 0, and
+    'mean' divides by the summed weights of the others. One fused kernel each way."""
     _check_reduction(reduction)
     d = _class_dim("nll_loss", input, target)
     _check_weight(weight, input.shape[d])
-    return _class_loss(*_picked(input, target, weight, ignore_index, d), reduction)
-
-
-def _picked(logp, target, weight, ignore_index, d):
-    """(-logp at each target times the target's class weight, that weight (None without class
-    weights), the mask of targets equal to `ignore_index`). Ignored targets read class 0, so
-    that gather stays in bounds; their loss is zeroed later."""
-    if target.dtype is not int64:
-        target = target.long()
-    ignored = target == ignore_index
-    target = target.masked_fill(ignored, 0)
-    loss = -logp.gather(d, target.unsqueeze(d)).squeeze(d)
-    if weight is None:
-        return loss, None, ignored
-    target_weight = weight[target]
-    return loss * target_weight, target_weight, ignored
+    return _loss.class_loss(input, target, d, weight, ignore_index, reduction, 0.0, True)
 
 
 def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
-    """log_softmax over the class dim, then nll_loss against class indices, or against class
-    probabilities when `target` is a float tensor of input's shape. `label_smoothing` mixes
-    the target with the uniform distribution, as torch does."""
+    """log_softmax over the class dim, then nll_loss against class indices (fused: one kernel
+    each way), or against class probabilities when `target` is a float tensor of input's
+    shape. `label_smoothing` mixes the target with the uniform distribution, as torch does."""
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -252,45 +225,9 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
                                     label_smoothing)
     d = _class_dim("cross_entropy", input, target)
-    n_classes = input.shape[d]
-    _check_weight(weight, n_classes)
-    if weight is None and not label_smoothing and reduction != "none":
-        return _fused_cross_entropy(input, target, d, ignore_index, reduction == "mean")
-    logp = log_softmax(input, d)
-    loss, target_weight, ignored = _picked(logp, target, weight, ignore_index, d)
-    if label_smoothing:
-        smooth = -(logp if weight is None else logp * _along(weight, d, input.ndim)).sum(d)
-        loss = loss * (1.0 - label_smoothing) + smooth * (label_smoothing / n_classes)
-    return _class_loss(loss, target_weight, ignored, reduction)
-
-
-def _cross_entropy(input, target, d, ignore_index, mean):
-    """The common case of cross_entropy (class indices, no weights or smoothing, a reduced
-    loss) as one recorded op: its gradient is softmax - one_hot(target), scaled, in a few
-    kernels instead of the backward of every op of the composition."""
-    logp = log_softmax(input, d)
-    if target.dtype is not int64:
-        target = target.long()
-    if bool((target == ignore_index).any()):
-        loss, _, ignored = _picked(logp, target, None, ignore_index, d)
-        return _class_loss(loss, None, ignored, "mean" if mean else "sum")
-    total = -logp.gather(d, target.unsqueeze(d)).sum()  # no target ignored: fewer ops
-    return total / target.numel() if mean else total
-
-
-def _cross_entropy_rule(g, result, input, target, d, ignore_index, mean):
-    target = target.long()
-    kept = (target != ignore_index).unsqueeze(d)
-    shape = [1] * input.ndim
-    shape[d] = input.shape[d]
-    hit = arange(input.shape[d], device=input.device).reshape(shape) == target.unsqueeze(d)
-    p = softmax(input, d)
-    scale = g / kept.sum() if mean else g
-    return ((input, where(kept, where(hit, p - 1, p) * scale, 0.0)),)
-
-
-_fused_cross_entropy = differentiable(
-    _cross_entropy, node_class("nll_loss", _cross_entropy_rule, uses_result=False))
+    _check_weight(weight, input.shape[d])
+    return _loss.class_loss(input, target, d, weight, ignore_index, reduction, label_smoothing,
+                            False)
 
 
 def _along(weight, d, ndim):

@@ -1,0 +1,78 @@
+"""The class losses as one kernel forward and one backward: nll_loss of log-probabilities, and
+cross_entropy as log_softmax fused into it (log_probs=False). The forward kernel computes
+every target's loss and reduces them; the backward writes the gradient (kernels:
+backends/<device>/loss.py, formulas: backends/scalar/loss.py). nn.functional checks the
+arguments and calls `class_loss`."""
+import math
+
+from .. import dtypes
+from ..backends.registry import backend
+from ..backends.scalar import loss as codes
+from ..creation import allocate
+from ._common import same_device
+
+TENSOR_METHODS = {}  # torch has the losses in nn.functional only
+REDUCTIONS = {"none": codes.NONE, "mean": codes.MEAN, "sum": codes.SUM}
+
+
+def class_loss(input, target, d, weight, ignore_index, reduction, smoothing, log_probs):
+    """The loss of scores `input` (classes along dim d) against class indices `target` (input's
+    shape without dim d; checked by the caller, as `weight`: (C,) or None)."""
+    fn = "nll_loss" if log_probs else "cross_entropy"
+    device = same_device(fn, input, target, *(() if weight is None else (weight,)))
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): expected floating point scores, got {input._dtype.name} "
+                           f"input; convert it with .float()")
+    if target._dtype is not dtypes.int64:
+        target = target.long()
+    if weight is not None and weight._dtype is not input._dtype:
+        weight = weight.to(input._dtype)
+    saved = allocate((3 + target.numel(),), dtypes.float64, device)
+    return nll_loss(input, target, weight, d, ignore_index, REDUCTIONS[reduction],
+                    float(smoothing), bool(log_probs), saved)
+
+
+def _scores(input, d):
+    """input's buffer seen as (N, C, S), the classes in the middle: a view where one exists
+    (always for 1-D and 2-D input: the buffer's reshape only adds dims of size 1)."""
+    data = input._data
+    shape = data.shape
+    scores = (shape[0] if d else 1, shape[d], math.prod(shape[d + 1:]))
+    return data.reshape(scores) if data.ndim <= 2 else input.reshape(scores)._data
+
+
+def _buffers(target, weight):
+    """The buffers of the targets, flat and dense, and of the weights, dense."""
+    t = target._data
+    t = t.reshape(-1) if t.flags.c_contiguous else target.contiguous()._data.reshape(-1)
+    return t, None if weight is None else weight.contiguous()._data
+
+
+def nll_loss(input, target, weight, d, ignore_index, reduction, smoothing, log_probs, saved):
+    """The op autograd records (its rule: autograd/derivatives.py): the loss, reduced by
+    `reduction` (a code of backends/scalar/loss.py); `saved` (float64, 3 + targets) receives
+    what the backward reads: the summed loss and target weight (for 'mean'), the summed class
+    weights and each target's log-sum-exp."""
+    out = allocate(target.shape if reduction == codes.NONE else (), input._dtype, input._device)
+    bad = backend(input._device).loss.class_loss(
+        out._data, saved._data, _scores(input, d), *_buffers(target, weight),
+        ignore_index, smoothing, log_probs, reduction)
+    if bad is not None:
+        n = input.shape[d]
+        raise IndexError(f"{'nll_loss' if log_probs else 'cross_entropy'}(): target {bad} is out "
+                         f"of bounds for {n} classes; targets must lie in [0, {n - 1}] or equal "
+                         f"ignore_index ({ignore_index})")
+    return out
+
+
+def nll_loss_grad(g, input, target, weight, d, ignore_index, reduction, smoothing, log_probs,
+                  saved):
+    """The gradient of nll_loss's result by input for upstream gradient g, in one kernel."""
+    x = _scores(input, d)
+    out = allocate(input.shape, input._dtype, input._device)
+    if g._dtype is not input._dtype:
+        g = g.to(input._dtype)
+    backend(input._device).loss.class_loss_grad(
+        out._data.reshape(x.shape), x, *_buffers(target, weight), ignore_index, smoothing,
+        log_probs, g.contiguous()._data, reduction, saved._data)
+    return out

@@ -1,0 +1,216 @@
+"""The fused class losses (nll_loss, cross_entropy with class indices): values against a NumPy
+reference on any shape, dtype, weighting, ignore_index, label smoothing and reduction; their
+gradients against finite differences and torch (skipped where not installed), second
+derivatives included; the parallel kernels, strided scores and the errors."""
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import jitensor as jt
+from jitensor.backends.cpu import loss as cpu_loss
+from jitensor.nn import functional as F
+
+
+def reference(x, t, w, ignore_index, reduction, smoothing, log_probs):
+    """The loss in float64 NumPy, written from torch's documentation."""
+    d = 0 if x.ndim == 1 else 1
+    n_classes = x.shape[d]
+    rows = np.moveaxis(x.astype(np.float64), d, -1).reshape(-1, n_classes)
+    if not log_probs:
+        m = rows.max(1, keepdims=True)
+        rows = rows - m - np.log(np.exp(rows - m).sum(1, keepdims=True))
+    weight = np.ones(n_classes) if w is None else w.astype(np.float64)
+    targets = t.reshape(-1)
+    kept = targets != ignore_index
+    picked = np.where(kept, targets, 0)
+    t_weight = weight[picked] * kept
+    nll = -rows[np.arange(len(targets)), picked] * t_weight
+    smooth = -(rows * weight).sum(1) * kept
+    loss = (1 - smoothing) * nll + smoothing / n_classes * smooth
+    if reduction == "none":
+        return loss.reshape(t.shape)
+    if reduction == "sum":
+        return loss.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.float64(loss.sum() / t_weight.sum())
+
+
+def losses(x, t, w=None, *, ignore_index=-100, reduction="mean", smoothing=0.0):
+    """(cross_entropy of x, nll_loss of x read as log-probabilities)."""
+    return (F.cross_entropy(x, t, w, ignore_index=ignore_index, reduction=reduction,
+                            label_smoothing=smoothing),
+            F.nll_loss(x, t, w, ignore_index=ignore_index, reduction=reduction))
+
+
+@st.composite
+def problems(draw):
+    """(x, targets, weights or None, ignore_index, reduction, smoothing, dtype)."""
+    dtype = draw(st.sampled_from([np.float32, np.float64]))
+    n_classes = draw(st.one_of(st.integers(1, 7), st.sampled_from([127, 128, 300])))
+    batch = draw(st.sampled_from([(), (draw(st.integers(0, 5)),)]))
+    spatial = tuple(draw(st.lists(st.integers(1, 3), max_size=2))) if batch else ()
+    shape = batch[:1] + (n_classes,) + spatial
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    x = (rng.standard_normal(shape) * draw(st.sampled_from([1.0, 30.0]))).astype(dtype)
+    t = rng.integers(0, n_classes, batch + spatial)
+    ignore_index = draw(st.sampled_from([-100, 0, n_classes - 1]))
+    if t.ndim and draw(st.booleans()):
+        t.reshape(-1)[::2] = ignore_index
+    w = rng.uniform(0.1, 2.0, n_classes).astype(dtype) if draw(st.booleans()) else None
+    return (x, t, w, ignore_index, draw(st.sampled_from(["mean", "sum", "none"])),
+            draw(st.sampled_from([0.0, 0.3, 1.0])), dtype)
+
+
+@given(problems())
+def test_values_match_numpy_on_any_shape_and_options(problem):
+    x, t, w, ignore_index, reduction, smoothing, dtype = problem
+    ce, nll = losses(jt.tensor(x), jt.tensor(t), None if w is None else jt.tensor(w),
+                     ignore_index=ignore_index, reduction=reduction, smoothing=smoothing)
+    rtol = 2e-5 if dtype == np.float32 else 1e-12
+    for got, log_probs, s in ((ce, False, smoothing), (nll, True, 0.0)):
+        want = reference(x, t, w, ignore_index, reduction, s, log_probs)
+        assert got.dtype is jt.dtypes.to_dtype(dtype) and tuple(got.shape) == np.shape(want)
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=rtol)
+
+
+def test_strided_and_transposed_scores_read_in_place():
+    rng = np.random.default_rng(1)
+    base = jt.tensor(rng.standard_normal((7, 9)).astype(np.float32))
+    t = jt.tensor(rng.integers(0, 3, 9))
+    for x in (base.t()[:, 2:5], base[::2].t().contiguous()[:, ::1], base.t()[::2, 1:7:2]):
+        want = reference(x.numpy(), t[:x.shape[0]].numpy(), None, -100, "none", 0.0, False)
+        np.testing.assert_allclose(F.cross_entropy(x, t[:x.shape[0]], reduction="none").numpy(),
+                                   want, rtol=1e-5)
+    images = jt.tensor(rng.standard_normal((2, 5, 3, 4)).astype(np.float32))
+    labels = jt.tensor(rng.integers(0, 5, (2, 3, 4)))
+    for x, y in ((images, labels), (images.permute(0, 1, 3, 2), labels.permute(0, 2, 1)),
+                 (images[:, :, 1:], labels[:, 1:])):  # classes strided by S
+        np.testing.assert_allclose(F.cross_entropy(x, y, label_smoothing=0.1).numpy(),
+                                   reference(x.numpy(), y.numpy(), None, -100, "mean", 0.1, False),
+                                   rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(3000, 40), (400, 200), (4, 21, 30, 30)])
+def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
+    """Above PARALLEL_MIN elements the kernels run in parallel: the same values to the bit
+    whatever the thread count (each task's totals add up in order). Short rows, long rows and
+    a segmentation map: the kernels' three layouts."""
+    rng = np.random.default_rng(2)
+    x = jt.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+    t = rng.integers(0, shape[1], shape[:1] + shape[2:])
+    t.reshape(-1)[::7] = -100
+    t = jt.tensor(t)
+    assert x.numel() >= cpu_loss.PARALLEL_MIN
+    threads = numba.get_num_threads()
+    results = []
+    try:
+        for n in sorted({1, threads}):
+            numba.set_num_threads(n)
+            x.grad = None
+            loss = F.cross_entropy(x, t, label_smoothing=0.2)
+            loss.backward()
+            results.append((loss.item(), x.grad.numpy().copy()))
+    finally:
+        numba.set_num_threads(threads)
+    assert results[0][0] == results[-1][0]
+    np.testing.assert_array_equal(results[0][1], results[-1][1])
+    np.testing.assert_allclose(results[0][0], reference(x.detach().numpy(), t.numpy(), None,
+                                                        -100, "mean", 0.2, False), rtol=1e-5)
+    # the serial kernels (below PARALLEL_MIN) give the same bits as the parallel ones
+    args = cpu_loss._args(x.detach().numpy().reshape(shape[0], shape[1], -1), t.numpy().ravel(),
+                          None)
+    outs = []
+    for kernel in (cpu_loss.loss_kernel, cpu_loss.loss_kernel_parallel):
+        out, saved = np.empty(1, np.float32), np.empty(3 + t.numel())
+        assert kernel(*args, -100, 0.2, False, out, 1, saved) == -1
+        outs.append((out, saved))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(x.detach().numpy(), requires_grad=True)
+    torch.nn.functional.cross_entropy(theirs, torch.tensor(t.numpy()),
+                                      label_smoothing=0.2).backward()
+    np.testing.assert_allclose(results[0][1], theirs.grad.numpy(), rtol=1e-4, atol=1e-9)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("options", [dict(), dict(weight=True), dict(smoothing=0.25),
+                                     dict(weight=True, smoothing=0.4, ignore_index=1)])
+def test_gradients_match_finite_differences(reduction, options):
+    rng = np.random.default_rng(3)
+    t = jt.tensor([0, 2, 1, 1, 3])
+    w = jt.tensor(rng.uniform(0.5, 2.0, 4)) if options.get("weight") else None
+    for shape, target in (((5, 4), t), ((1, 4, 5), t.reshape(1, 5)), ((4,), t[1])):
+        x = jt.tensor(rng.standard_normal(shape), dtype=jt.float64, requires_grad=True)
+        for log_probs in (False, True):
+            def fn(a, target=target, log_probs=log_probs):
+                ce, nll = losses(a, target, w, ignore_index=options.get("ignore_index", -100),
+                                 reduction=reduction, smoothing=options.get("smoothing", 0.0))
+                return nll if log_probs else ce
+            assert jt.autograd.gradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_gradients_and_second_derivatives_match_torch(reduction):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 5, 2))
+    t = rng.integers(0, 5, (6, 2))
+    t[0, 0] = -100
+    w = rng.uniform(0.5, 2.0, 5)
+    for weight, smoothing in ((None, 0.0), (w, 0.3)):
+        a = jt.tensor(x, requires_grad=True)
+        b = torch.tensor(x, requires_grad=True)
+        args = dict(reduction=reduction, label_smoothing=smoothing)
+        mine = F.cross_entropy(a, jt.tensor(t), None if weight is None else jt.tensor(weight),
+                               **args)
+        theirs = torch.nn.functional.cross_entropy(
+            b, torch.tensor(t), None if weight is None else torch.tensor(weight), **args)
+        g, = jt.autograd.grad(mine.sum(), a, create_graph=True)
+        h, = torch.autograd.grad(theirs.sum(), b, create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), h.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+        probe = rng.standard_normal(x.shape)
+        gg, = jt.autograd.grad((g * jt.tensor(probe)).sum(), a)
+        hh, = torch.autograd.grad((h * torch.tensor(probe)).sum(), b)
+        np.testing.assert_allclose(gg.numpy(), hh.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_an_empty_batch_and_all_ignored_targets_follow_torch():
+    x = jt.zeros(0, 3)
+    t = jt.zeros(0, dtype=jt.int64)
+    assert np.isnan(F.cross_entropy(x, t).item())  # 0 / 0, as torch
+    assert F.cross_entropy(x, t, reduction="sum").item() == 0.0
+    assert tuple(F.cross_entropy(x, t, reduction="none").shape) == (0,)
+    x = jt.randn(4, 3, requires_grad=True)
+    loss = F.cross_entropy(x, jt.full((4,), 7), ignore_index=7)
+    assert np.isnan(loss.item())
+    F.cross_entropy(x, jt.full((4,), 7), ignore_index=7, reduction="sum").backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((4, 3), np.float32))
+
+
+def test_bad_input_raises_and_nothing_is_recorded():
+    x = jt.randn(4, 3, requires_grad=True)
+    for bad in (3, -1):
+        with pytest.raises(IndexError, match=rf"cross_entropy\(\): target {bad} is out of bounds "
+                                             rf"for 3 classes; targets must lie in \[0, 2\]"):
+            F.cross_entropy(x, jt.tensor([0, 1, bad, 0]))
+    with pytest.raises(IndexError, match="nll_loss"):
+        F.nll_loss(x, jt.tensor([0, 1, 5, 0]), ignore_index=1)
+    with pytest.raises(RuntimeError, match="expected floating point scores, got int64"):
+        F.cross_entropy(jt.tensor([[1, 2]]), jt.tensor([0]))
+    w = jt.ones(3, requires_grad=True)
+    loss = F.cross_entropy(x, jt.tensor([0, 1, 2, 0]), w)
+    with pytest.raises(RuntimeError, match="the derivative for 'weight' is not implemented"):
+        loss.backward()
+    assert x.grad is None
+
+
+def test_int32_targets_and_weights_of_another_dtype_are_converted():
+    x = jt.randn(5, 4, dtype=jt.float64)
+    t = jt.tensor([0, 3, 1, 2, 3])
+    w = jt.tensor([1.0, 2.0, 0.5, 1.5])
+    want = F.cross_entropy(x, t, w.double())
+    got = F.cross_entropy(x, t.int(), w)
+    assert got.dtype is jt.float64 and got.item() == want.item()
