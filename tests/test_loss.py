@@ -11,6 +11,8 @@ import jitensor as jt
 from jitensor.backends.cpu import loss as cpu_loss
 from jitensor.nn import functional as F
 
+from conftest import run_python
+
 
 def reference(x, t, w, ignore_index, reduction, smoothing, log_probs):
     """The loss in float64 NumPy, written from torch's documentation."""
@@ -214,3 +216,19 @@ def test_int32_targets_and_weights_of_another_dtype_are_converted():
     want = F.cross_entropy(x, t, w.double())
     got = F.cross_entropy(x, t.int(), w)
     assert got.dtype is jt.float64 and got.item() == want.item()
+
+
+def test_kernels_load_from_the_disk_cache():
+    """A second process runs the loss kernels, serial and parallel, without compiling them."""
+    code = ("import jitensor as jt\n"
+            "from jitensor.backends.cpu import loss as k\n"
+            "for n in (4, 4096):\n"
+            "    x = jt.randn(n, 20, requires_grad=True)\n"
+            "    jt.nn.functional.cross_entropy(x, jt.zeros(n, dtype=jt.int64)).backward()\n"
+            "kernels = [k.loss_kernel, k.loss_kernel_parallel, k.grad_kernel,\n"
+            "           k.grad_kernel_parallel]\n"
+            "print(sum(sum(f.stats.cache_misses.values()) for f in kernels),\n"
+            "      sum(sum(f.stats.cache_hits.values()) for f in kernels))")
+    run_python(code)
+    misses, hits = map(int, run_python(code).split())
+    assert misses == 0 and hits == 4
