@@ -124,7 +124,7 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
                           None)
     outs = []
     for kernel in (cpu_loss.loss_kernel, cpu_loss.loss_kernel_parallel):
-        out, saved = np.empty(1, np.float32), np.empty(3 + t.numel())
+        out, saved = np.empty(1, np.float32), np.empty(3 + 2 * t.numel())
         assert kernel(*args, -100, 0.2, False, out, 1, saved) == -1
         outs.append((out, saved))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
@@ -177,6 +177,37 @@ def test_gradients_and_second_derivatives_match_torch(reduction):
         gg, = jt.autograd.grad((g * jt.tensor(probe)).sum(), a)
         hh, = torch.autograd.grad((h * torch.tensor(probe)).sum(), b)
         np.testing.assert_allclose(gg.numpy(), hh.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_large_scores_lose_nothing_to_their_size():
+    """-log p = (max - x) + log(sum(exp(x - max))) with the max kept apart from the log-sum:
+    rounding max + log-sum to float32 lost most of the log-sum at scores of 1e5."""
+    for offset, dtype in ((1e5, np.float32), (1e7, np.float32), (1e16, np.float64)):
+        x = np.array([[0.0, 1.0, 2.0], [3.0, -1.0, 0.5]]) + offset
+        a = jt.tensor(x.astype(dtype), requires_grad=True)
+        t = np.array([0, 2])
+        loss = F.cross_entropy(a, jt.tensor(t), reduction="none")
+        loss.sum().backward()
+        shifted = a.detach().numpy().astype(np.float64) - offset  # the scores as stored
+        shifted -= shifted.max(1, keepdims=True)
+        p = np.exp(shifted) / np.exp(shifted).sum(1, keepdims=True)
+        np.testing.assert_allclose(loss.detach().numpy(), -np.log(p[[0, 1], t]), rtol=1e-6)
+        p[[0, 1], t] -= 1
+        np.testing.assert_allclose(a.grad.numpy(), p, rtol=1e-6, atol=1e-7)
+    huge = F.cross_entropy(jt.tensor([[3e38, 3e38, 3e38]]), jt.tensor([0]))
+    np.testing.assert_allclose(huge.item(), np.log(3), rtol=1e-6)
+
+
+def test_nll_loss_gradient_reaches_the_targets_only():
+    """nll_loss has no softmax term: an infinite upstream gradient, or a 'mean' over targets of
+    weight 0, spreads to the targets alone, as in torch (not NaN from inf * 0 everywhere)."""
+    x = jt.tensor(np.log(np.full((2, 3), 1 / 3)), requires_grad=True)
+    F.nll_loss(x, jt.tensor([0, 2]), reduction="none").backward(jt.tensor([np.inf, 1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [[-np.inf, 0, 0], [0, 0, -1]])
+    x.grad = None
+    F.nll_loss(x, jt.tensor([0, 0]), jt.tensor([0.0, 1.0, 1.0])).backward()
+    grad = x.grad.numpy()
+    assert np.isnan(grad[:, 0]).all() and (grad[:, 1:] == 0).all()  # 0 * (1 / 0), as torch
 
 
 def test_an_empty_batch_and_all_ignored_targets_follow_torch():

@@ -634,7 +634,9 @@ def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoo
     share = smoothing / n_classes
     h = g * ((1.0 - smoothing) * t_weight)
     hit = creation.arange(n_classes, device=input.device).reshape(along) == t.unsqueeze(d)
-    grad = E.where(hit, -h, 0.0) - g * share * w
+    grad = E.where(hit, -h, 0.0)
+    if smoothing:
+        grad = grad - g * share * w
     if not log_probs:
         grad = grad + (h + g * (share * class_total)) * R.softmax(input, d)
     return ((input, grad),)

@@ -27,7 +27,7 @@ def class_loss(input, target, d, weight, ignore_index, reduction, smoothing, log
         target = target.long()
     if weight is not None and weight._dtype is not input._dtype:
         weight = weight.to(input._dtype)
-    saved = allocate((3 + target.numel(),), dtypes.float64, device)
+    saved = allocate((3 + 2 * target.numel(),), dtypes.float64, device)
     return nll_loss(input, target, weight, d, ignore_index, REDUCTIONS[reduction],
                     float(smoothing), bool(log_probs), saved)
 
@@ -50,9 +50,9 @@ def _buffers(target, weight):
 
 def nll_loss(input, target, weight, d, ignore_index, reduction, smoothing, log_probs, saved):
     """The op autograd records (its rule: autograd/derivatives.py): the loss, reduced by
-    `reduction` (a code of backends/scalar/loss.py); `saved` (float64, 3 + targets) receives
+    `reduction` (a code of backends/scalar/loss.py); `saved` (float64, 3 + 2 targets) receives
     what the backward reads: the summed loss and target weight (for 'mean'), the summed class
-    weights and each target's log-sum-exp."""
+    weights, and each target's row max and log-sum."""
     out = allocate(target.shape if reduction == codes.NONE else (), input._dtype, input._device)
     bad = backend(input._device).loss.class_loss(
         out._data, saved._data, _scores(input, d), *_buffers(target, weight),

@@ -8,8 +8,8 @@ at e[k * C + c]) for long rows of adjacent classes, whose loops vectorise along 
 class-major (e[c * m + k]) otherwise, whose loops vectorise across rows: per row, the loops
 over 10 classes did not (4096 x 10 float32: 250 us per row, 46 across rows); from LONG classes
 on, row-major wins (256 x 1000: 128 us, class-major 490). Segmentation maps (S > 1) are
-class-major as they lie in memory. The forward saves each row's lse, so the backward takes one
-exp per score. Tasks' totals add up in task order, serially or in parallel: a reduced loss does
+class-major as they lie in memory. The forward saves each row's max and log-sum (see
+backends/scalar/loss.py), so the backward takes one exp per score. Tasks' totals add up in task order, serially or in parallel: a reduced loss does
 not depend on the number of threads."""
 import numpy as np
 from numba import njit, prange
@@ -53,7 +53,8 @@ def _rows(task, run, per_task):
 
 @register_jitable
 def _scratch(x, shape):
-    """A task's scratch: its block of scores, and three float64 numbers per row."""
+    """A task's scratch: its block of scores, and three float64 numbers per row (max,
+    smoothing term, log-sum)."""
     per_task = _geometry(shape)[0]
     return np.empty(per_task * shape[1], x.dtype), np.empty(3 * per_task)
 
@@ -118,19 +119,11 @@ def _exp(e, n):
         e[i] = exp(e[i])
 
 
-@register_jitable(_nrt=False)
-def _lse_finish(lse, k, m, log_s, class_total):
-    """Row k's lse from its max (in lse[k]) and log-sum, and its smoothing term."""
-    top = lse[k]
-    lse[k] = top + log_s if top - top == 0.0 else top - top  # an infinite max: NaN, as torch
-    lse[m + k] += class_total * log_s
-
-
 @register_jitable(fastmath=_REASSOC, _nrt=False)
 def _lse_by_row(e, m, n_c, lse, weight, has_weight, class_total, smooth):
-    """lse[k] = log(sum(exp(row k))) of the m rows of row-major block e, relative to the row's
-    max (e is left holding the exponentials); with `smooth`, also lse[m + k] = sum_c w[c] *
-    (lse[k] - x[c]), label smoothing's term, from the shifted scores (all its terms >= 0: no
+    """For the m rows of row-major block e: lse[k] = row k's max, lse[2m + k] = log(sum(exp(
+    row - max))) (e is left holding the exponentials); with `smooth`, lse[m + k] = sum_c w[c]
+    * -log p[c], label smoothing's term, from the shifted scores (all its terms >= 0: no
     cancellation)."""
     wide()
     for k in range(m):
@@ -150,13 +143,14 @@ def _lse_by_row(e, m, n_c, lse, weight, has_weight, class_total, smooth):
         s = 0.0
         for c in range(n_c):
             s += row[c]
-        _lse_finish(lse, k, m, libm.log(s), class_total)
+        lse[2 * m + k] = libm.log(s)  # (NaN for an infinite max: inf - inf above, as torch)
+        lse[m + k] += class_total * lse[2 * m + k]
 
 
 @register_jitable(fastmath=_REASSOC, _nrt=False)
 def _lse_by_class(e, m, n_c, lse, weight, has_weight, class_total, smooth):
     """_lse_by_row of a class-major block: every loop runs across the rows (lse[2m:3m] holds
-    the sums)."""
+    the sums until their logs)."""
     wide()
     like = e[0]
     top, terms, sums = lse[:m], lse[m:2 * m], lse[2 * m:3 * m]
@@ -179,16 +173,17 @@ def _lse_by_class(e, m, n_c, lse, weight, has_weight, class_total, smooth):
         run = e[c * m:(c + 1) * m]
         for k in range(m):
             sums[k] += run[k]
-    for k in range(m):
-        _lse_finish(lse, k, m, libm.log(sums[k]), class_total)
+    for k in range(m):  # (a loop of its own: it vectorises)
+        sums[k] = libm.log(sums[k])
+        terms[k] += class_total * sums[k]
 
 
 @register_jitable(_nrt=False)
 def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing,
           log_probs, out, per_row, saved, lo, hi, e, lse):
     """Rows lo..hi-1: (their summed loss, their summed target weight, the first row whose
-    target is out of range or -1); each row's lse into saved[3 + row], and with per_row its
-    loss into out[row]."""
+    target is out of range or -1); each row's max and log-sum into saved[3 + row] and
+    saved[3 + rows + row], and with per_row its loss into out[row]."""
     n_s, n_c = shape
     sn, sc, ss = strides
     m = hi - lo
@@ -199,11 +194,12 @@ def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, sm
             _lse_by_class(e, m, n_c, lse, weight, has_weight, class_total, smoothing != 0.0)
         else:
             _lse_by_row(e, m, n_c, lse, weight, has_weight, class_total, smoothing != 0.0)
+    rows = target.size
     total = weights = 0.0
     for k in range(m):
         r = lo + k
-        row_lse = 0.0 if log_probs else lse[k]
-        saved[3 + r] = row_lse
+        top, log_s = (0.0, 0.0) if log_probs else (lse[k], lse[2 * m + k])
+        saved[3 + r], saved[3 + rows + r] = top, log_s
         t = target[r]
         if t == ignore:
             if per_row:
@@ -214,7 +210,7 @@ def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, sm
         b = r * sn if n_s == 1 else (r // n_s) * sn + (r % n_s) * ss
         w = np.float64(weight[t]) if has_weight else 1.0
         smooth = lse[m + k] if smoothing != 0.0 else 0.0
-        loss = scalar.row_loss(row_lse, np.float64(x[b + t * sc]), w, smooth, smoothing, n_c)
+        loss = scalar.row_loss(top, log_s, np.float64(x[b + t * sc]), w, smooth, smoothing, n_c)
         if per_row:
             out[r] = loss
         total += loss
@@ -246,8 +242,8 @@ def _finish(out, reduction, saved, total, weights, class_total):
 def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, out,
                 reduction, saved):
     """The loss of every row, reduced into out[0] unless per row (reduction NONE); saved gets
-    (summed loss, summed target weight, W, each row's lse). Returns the first row with a target
-    out of range, or -1."""
+    (summed loss, summed target weight, W, each row's max, each row's log-sum). Returns the
+    first row with a target out of range, or -1."""
     rows, n_c = target.size, shape[1]
     run = rows if shape[0] == 1 else shape[0]
     per_task = _geometry(shape)[0]
@@ -295,21 +291,28 @@ def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
 
 # -- backward ---------------------------------------------------------------------------------------
 @register_jitable(fastmath=_REASSOC, _nrt=False)
-def _softmax(e, m, n_c, saved, lo, by_class):
-    """Block e of rows lo..lo+m-1 becomes their softmax, exp(x - lse) (lse: saved[3 + row])."""
+def _softmax(e, m, n_c, saved, lo, rows, by_class, shifts):
+    """Block e of rows lo..lo+m-1 becomes their softmax, exp((x - max) - log_s), the forward's
+    max and log-sum read from saved (the max is a score: x - max is exact); shifts: scratch
+    for 2m of them in x's type."""
     wide()
     like = e[0]
     if by_class:
+        tops, logs = shifts[:m], shifts[m:2 * m]
+        for k in range(m):
+            tops[k] = cast_like(saved[3 + lo + k], like)
+            logs[k] = cast_like(saved[3 + rows + lo + k], like)
         for c in range(n_c):
             run = e[c * m:(c + 1) * m]
             for k in range(m):
-                run[k] -= cast_like(saved[3 + lo + k], like)
+                run[k] = (run[k] - tops[k]) - logs[k]
     else:
         for k in range(m):
             row = e[k * n_c:(k + 1) * n_c]
-            shift = cast_like(saved[3 + lo + k], like)
+            top = cast_like(saved[3 + lo + k], like)
+            log_s = cast_like(saved[3 + rows + lo + k], like)
             for c in range(n_c):
-                row[c] -= shift
+                row[c] = (row[c] - top) - log_s
     _exp(e, m * n_c)
 
 
@@ -347,14 +350,14 @@ def _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing,
     by_class = _geometry(shape)[1]
     if not log_probs and n_c:
         _load(x, shape, strides, lo, hi, e, by_class)
-        _softmax(e, m, n_c, saved, lo, by_class)
+        _softmax(e, m, n_c, saved, lo, target.size, by_class, coefficients)
     a, b, h = coefficients[:m], coefficients[m:2 * m], coefficients[2 * m:3 * m]
     for k in range(m):
         r = lo + k
         t = target[r]
         w = np.float64(weight[t]) if has_weight and t != ignore else 1.0
         a[k], b[k], h[k] = scalar.grad_coefficients(np.float64(g[r * g_stride]) * scale, w,
-                                                    saved[2], smoothing, n_c)
+                                                    saved[2], smoothing, n_c, log_probs)
     if by_class:
         _grad_by_class(e, m, n_c, a, b, h, target[lo:hi], ignore, weight, has_weight, log_probs)
         _store(out, shape, lo, hi, e)
@@ -421,8 +424,8 @@ def _args(x, target, weight):
 def class_loss(out, saved, x, target, weight, ignore_index, smoothing, log_probs, reduction):
     """The loss of scores x (N, C, S) against targets (N * S,), int64, C-contiguous: per row
     into out (N * S,) for reduction NONE, else reduced into the one-element out. saved (float64,
-    3 + N * S) gets what the backward reads: the summed loss and target weight, the summed class
-    weights W, each row's lse. Returns None, or a target that is out of range."""
+    3 + 2 N S) gets what the backward reads: the summed loss and target weight, the summed class
+    weights W, each row's max and log-sum. Returns None, or a target that is out of range."""
     kernel = loss_kernel_parallel if x.size >= PARALLEL_MIN else loss_kernel
     bad = kernel(*_args(x, target, weight), ignore_index, smoothing, log_probs, out.reshape(-1),
                  reduction, saved)

@@ -2,12 +2,13 @@
 (N, C, S), classes in the middle, a row being (n, s). The forward runs one block of threads per
 row, as softmax: the threads fold their strided share of the row into a logsumexp state
 (backends/scalar/reduction.py) and merge the states in shared memory; thread 0 writes the
-row's loss and saves its lse. Reduced losses sum the rows' losses and target weights with the
-reduction kernels, and a one-thread kernel divides. The backward is elementwise: one thread
-per score, from the saved lse.
+row's loss and saves its max and log-sum. Reduced losses sum the rows' losses and target
+weights with the reduction kernels, and a one-thread kernel divides. The backward is
+elementwise: one thread per score, from the saved max and log-sum.
 
-`saved` holds (summed loss, summed target weight, W, each row's lse) as on the CPU, except that
-W, the summed class weights, is only computed when there are weights (else it is C)."""
+`saved` holds (summed loss, summed target weight, W, each row's max, each row's log-sum) as on
+the CPU, except that W, the summed class weights, is only computed when there are weights
+(else it is C)."""
 import numpy as np
 from numba import cuda, float64
 
@@ -35,7 +36,8 @@ def _shared(total, slot):
 
 @cuda.jit(device=True, inline="always")
 def _lse(x, base, sc, n_c, slot):
-    """log(sum(exp(x))) over a row (NaN when its max is infinite, as torch), in every thread."""
+    """(max, log(sum(exp(x - max)))) of a row (a NaN log-sum when the max is infinite, as in
+    torch), in every thread."""
     state = (-np.inf, 0.0, np.int64(0))
     j = cuda.threadIdx.x
     while j < n_c:
@@ -43,17 +45,17 @@ def _lse(x, base, sc, n_c, slot):
                                                       -np.inf))
         j += cuda.blockDim.x
     m, w, _ = _block_merge(fold.LSE, state)
-    return _shared(m + libm.log(w) if m - m == 0.0 else m - m, slot)
+    return _shared(m, slot), _shared(libm.log(w) if m - m == 0.0 else m - m, slot)
 
 
 @cuda.jit(device=True, inline="always")
-def _smooth(x, base, sc, n_c, lse, weight, wo, has_weight, slot):
-    """The sum over a row of w[c] * (lse - x[c]), label smoothing's term, in every thread."""
+def _smooth(x, base, sc, n_c, top, log_s, weight, wo, has_weight, slot):
+    """The sum over a row of w[c] * -log p[c], label smoothing's term, in every thread."""
     s = 0.0
     j = cuda.threadIdx.x
     while j < n_c:
         w = float64(load(weight, wo + j)) if has_weight else 1.0
-        s += w * (lse - float64(load(x, base + j * sc)))
+        s += w * ((top - float64(load(x, base + j * sc))) + log_s)
         j += cuda.blockDim.x
     v, w, _ = _block_merge(fold.SUM, (s, 0.0, np.int64(0)))
     return _shared(v + w, slot)
@@ -62,15 +64,17 @@ def _smooth(x, base, sc, n_c, lse, weight, wo, has_weight, slot):
 @driver.jit
 def loss_rows(x, xo, sn, sc, ss, n_s, n_c, rows, target, to, weight, wo, has_weight, ignore,
               smoothing, log_probs, parts, pp, saved, so, out, oo, per_row, bad, bo):
-    """Each row's loss and target weight into parts[row] and parts[rows + row], its lse into
-    saved[3 + row], and with per_row its loss into out; a row whose target is out of range
-    into bad."""
+    """Each row's loss and target weight into parts[row] and parts[rows + row], its max and
+    log-sum into saved[3 + row] and saved[3 + rows + row], and with per_row its loss into out;
+    any row whose target is out of range into bad."""
     slot = cuda.shared.array(1, float64)
     r = cuda.blockIdx.x
     while r < rows:
         t = load(target, to + r)
         base = xo + (r // n_s) * sn + (r % n_s) * ss
-        lse = 0.0 if log_probs or n_c == 0 else _lse(x, base, sc, n_c, slot)
+        top = log_s = 0.0
+        if not log_probs and n_c:
+            top, log_s = _lse(x, base, sc, n_c, slot)
         loss = w = 0.0
         if t != ignore and (t < 0 or t >= n_c):
             if cuda.threadIdx.x == 0:
@@ -78,14 +82,15 @@ def loss_rows(x, xo, sn, sc, ss, n_s, n_c, rows, target, to, weight, wo, has_wei
         elif t != ignore:
             smooth = 0.0
             if smoothing != 0.0:
-                smooth = _smooth(x, base, sc, n_c, lse, weight, wo, has_weight, slot)
+                smooth = _smooth(x, base, sc, n_c, top, log_s, weight, wo, has_weight, slot)
             w = float64(load(weight, wo + t)) if has_weight else 1.0
-            loss = scalar.row_loss(lse, float64(load(x, base + t * sc)), w, smooth, smoothing,
-                                   n_c)
+            loss = scalar.row_loss(top, log_s, float64(load(x, base + t * sc)), w, smooth,
+                                   smoothing, n_c)
         if cuda.threadIdx.x == 0:
             store(parts, pp + r, loss)
             store(parts, pp + rows + r, w)
-            store(saved, so + 3 + r, lse)
+            store(saved, so + 3 + r, top)
+            store(saved, so + 3 + rows + r, log_s)
             if per_row:
                 store(out, oo + r, loss)
         r += cuda.gridDim.x
@@ -118,11 +123,11 @@ def grad_scores(x, xo, sn, sc, ss, n_s, n_c, rows, target, to, weight, wo, has_w
                 gr /= load(saved, so + 1)
             w = float64(load(weight, wo + t)) if has_weight else 1.0
             class_total = load(saved, so + 2) if has_weight else float64(n_c)
-            a, b, h = scalar.grad_coefficients(gr, w, class_total, smoothing, n_c)
+            a, b, h = scalar.grad_coefficients(gr, w, class_total, smoothing, n_c, log_probs)
             p = 0.0
             if not log_probs:
-                p = libm.exp(float64(load(x, xo + n * sn + c * sc + s * ss))
-                             - load(saved, so + 3 + r))
+                p = libm.exp((float64(load(x, xo + n * sn + c * sc + s * ss))
+                              - load(saved, so + 3 + r)) - load(saved, so + 3 + rows + r))
             wc = float64(load(weight, wo + c)) if has_weight else 1.0
             grad = scalar.class_grad(a, b, h, p, wc, c == t)
         store(o, oo + e, grad)
@@ -148,9 +153,9 @@ def class_loss(out, saved, x, target, weight, ignore_index, smoothing, log_probs
         _launch(loss_rows, rows, *_args(x, target, weight), ignore_index, float(smoothing),
                 log_probs, *pointer(parts), *pointer(saved), *pointer(out),
                 reduction == scalar.NONE, *pointer(flag))
-    bad = int(to_numpy(flag)[0])
-    if bad >= 0:
-        return int(to_numpy(target)[bad])
+    if int(to_numpy(flag)[0]) >= 0:  # the first bad target, as on the CPU (threads race)
+        t = to_numpy(target)
+        return int(t[(t != ignore_index) & ((t < 0) | (t >= x.shape[1]))][0])
     if weight is not None:
         reduce_.reduce(fold.SUM, saved[2:3], weight, (0,))
     if reduction != scalar.NONE:
