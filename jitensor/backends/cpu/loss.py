@@ -9,8 +9,9 @@ class-major (e[c * m + k]) otherwise, whose loops vectorise across rows: per row
 over 10 classes did not (4096 x 10 float32: 250 us per row, 46 across rows); from LONG classes
 on, row-major wins (256 x 1000: 128 us, class-major 490). Segmentation maps (S > 1) are
 class-major as they lie in memory. The forward saves each row's max and log-sum (see
-backends/scalar/loss.py), so the backward takes one exp per score. Tasks' totals add up in task order, serially or in parallel: a reduced loss does
-not depend on the number of threads."""
+backends/scalar/loss.py), so the backward takes one exp per score. Tasks' totals add up in
+task order, serially or in parallel: a reduced loss does not depend on the number of
+threads."""
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
@@ -26,7 +27,7 @@ LONG = 128  # classes from which rows of adjacent classes are worked row-major
 ACROSS = 16  # rows at least in a class-major task: a vector of float32 lanes
 
 
-# -- tasks ----------------------------------------------------------------------------------------
+# -- tasks -----------------------------------------------------------------------------------------
 @register_jitable
 def _geometry(shape):
     """(rows per task, whether blocks are class-major) for scores of (S, C) = shape."""
@@ -52,14 +53,15 @@ def _rows(task, run, per_task):
 
 
 @register_jitable
-def _scratch(x, shape):
-    """A task's scratch: its block of scores, and three float64 numbers per row (max,
-    smoothing term, log-sum)."""
+def _scratch(x, shape, like):
+    """A task's scratch: its block of scores, and three numbers per row of like's dtype (the
+    forward's float64 max, smoothing term and log-sum; the backward's coefficients in x's
+    type)."""
     per_task = _geometry(shape)[0]
-    return np.empty(per_task * shape[1], x.dtype), np.empty(3 * per_task)
+    return np.empty(per_task * shape[1], x.dtype), np.empty(3 * per_task, like.dtype)
 
 
-# -- moving blocks ----------------------------------------------------------------------------------
+# -- moving blocks ---------------------------------------------------------------------------------
 @register_jitable(_nrt=False)
 def _load(x, shape, strides, lo, hi, e, by_class):
     """The scores of rows lo..hi-1 (of one n) into block e."""
@@ -111,7 +113,7 @@ def _store(out, shape, lo, hi, e):
                 seg[k] = run[k]
 
 
-# -- forward ----------------------------------------------------------------------------------------
+# -- forward ---------------------------------------------------------------------------------------
 @register_jitable(fastmath=_REASSOC, _nrt=False)
 def _exp(e, n):
     wide()
@@ -247,7 +249,7 @@ def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing
     rows, n_c = target.size, shape[1]
     run = rows if shape[0] == 1 else shape[0]
     per_task = _geometry(shape)[0]
-    e, lse = _scratch(x, shape)
+    e, lse = _scratch(x, shape, saved)
     class_total = _class_total(weight, has_weight, n_c)
     total = weights = 0.0
     for task in range(_tasks(rows, run, per_task)):
@@ -274,7 +276,7 @@ def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
     parts = np.empty((tasks, 2))
     bad = np.empty(tasks, np.int64)
     for task in prange(tasks):
-        e, lse = _scratch(x, shape)
+        e, lse = _scratch(x, shape, saved)
         lo, hi = _rows(task, run, per_task)
         parts[task, 0], parts[task, 1], bad[task] = _task(
             x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing,
@@ -289,7 +291,7 @@ def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
     return -1
 
 
-# -- backward ---------------------------------------------------------------------------------------
+# -- backward --------------------------------------------------------------------------------------
 @register_jitable(fastmath=_REASSOC, _nrt=False)
 def _softmax(e, m, n_c, saved, lo, rows, by_class, shifts):
     """Block e of rows lo..lo+m-1 becomes their softmax, exp((x - max) - log_s), the forward's
@@ -373,13 +375,6 @@ def _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing,
                          has_weight, log_probs)
 
 
-@register_jitable
-def _grad_scratch(x, shape):
-    """A gradient task's scratch: its block, and three coefficients per row in x's type."""
-    per_task = _geometry(shape)[0]
-    return np.empty(per_task * shape[1], x.dtype), np.empty(3 * per_task, x.dtype)
-
-
 @njit(cache=True, error_model="numpy")
 def grad_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
                 reduction, saved, out):
@@ -388,7 +383,7 @@ def grad_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing
     rows = target.size
     run = rows if shape[0] == 1 else shape[0]
     per_task = _geometry(shape)[0]
-    e, coefficients = _grad_scratch(x, shape)
+    e, coefficients = _scratch(x, shape, x)
     scale = 1.0 / saved[1] if reduction == scalar.MEAN else 1.0
     for task in range(_tasks(rows, run, per_task)):
         lo, hi = _rows(task, run, per_task)
@@ -405,14 +400,14 @@ def grad_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
     per_task = _geometry(shape)[0]
     scale = 1.0 / saved[1] if reduction == scalar.MEAN else 1.0
     for task in prange(_tasks(rows, run, per_task)):
-        e, coefficients = _grad_scratch(x, shape)
+        e, coefficients = _scratch(x, shape, x)
         lo, hi = _rows(task, run, per_task)
         _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
                    1 if reduction == scalar.NONE else 0, scale, saved, out, lo, hi, e,
                    coefficients)
 
 
-# -- launchers ------------------------------------------------------------------------------------
+# -- launchers -------------------------------------------------------------------------------------
 def _args(x, target, weight):
     """Kernel arguments for scores x (N, C, S), flat int64 targets and the class weights."""
     flat, strides = _flat(x)

@@ -11,7 +11,8 @@ the size of the scores (as torch's (x - m) - log_s; m + log_s in one float would
 
 The gradient of g * loss by x[c], with p[c] = exp((x[c] - m) - log_s) and W = sum_c w[c]:
 
-    a * p[c] - b * w[c] - h * (c == t),  (a, b, h) = g * ((1 - s) w[t] + s W / C, s / C, (1 - s) w[t])
+    a * p[c] - b * w[c] - h * (c == t),  with
+    (a, b, h) = g * ((1 - s) w[t] + s W / C,  s / C,  (1 - s) w[t])
 
 where a = 0 for nll_loss, whose log-sum-exp does not depend on x (no softmax term: 0 * p, not
 a NaN from an infinite g). A target equal to ignore_index counts nothing: its row's loss,
