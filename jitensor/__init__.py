@@ -15,6 +15,7 @@ from .dtypes import (bool_ as bool, can_cast, dtype, float16, float32, float64, 
 from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
+from .threads import get_num_threads, set_num_threads
 from .ops import elementwise as _elementwise, indexing as _indexing, linalg as _linalg, \
     matrix as _matrix, reduction as _reduction, scatter as _scatter, shape as _shape, \
     sort as _sort
@@ -38,15 +39,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Generator", "Size", "Tensor", "arange", "autograd", "enable_grad", "is_grad_enabled",
-    "no_grad", "set_grad_enabled", "as_tensor", "bool", "can_cast", "contiguous_format",
-    "cuda", "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
+    "no_grad", "set_grad_enabled", "as_tensor", "bool", "can_cast", "contiguous_format", "cuda",
+    "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
     "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "full_like",
-    "get_debug_empty",
-    "get_default_dtype", "get_rng_state", "half", "initial_seed", "int", "int8", "int16", "int32",
-    "int64", "linspace", "long", "manual_seed", "ones", "ones_like", "preserve_format",
-    "promote_types", "rand", "rand_like", "randint", "randn", "randn_like", "result_type", "seed",
-    "set_debug_empty", "set_default_dtype", "set_printoptions", "set_rng_state", "short", "strided",
-    "tensor", "uint8", "zeros", "zeros_like",
+    "get_debug_empty", "get_default_dtype", "get_num_threads", "get_rng_state", "half",
+    "initial_seed", "int", "int8", "int16", "int32", "int64", "linspace", "long", "manual_seed",
+    "ones", "ones_like", "preserve_format", "promote_types", "rand", "rand_like", "randint",
+    "randn", "randn_like", "result_type", "seed", "set_debug_empty", "set_default_dtype",
+    "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
+    "zeros", "zeros_like",
 ]
 for _m in (_elementwise, _indexing, _linalg, _matrix, _reduction, _scatter, _shape, _sort):
     __all__ += _m.__all__

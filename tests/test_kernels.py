@@ -174,7 +174,8 @@ def test_kernels_are_cached_parallel_dispatchers():
     for name in ("fill_flat", "fill_4d", "copy_flat", "copy_4d", "arange", "linspace", "eye",
                  "uniform", "normal", "randint"):
         k = getattr(kernels, name)
-        assert k.targetoptions.get("parallel") is True, name
+        parallel = k.targetoptions.get("parallel")  # prange_only(): a dict, emptied by Numba
+        assert parallel is not None and parallel is not False, name
         assert k._cache.__class__.__name__ != "NullCache", f"{name} has no on-disk cache"
 
 

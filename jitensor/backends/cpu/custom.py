@@ -104,7 +104,7 @@ from numba import njit, prange
 from numba.extending import overload, register_jitable
 
 from jitensor.backends.cpu import custom as _c
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.backends.cpu.kernels import prange_only, serial
 
 _F64, _F32 = _c.variant(_fn, None), _c.variant(_fn, np.float32)  # _fn: set before this runs
 
@@ -143,10 +143,10 @@ def flat(out, {params}):
     _loop(out.reshape(-1), {flat})
 
 
-@njit(cache={cache}, parallel=True, error_model="numpy")
+@njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def nd(out, {params}):
     items, chunks = _work(out)
-    if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+    if serial(out.size):  # starting the thread pool costs more than the work (or one thread)
         for w in range(items):
             i, j, k, lo, hi = _item(w, out, chunks)
             _loop(out[i, j, k, lo:hi], {row})
@@ -171,9 +171,9 @@ def _fold(src, r, init, first):
     return acc
 
 
-@njit(cache={cache}, parallel=True, error_model="numpy")
+@njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def rows(out, src, init, first):
-    if src.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+    if serial(src.size):  # starting the thread pool costs more than the work (or one thread)
         for r in range(out.size):
             out[r] = _fold(src, r, init, first)
     else:
@@ -193,10 +193,10 @@ def _columns(out, src, b, init, first):
             acc[k] = body(acc[k], row[k])
 
 
-@njit(cache={cache}, parallel=True, error_model="numpy")
+@njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def columns(out, src, init, first):
     blocks = (out.size + _c.COLUMN_BLOCK - 1) // _c.COLUMN_BLOCK
-    if src.size < PARALLEL_MIN:
+    if serial(src.size):
         for b in range(blocks):
             _columns(out, src, b, init, first)
     else:

@@ -21,7 +21,7 @@ from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
 from ..scalar import elementwise as s, libm
-from .kernels import PARALLEL_MIN
+from .kernels import PARALLEL_MIN, prange_only, serial
 from .strided import as_4d
 from .vector import LINE, fence, stream, wide
 
@@ -529,7 +529,6 @@ def _lines(o, scratch):
 # -- kernel shells: for each family a serial flat kernel (small contiguous operands, the
 # latency path) and a parallel 4-D one (everything else) --------------------------------------
 _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, no raising
-_parallel = dict(_serial, parallel=True)
 
 
 def _shells(family, body):
@@ -562,7 +561,7 @@ def _shells(family, body):
                 stream(oc[s:e], scratch[:e - s])
             body(op, oc[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
 
-        if out.size < PARALLEL_MIN:  # starting the thread pool costs more than the work
+        if serial(out.size):
             none = np.empty(0, out.dtype)
             for w in range(items):
                 run(w, none)
@@ -577,7 +576,7 @@ def _shells(family, body):
 
     flat.__name__ = flat.__qualname__ = family + "_flat"
     four_d.__name__ = four_d.__qualname__ = family + "_4d"
-    return njit(**_serial)(flat), njit(**_parallel)(four_d)
+    return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
 
 
 _KERNELS = {family: _shells(family, body) for family, body in (

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from .kernels import PARALLEL_MIN, _unravel, copy_4d
+from .kernels import _unravel, copy_4d, prange_only, serial
 from .strided import as_4d, coalesce
 
 CHUNK = 1 << 14  # elements per task in the kernels that walk a strided operand in parallel
@@ -226,12 +226,14 @@ def _add_chunk(mid, first, idx, shape, strides, gshape, gstrides, gsize, negativ
 
 @register_jitable(inline="always")
 def _copy_run(dst, d, dk, src, s, sk, k):
-    """k elements from src[s + j * sk] to dst[d + j * dk] (a slice copies contiguous runs
-    fastest)."""
+    """k elements from src[s + j * sk] to dst[d + j * dk] (unit strides in a loop of their
+    own, which vectorises)."""
     if k == 1:
         dst[d] = src[s]
     elif dk == 1 and sk == 1:
-        dst[d:d + k] = src[s:s + k]
+        run, source = dst[d:d + k], src[s:s + k]  # indexed from 0: no negative-index tests
+        for j in range(k):
+            run[j] = source[j]
     else:
         for j in range(k):
             dst[d + j * dk] = src[s + j * sk]
@@ -275,13 +277,13 @@ def _first_bad(bad):
 
 
 # -- kernels -----------------------------------------------------------------------------------
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def count_true_kernel(buf, truthy, shape, strides, n):
     """Per chunk of CHUNK positions, how many elements of the walked operand have some
     `truthy` bit set."""
     chunks = (n + CHUNK - 1) // CHUNK
     counts = np.empty(chunks, np.int64)
-    if n < PARALLEL_MIN:
+    if serial(n):
         for c in range(chunks):
             counts[c] = _count_true(buf, truthy, shape, strides, c, n)
     else:
@@ -290,12 +292,12 @@ def count_true_kernel(buf, truthy, shape, strides, n):
     return counts
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def write_true_kernel(out, starts, buf, truthy, shape, strides, n):
     """The C-order positions of those elements, chunk c's from out[starts[c]] on; `out` has
     one slot more than there are positions."""
     chunks = starts.size - 1
-    if n < PARALLEL_MIN:
+    if serial(n):
         for c in range(chunks):
             _write_true(buf, truthy, shape, strides, c, n, out, starts[c], starts[c + 1])
     else:
@@ -303,11 +305,11 @@ def write_true_kernel(out, starts, buf, truthy, shape, strides, n):
             _write_true(buf, truthy, shape, strides, c, n, out, starts[c], starts[c + 1])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def unravel_kernel(out, row_stride, col_stride, lin, shape):
     """out[k, d] = coordinate d of the C-order position lin[k] in `shape`."""
     n = lin.size
-    if n * shape.size < PARALLEL_MIN:
+    if serial(n * shape.size):
         for k in range(n):
             i = lin[k]
             for d in range(shape.size - 1, -1, -1):
@@ -321,13 +323,13 @@ def unravel_kernel(out, row_stride, col_stride, lin, shape):
                 i //= shape[d]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def offsets_kernel(out, shape, strides):
     """out[i] = the offset of C-order position i of a block of `shape` with `strides` (2-D,
     one row)."""
     n = out.size
     chunks = (n + CHUNK - 1) // CHUNK
-    if n < PARALLEL_MIN:
+    if serial(n):
         for c in range(chunks):
             _offsets_chunk(out, shape, strides, c, n)
     else:
@@ -335,14 +337,14 @@ def offsets_kernel(out, shape, strides):
             _offsets_chunk(out, shape, strides, c, n)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize, negative):
     """Set (`first`) or add each index's offset in the indexed block into `mid`; the first
     C-order position of an index out of range (callers then discard `mid`), or -1."""
     n = mid.size
     chunks = (n + CHUNK - 1) // CHUNK
     bad = np.empty(chunks, np.int64)
-    if n < PARALLEL_MIN:
+    if serial(n):
         for c in range(chunks):
             bad[c] = _add_chunk(mid, first, idx, shape, strides, gshape, gstrides, gsize,
                                 negative, c, n)
@@ -353,13 +355,13 @@ def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize,
     return _first_bad(bad)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def outer_sum_kernel(out, a, b, c):
     """out[(i * b.size + j) * c.size + l] = a[i] + b[j] + c[l]: row offsets from the offsets of
     the dims before, in and after the indexed block."""
     nb, nc = b.size, c.size
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for r in range(n):
             out[r] = a[r // (nb * nc)] + b[r // nc % nb] + c[r % nc]
     else:
@@ -367,11 +369,11 @@ def outer_sum_kernel(out, a, b, c):
             out[r] = a[r // (nb * nc)] + b[r // nc % nb] + c[r % nc]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
     """For each row r: k elements from src[srows[r] + j * sk] to dst[drows[r] + j * dk]; an
     empty table stands for the evenly spaced rows r * step."""
-    if rows * k < PARALLEL_MIN:
+    if serial(rows * k):
         for r in range(rows):
             _copy_run(dst, drows[r] if drows.size else r * dstep, dk,
                       src, srows[r] if srows.size else r * sstep, sk, k)
@@ -381,7 +383,7 @@ def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
                       src, srows[r] if srows.size else r * sstep, sk, k)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def gather_kernel(out, idx, src, shape, strides, dstride, dsize):
     """torch.gather over a walk of (out, idx, src with stride 0 along dim); the first C-order
     position of an index out of [0, dsize), or -1."""
@@ -390,7 +392,7 @@ def gather_kernel(out, idx, src, shape, strides, dstride, dsize):
         n *= s
     chunks = (n + CHUNK - 1) // CHUNK
     bad = np.empty(chunks, np.int64)
-    if n < PARALLEL_MIN:
+    if serial(n):
         for c in range(chunks):
             bad[c] = _gather_chunk(out, idx, src, shape, strides, dstride, dsize, c, n)
     else:
@@ -406,11 +408,11 @@ def accumulate_kernel(out, positions, values):
         out[positions[i]] += values[i]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def masked_fill_4d(out, mask, value):
     n0, n1, n2, n3 = out.shape
     rows = n0 * n1 * n2
-    if rows * n3 < PARALLEL_MIN:
+    if serial(rows * n3):
         for r in range(rows):
             a, b, c = _unravel(r, n1, n2)
             for d in range(n3):

@@ -1,18 +1,54 @@
 """@njit kernels for filling, copying and generating buffers.
 
 Each kernel is one module-level function with `cache=True` (closures made in a factory miss the
-on-disk cache) and `parallel=True`; below PARALLEL_MIN elements it runs a plain loop, because
-starting the thread pool costs ~2 µs while filling 6 floats costs 0.3 µs (the crossover is
-measured by `python -m jitensor.bench.threshold`). Flat kernels take C-contiguous buffers
-of any ndim and view them as 1-D inside (a reshape in Python would cost more than the fill of a
-small tensor); the `_4d` kernels take the coalesced 4-D views of `strided.as_4d`, so one compiled
-kernel per dtype serves every other layout."""
-from numba import njit, prange
-from numba.extending import register_jitable
+on-disk cache) and `parallel=prange_only()`; below PARALLEL_MIN elements, or on one thread, it
+runs a plain loop (`serial`), because starting the thread pool costs ~2 µs while filling 6
+floats costs 0.3 µs (the crossover is measured by `python -m jitensor.bench.threshold`). Flat
+kernels take C-contiguous buffers of any ndim and view them as 1-D inside (a reshape in Python
+would cost more than the fill of a small tensor); the `_4d` kernels take the coalesced 4-D
+views of `strided.as_4d`, so one compiled kernel per dtype serves every other layout."""
+import numba
+from numba import njit, prange, types
+from numba.extending import overload, register_jitable
 
 from ..scalar import creation as scalar
 
 PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 µs
+
+# The calling thread's Numba thread count, read at run time from the C function that Numba's
+# parallel loops call themselves (registered when its thread pool starts, which loading any
+# parallel kernel does first). numba.get_num_threads() in a kernel would stop it being cached.
+_num_threads = types.ExternalFunction("get_num_threads", types.intp())
+
+
+def single_thread():
+    """Whether the calling thread has one Numba thread: after jt.set_num_threads(1), and in a
+    child forked from a process whose GNU OpenMP pool had started (the pool's threads do not
+    survive fork, and Numba kills the child at its first parallel loop; backends/cpu sets the
+    child to one thread). Parallel kernels then run their plain loops and never enter the
+    pool. Launchers and kernels both call it."""
+    return numba.get_num_threads() == 1
+
+
+@overload(single_thread)
+def _single_thread_in_kernels():
+    numba.get_num_threads()  # starts the pool: the symbol must exist when this compiles
+    return lambda: _num_threads() == 1
+
+
+def prange_only():
+    """njit's `parallel` option for these kernels: their prange loops, and nothing else. Numba
+    would also make array expressions (a slice assignment, np.full) parallel loops of their own,
+    which enter the thread pool even in a kernel's plain-loop branch. (A new dict each time:
+    Numba empties the one it is given.)"""
+    return dict(comprehension=False, reduction=False, inplace_binop=False, setitem=False,
+                numpy=False, stencil=False, fusion=False)
+
+
+@register_jitable
+def serial(n):
+    """Whether `n` elements' work runs as a plain loop rather than on the thread pool."""
+    return n < PARALLEL_MIN or single_thread()
 
 
 @register_jitable
@@ -20,11 +56,11 @@ def _unravel(r, n1, n2):
     return r // (n1 * n2), r // n2 % n1, r % n2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def fill_flat(out, value):
     out = out.reshape(-1)
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = value
     else:
@@ -32,11 +68,11 @@ def fill_flat(out, value):
             out[i] = value
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def fill_4d(out, value):
     n0, n1, n2, n3 = out.shape
     rows = n0 * n1 * n2
-    if rows * n3 < PARALLEL_MIN:
+    if serial(rows * n3):
         for r in range(rows):
             a, b, c = _unravel(r, n1, n2)
             out[a, b, c, :] = value
@@ -46,12 +82,12 @@ def fill_4d(out, value):
             out[a, b, c, :] = value
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def copy_flat(out, src):
     """out[i] = src[i], converting the dtype as a C cast does (float -> int truncates)."""
     out, src = out.reshape(-1), src.reshape(-1)
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = src[i]
     else:
@@ -59,11 +95,11 @@ def copy_flat(out, src):
             out[i] = src[i]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def copy_4d(out, src):
     n0, n1, n2, n3 = out.shape
     rows = n0 * n1 * n2
-    if rows * n3 < PARALLEL_MIN:
+    if serial(rows * n3):
         for r in range(rows):
             a, b, c = _unravel(r, n1, n2)
             for d in range(n3):
@@ -78,14 +114,14 @@ def copy_4d(out, src):
 TILE = 32  # a 32 x 32 float64 tile of the source spans 32 cache lines: it stays in L1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def copy_4d_tiled(out, src):
     """copy_4d for a source read across its last dim (a transpose): tiles of the last two dims,
     so each cache line of the source is read once, not once per element."""
     n0, n1, n2, n3 = out.shape
     tc = (n2 + TILE - 1) // TILE
     tasks = n0 * n1 * tc
-    if tasks * TILE * n3 < PARALLEL_MIN:
+    if serial(tasks * TILE * n3):
         for t in range(tasks):
             _copy_tiles(out, src, t, tc, n1, n2, n3)
     else:
@@ -103,11 +139,11 @@ def _copy_tiles(out, src, t, tc, n1, n2, n3):
                 out[a, b, c, d] = src[a, b, c, d]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def arange(out, start, step):
     """out[i] = start + i * step, in start's type (float64 or int64) before the store."""
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = start + i * step
     else:
@@ -115,10 +151,10 @@ def arange(out, start, step):
             out[i] = start + i * step
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def linspace(out, start, end):
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = scalar.linspace_at(i, n, start, end)
     else:
@@ -126,11 +162,11 @@ def linspace(out, start, end):
             out[i] = scalar.linspace_at(i, n, start, end)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def eye(out):
     """Ones on the diagonal, zeros elsewhere, in one pass over the 2-D C-contiguous `out`."""
     rows, cols = out.shape
-    if rows * cols < PARALLEL_MIN:
+    if serial(rows * cols):
         for i in range(rows):
             for j in range(cols):
                 out[i, j] = i == j
@@ -140,11 +176,11 @@ def eye(out):
                 out[i, j] = i == j
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def uniform(out, seed, offset, low, high, bits):
     out = out.reshape(-1)
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = low + (high - low) * scalar.uniform(seed, offset + i, bits)
     else:
@@ -152,11 +188,11 @@ def uniform(out, seed, offset, low, high, bits):
             out[i] = low + (high - low) * scalar.uniform(seed, offset + i, bits)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def normal(out, seed, offset, mean, std):
     out = out.reshape(-1)
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
     else:
@@ -164,11 +200,11 @@ def normal(out, seed, offset, mean, std):
             out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def randint(out, seed, offset, low, span):
     out = out.reshape(-1)
     n = out.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             out[i] = scalar.randint(seed, offset + i, low, span)
     else:

@@ -21,7 +21,7 @@ from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import PARALLEL_MIN
+from .kernels import prange_only, serial, single_thread
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
@@ -77,7 +77,7 @@ def _gemm_tasks(w, workers, out, a, b, ia, ib):
             out[t, i0 + i, j0:j0 + nc] = acc[i, :nc]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def gemm_tiled(out, a, b, ia, ib, workers):
     """out[t] = a[ia[t]] @ b[ib[t]] for integer stacks, C-contiguous and zero-padded: a
     (na, m rounded up to 2, k rounded up to 4), b (nb, k rounded up to 4, n); spread over
@@ -120,7 +120,7 @@ def _gemv_task(out, a, ta, b, ia, ib, task, rb):
             o[i] = s
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def gemv_tiled(out, a, ta, b, ia, ib, workers):
     """out[t] = A[ia[t]] @ b[ib[t]] for integer stacks: out (t, m) and b (nb, k) C-contiguous, a
     C-contiguous holding A (na, m, k) or, with `ta`, A^T (na, k, m). Blocks of MV rows are
@@ -186,7 +186,7 @@ def _gemm_blas_shell(name, parallel):
                            n)
         blas.set_num_threads(threads)
     gemm.__name__ = gemm.__qualname__ = name  # (keys its disk cache)
-    return njit(cache=True, parallel=parallel)(gemm)
+    return njit(cache=True, parallel=prange_only() if parallel else False)(gemm)
 
 
 # the serial build serves what one thread does (entering the parallel one's OpenMP region cost
@@ -213,12 +213,12 @@ def _gemv(out, trans, rows, cols, pm, ld, px, py, part, parts):
         blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def outer_kernel(out, a, b):
     """out[i, j] = a[i] * b[j]; `a`, `b` already hold the result dtype, so products wrap (or
     round) as torch's do before the store."""
     m, n = out.shape
-    if m * n < PARALLEL_MIN:
+    if serial(m * n):
         for i in range(m):
             for j in range(n):
                 out[i, j] = a[i] * b[j]
@@ -257,7 +257,7 @@ def _stack(x):
 
 def _workers(work, tasks):
     """Threads for `work` multiply-adds split into `tasks`: one below PARALLEL_MIN."""
-    return min(get_num_threads(), tasks) if work >= PARALLEL_MIN else 1
+    return 1 if serial(work) else min(get_num_threads(), tasks)
 
 
 def matmul(out, a, b, ia, ib):
@@ -269,7 +269,8 @@ def matmul(out, a, b, ia, ib):
             nmat, m, n = out.shape
             k = a.shape[1] if ta else a.shape[2]
             # slabs of at least 16 rows or columns, up to one per thread, from BLAS_PARALLEL_MIN
-            parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN
+            parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
+                and not single_thread()
             parts = min(get_num_threads(), max(1, max(m, n) // 16)) if parallel else 1
             kernel = gemm_blas if parallel and nmat * parts > 1 else gemm_blas_serial
             kernel(out, a, b, ia, ib, ta, tb, parts)

@@ -18,7 +18,7 @@ from numba.extending import register_jitable
 
 from ..scalar import libm, loss as scalar
 from ..scalar.reduction import cast_like, exp, maximum
-from .kernels import PARALLEL_MIN
+from .kernels import prange_only, serial
 from .reduction import _REASSOC, _flat
 from .vector import wide
 
@@ -265,7 +265,7 @@ def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing
     return -1
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing,
                          log_probs, out, reduction, saved):
     rows, n_c = target.size, shape[1]
@@ -392,7 +392,7 @@ def grad_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing
                    coefficients)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def grad_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing,
                          log_probs, g, reduction, saved, out):
     rows = target.size
@@ -421,7 +421,7 @@ def class_loss(out, saved, x, target, weight, ignore_index, smoothing, log_probs
     into out (N * S,) for reduction NONE, else reduced into the one-element out. saved (float64,
     3 + 2 N S) gets what the backward reads: the summed loss and target weight, the summed class
     weights W, each row's max and log-sum. Returns None, or a target that is out of range."""
-    kernel = loss_kernel_parallel if x.size >= PARALLEL_MIN else loss_kernel
+    kernel = loss_kernel if serial(x.size) else loss_kernel_parallel
     bad = kernel(*_args(x, target, weight), ignore_index, smoothing, log_probs, out.reshape(-1),
                  reduction, saved)
     return None if bad < 0 else int(target[bad])
@@ -431,6 +431,6 @@ def class_loss_grad(out, x, target, weight, ignore_index, smoothing, log_probs, 
                     saved):
     """out (C-contiguous, x's shape) = the gradient of class_loss's loss by x, for upstream
     gradient g (one element or, for NONE, one per target, C-contiguous)."""
-    kernel = grad_kernel_parallel if x.size >= PARALLEL_MIN else grad_kernel
+    kernel = grad_kernel if serial(x.size) else grad_kernel_parallel
     kernel(*_args(x, target, weight), ignore_index, smoothing, log_probs, g.reshape(-1),
            reduction, saved, out.reshape(-1))

@@ -3,14 +3,14 @@ import numpy as np
 from numba import njit, prange
 
 from ..scalar import optim as s
-from .kernels import PARALLEL_MIN
+from .kernels import prange_only, serial
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=prange_only())
 def adam_kernel(p, g, m, v, vmax, hp, maximize, decoupled, amsgrad):
     h = (hp[0], hp[1], hp[2], hp[3], hp[4], hp[5], hp[6], hp[7], hp[8])  # scalars: see s.adam
     n = p.size
-    if n < PARALLEL_MIN:
+    if serial(n):
         for i in range(n):
             p[i], m[i], v[i], top = s.adam(p[i], g[i], m[i], v[i], vmax[i], h, maximize,
                                            decoupled, amsgrad)

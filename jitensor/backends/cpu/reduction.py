@@ -27,7 +27,7 @@ from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MEAN
                                 SOFTMAX, STD, SUM, VAR, better, cast_like, combine, exp, finalize,
                                 add_compensated, is_float, is_float64, lift, merge, merge_lse,
                                 merge_moments, shift, to_float)
-from .kernels import PARALLEL_MIN
+from .kernels import PARALLEL_MIN, prange_only, serial
 from .strided import coalesce
 from .vector import wide
 
@@ -297,7 +297,7 @@ def reduce_dense(op, src, out, idx, init, correction, n_a, n_r, n_c):
           np.empty(0, np.int64), np.empty(0 if n_c == 1 else min(BLOCK, n_r), src.dtype))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def reduce_rows_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
                          tasks):
     """reduce_rows over `tasks` threads' worth of (row, part) items; `parts` > 1 splits few long
@@ -388,7 +388,7 @@ def reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction):
                    shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def reduce_columns_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
                             tasks):
     """reduce_columns over `tasks` threads' worth of (chunk, part) pairs; `parts` > 1 splits
@@ -466,7 +466,7 @@ def rowwise(op, src, so, shape, ss, out, oo, os, init):
     _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, 0, shape[0] * shape[3], xs, ys)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def rowwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
     rows = shape[0] * shape[3]
     for task in prange(tasks):
@@ -542,7 +542,7 @@ def columnwise(op, src, so, shape, ss, out, oo, os, init):
                      shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def columnwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
     n = shape[0] * ((shape[3] + CHUNK - 1) // CHUNK)
     for task in prange(tasks):
@@ -707,13 +707,14 @@ def _columns(shape, ss):
 
 
 def _launch(op, src, so, shape, ss, out, idx, oo, os, init, correction):
-    """Run one frame: columns or rows; parallel from PARALLEL_MIN elements, with the work
-    units (rows, or column chunks) split into parts when there are fewer than 8 per thread."""
+    """Run one frame: columns or rows; parallel from PARALLEL_MIN elements (unless on one
+    thread), with the work units (rows, or column chunks) split into parts when there are fewer
+    than 8 per thread."""
     n_a, n_r1, n_r2, n_c = shape
     columns = _columns(shape, ss)
     if not columns:
         init = _row_init(op, out.dtype, init)
-    if n_a * n_r1 * n_r2 * n_c < PARALLEL_MIN:
+    if serial(n_a * n_r1 * n_r2 * n_c):
         if columns:
             reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction)
         else:
@@ -753,7 +754,7 @@ def along(op, out, src, dim):
     columns = _columns(shape, ss)
     for so, oo in slabs:
         args = (op, flat, so, shape, ss, out.reshape(-1), oo, os, init)
-        if shape[0] * shape[2] * shape[3] < PARALLEL_MIN:
+        if serial(shape[0] * shape[2] * shape[3]):
             (columnwise if columns else rowwise)(*args)
         else:
             units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])

@@ -9,6 +9,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar.sort import precedes
+from .kernels import prange_only, serial
 
 RUN = 16
 SELECT = 64  # topk's selection inserts each better element: O(n k) at worst
@@ -45,35 +46,53 @@ def _merge_sort(keys, order, keys2, order2, descending):
     return keys, order
 
 
-@njit(cache=True, parallel=True)
+@register_jitable
+def _sort_row(values, indices, src, r, descending):
+    n = src.shape[1]
+    keys, order = _merge_sort(src[r].copy(), np.arange(n), np.empty(n, src.dtype),
+                              np.empty(n, np.int64), descending)
+    values[r] = keys
+    indices[r] = order
+
+
+@njit(cache=True, parallel=prange_only())
 def sort_rows(values, indices, src, descending):
     """values[r] = src[r] sorted, indices[r] = the positions they came from; all (rows, n),
     src and the outputs C-contiguous."""
-    rows, n = src.shape
-    for r in prange(rows):
-        keys, order = _merge_sort(src[r].copy(), np.arange(n), np.empty(n, src.dtype),
-                                  np.empty(n, np.int64), descending)
-        values[r] = keys
-        indices[r] = order
+    if serial(src.size):
+        for r in range(src.shape[0]):
+            _sort_row(values, indices, src, r, descending)
+    else:
+        for r in prange(src.shape[0]):
+            _sort_row(values, indices, src, r, descending)
 
 
-@njit(cache=True, parallel=True)
+@register_jitable
+def _select_row(values, indices, src, r, descending):
+    """values[r], indices[r] = the best k = values.shape[1] of src[r] and their positions."""
+    row, best, at = src[r], values[r], indices[r]
+    k = best.size
+    m = 0  # how many of best hold elements
+    for i in range(row.size):
+        v = row[i]
+        if m == k and not precedes(v, i, best[k - 1], at[k - 1], descending):
+            continue
+        j = m if m < k else k - 1
+        m = min(m + 1, k)
+        while j > 0 and precedes(v, i, best[j - 1], at[j - 1], descending):
+            best[j], at[j] = best[j - 1], at[j - 1]
+            j -= 1
+        best[j], at[j] = v, i
+
+
+@njit(cache=True, parallel=prange_only())
 def _select_rows(values, indices, src, descending):
-    rows, n = src.shape
-    k = values.shape[1]
-    for r in prange(rows):
-        row, best, at = src[r], values[r], indices[r]
-        m = 0  # how many of best hold elements
-        for i in range(n):
-            v = row[i]
-            if m == k and not precedes(v, i, best[k - 1], at[k - 1], descending):
-                continue
-            j = m if m < k else k - 1
-            m = min(m + 1, k)
-            while j > 0 and precedes(v, i, best[j - 1], at[j - 1], descending):
-                best[j], at[j] = best[j - 1], at[j - 1]
-                j -= 1
-            best[j], at[j] = v, i
+    if serial(src.size):
+        for r in range(src.shape[0]):
+            _select_row(values, indices, src, r, descending)
+    else:
+        for r in prange(src.shape[0]):
+            _select_row(values, indices, src, r, descending)
 
 
 def topk_rows(values, indices, src, descending):
