@@ -523,6 +523,28 @@ def test_scatter_and_index_ops_match_the_cpu(dtype):
     check(t, x + np.vstack([src[:1], np.zeros((2, 4), dtype.np)]))
 
 
+@pytest.mark.parametrize("dtype", [jt.float16, jt.float32, jt.float64], ids=str)
+def test_vector_index_embedding_and_their_gradients(dtype):
+    """x[index], index_select and nn.Embedding on the device against the CPU: values, and
+    gradients added up over repeated rows by the take_add kernel (float16 through float32
+    atomics; its CPU reference is float32)."""
+    from jitensor import nn
+    a = np.arange(12).reshape(4, 3)
+    idx = [3, -1, 0, 3]
+    results = []
+    for device, kind in (("cuda", dtype), ("cpu", jt.float32 if dtype is jt.float16 else dtype)):
+        x = jt.tensor(a, dtype=kind, device=device, requires_grad=True)
+        y = x[jt.tensor(idx, device=device)] * 2 + jt.index_select(x, 1, jt.tensor(
+            [2, 0, 2], device=device)).sum()
+        y.sum().backward()
+        emb = nn.Embedding.from_pretrained(jt.tensor(a, dtype=kind, device=device),
+                                           freeze=False, padding_idx=0)
+        emb(jt.tensor([[1, 0], [1, 3]], device=device)).sum().backward()
+        results.append((y.detach(), x.grad, emb.weight.grad))
+    for got, want in zip(*results):
+        check(got.float() if dtype is jt.float16 else got, want)
+
+
 def test_accumulate_in_every_dtype():
     from jitensor.backends.cuda import indexing
     for dtype in (jt.int8, jt.int32, jt.int64):

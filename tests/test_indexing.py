@@ -444,10 +444,95 @@ def test_kernels_load_from_the_disk_cache():
             "from jitensor.backends.cpu import indexing as k\n"
             "x = jt.arange(12.0).reshape(3, 4)\n"
             "x[x > 5]; x[[0, 2], 1:]; x[[1]] = 0.0; x.nonzero(); x.gather(1, jt.tensor([[0]]))\n"
+            "w = jt.ones(3, 2, requires_grad=True); w[jt.tensor([2, 0])].sum().backward()\n"
             "kernels = [k.index_copy_kernel, k.add_offsets_kernel, k.count_true_kernel,\n"
-            "           k.write_true_kernel, k.unravel_kernel, k.gather_kernel]\n"
+            "           k.write_true_kernel, k.unravel_kernel, k.gather_kernel, k.take_kernel,\n"
+            "           k.take_add_kernel]\n"
             "print(sum(sum(f.stats.cache_misses.values()) for f in kernels),\n"
             "      sum(sum(f.stats.cache_hits.values()) for f in kernels))")
     run_python(code)
     misses, hits = map(int, run_python(code).split())
-    assert misses == 0 and hits >= 6
+    assert misses == 0 and hits >= 8
+
+
+# -- one index vector: x[index] and index_select take whole slices in one pass ---------------
+@pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("index_dtype", [jt.int32, jt.int64], ids=str)
+def test_vector_index_takes_rows_like_numpy(d, index_dtype):
+    a = sample((5, 3, 2), d)
+    x = jt.from_numpy(a)
+    for idx in ([4, 0, 0, -1, -5, 2], [], [3]):
+        i = jt.tensor(idx, dtype=index_dtype)
+        assert_tensor(x[i], a[np.array(idx, np.int64)])
+        assert_tensor(x[:, ::2][i], a[:, ::2][np.array(idx, np.int64)])  # (strided)
+        for dim in range(3):
+            kept = [v % a.shape[dim] for v in idx]
+            assert_tensor(jt.index_select(x, dim, jt.tensor(kept, dtype=index_dtype)),
+                          np.take(a, np.array(kept, np.int64), dim))
+    assert_tensor(jt.from_numpy(a[:0])[jt.tensor([], dtype=index_dtype)], a[:0])
+
+
+def test_vector_index_out_of_range_raises_and_writes_nothing():
+    x = jt.arange(6.0).reshape(3, 2)
+    for bad, value in (([0, 3], 3), ([-4, 1], -4)):
+        with pytest.raises(IndexError, match=f"index {value} is out of bounds for dimension 0 "
+                                             f"with size 3"):
+            x[jt.tensor(bad)]
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1"):
+        jt.index_select(x, 1, jt.tensor([0, -1]))
+    with pytest.raises(IndexError, match="index is out of bounds for dimension with size 0"):
+        jt.zeros(0, 2)[jt.tensor([0])]
+    out = jt.full((2, 2), 7.0)
+    with pytest.raises(RuntimeError):
+        jt.index_select(x, 0, jt.tensor([0, 5]), out=out)
+    assert out.tolist() == [[7.0, 7.0], [7.0, 7.0]]
+
+
+def test_vector_index_parallel_rows_and_gradient():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4096, 40)).astype(np.float32)
+    idx = rng.integers(-4096, 4096, 3000)
+    x = jt.tensor(a, requires_grad=True)
+    y = x[jt.from_numpy(idx)]
+    assert_tensor(y.detach(), a[idx])
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(jt.from_numpy(g))
+    want = np.zeros_like(a)
+    np.add.at(want, idx, g)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_index_select_and_vector_index_gradients_match_numpy(dim):
+    rng = np.random.default_rng(dim + 5)
+    a = rng.standard_normal((4, 5, 3))
+    n = a.shape[dim]
+    idx = np.array([n - 1, 0, 0, 1, n - 1], np.int32)
+    x = jt.tensor(a, requires_grad=True)
+    y = jt.index_select(x, dim, jt.from_numpy(idx))
+    g = rng.standard_normal(y.shape)
+    y.backward(jt.from_numpy(g))
+    want = np.zeros_like(a)
+    np.add.at(np.moveaxis(want, dim, 0), idx, np.moveaxis(g, dim, 0))
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+    x.grad = None
+    key = jt.tensor([-1, 2, -1, 0])
+    (x[key] * jt.from_numpy(a[[-1, 2, -1, 0]])).sum().backward()
+    want = np.zeros_like(a)
+    np.add.at(want, [-1, 2, -1, 0], a[[-1, 2, -1, 0]])
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+def test_vector_index_second_derivatives_match_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(1).standard_normal((5, 3))
+    x, tx = jt.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    idx = [4, -1, 0, 0]
+    for select in (lambda t, i: t[i], lambda t, i: t.index_select(1, i.remainder(3))):
+        (g,) = jt.autograd.grad((select(x, jt.tensor(idx)) ** 3).sum(), x, create_graph=True)
+        (tg,) = torch.autograd.grad((select(tx, torch.tensor(idx)) ** 3).sum(), tx,
+                                    create_graph=True)
+        np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-12)
+        (gg,) = jt.autograd.grad(g.sum(), x)
+        (tgg,) = torch.autograd.grad(tg.sum(), tx)
+        np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-12)

@@ -379,6 +379,85 @@ def test_linear_shape_error_names_both_shapes():
         F.linear(jt.tensor(1.0), jt.zeros(3, 1))
 
 
+# -- Embedding ---------------------------------------------------------------------------------
+def test_embedding_rows_and_gradient_match_numpy():
+    jt.manual_seed(0)
+    emb = nn.Embedding(7, 3, padding_idx=-2, dtype=jt.float64)
+    w = values(emb.weight).copy()
+    assert emb.padding_idx == 5 and (w[5] == 0).all() and w.std() > 0.5  # N(0, 1), row 5 zero
+    for dtype in (jt.int64, jt.int32):
+        idx = np.array([[1, 5, 6], [5, 1, 1]])
+        out = emb(jt.tensor(idx, dtype=dtype))
+        assert out.dtype is jt.float64
+        close(out, w[idx], rtol=0, atol=0)
+        emb.weight.grad = None
+        g = np.arange(18.0).reshape(2, 3, 3)
+        out.backward(jt.from_numpy(g))
+        want = np.zeros_like(w)
+        np.add.at(want, idx.reshape(-1), g.reshape(-1, 3))
+        want[5] = 0  # padding_idx gets no gradient
+        close(emb.weight.grad, want, rtol=0, atol=0)
+
+
+def test_embedding_options_match_torch():
+    torch = pytest.importorskip("torch")
+    idx = np.array([[0, 3, 3], [4, 0, 3]])
+    w = np.random.default_rng(4).standard_normal((5, 4)) * 3
+    for kwargs in ({"padding_idx": 3}, {"max_norm": 1.5}, {"max_norm": 2.0, "norm_type": 1.0},
+                   {"scale_grad_by_freq": True, "padding_idx": 0}):
+        x, tx = jt.tensor(w, requires_grad=True), torch.tensor(w, requires_grad=True)
+        out = F.embedding(jt.tensor(idx), x, **kwargs)
+        tout = torch.nn.functional.embedding(torch.tensor(idx), tx, **kwargs)
+        close(out, tout, rtol=1e-12, atol=1e-12)
+        close(x.detach(), tx.detach(), rtol=1e-12, atol=1e-12)  # max_norm renormalises in place
+        (out ** 3).sum().backward()
+        (tout ** 3).sum().backward()
+        close(x.grad, tx.grad, rtol=1e-12, atol=1e-12)
+    assert repr(nn.Embedding(5, 2, padding_idx=1, max_norm=1.0)) == \
+        repr(torch.nn.Embedding(5, 2, padding_idx=1, max_norm=1.0))
+
+
+def test_embedding_from_pretrained_and_errors():
+    table = jt.arange(6.0).reshape(3, 2)
+    frozen = nn.Embedding.from_pretrained(table)
+    assert not frozen.weight.requires_grad and frozen.weight.data_ptr() == table.data_ptr()
+    assert frozen(jt.tensor([2])).tolist() == [[4.0, 5.0]]
+    assert nn.Embedding.from_pretrained(table, freeze=False).weight.requires_grad
+    assert [p.shape for p in nn.Embedding(4, 2).parameters()] == [(4, 2)]
+    with pytest.raises(RuntimeError, match="expected indices of dtype int64 or int32, got "
+                                           "jitensor.float32; convert them with .long()"):
+        F.embedding(jt.tensor([1.0]), table)
+    with pytest.raises(RuntimeError, match=r"'weight' must be 2-D.*got \[6\]"):
+        F.embedding(jt.tensor([1]), table.reshape(-1))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        F.embedding(jt.tensor([[0, 3]]), table)
+    with pytest.raises(ValueError, match=r"padding_idx 3 must be within num_embeddings \(3\)"):
+        nn.Embedding(3, 2, padding_idx=3)
+    with pytest.raises(RuntimeError, match="no sparse tensors; use sparse=False"):
+        nn.Embedding(3, 2, sparse=True)
+    with pytest.raises(ValueError, match="expected to be 2-dimensional"):
+        nn.Embedding.from_pretrained(jt.ones(3))
+    with pytest.raises(ValueError, match=r"Shape of weight \[3, 2\] does not match"):
+        nn.Embedding(4, 2, _weight=table)
+
+
+def test_embedding_trains_with_an_optimizer():
+    """A bag of embeddings and a linear head learn a separable task (loss falls tenfold)."""
+    jt.manual_seed(1)
+    emb, head = nn.Embedding(20, 8), nn.Linear(8, 2)
+    opt = jt.optim.Adam(list(emb.parameters()) + list(head.parameters()), lr=0.05)
+    idx = jt.randint(0, 20, (64, 5))
+    labels = (idx < 10).long().sum(1).gt(2).long()
+    losses = []
+    for _ in range(60):
+        opt.zero_grad()
+        loss = F.cross_entropy(head(emb(idx).mean(1)), labels)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] / 10
+
+
 def test_activation_modules():
     x = jt.randn(3, 4)
     close(nn.ReLU()(x), np.maximum(values(x), 0))

@@ -1,4 +1,4 @@
-"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy,
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, embedding,
 activations, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
 combinations are skipped)."""
 import numpy as np
@@ -99,3 +99,24 @@ class CrossEntropy:
 
     def time_backward(self, *_):
         self.sync(self.F.cross_entropy(self.gx, self.y).backward())
+
+
+class Embedding:
+    """F.embedding of 32 sequences of 16 tokens in a 10000x64 float32 table; forward, and
+    forward plus backward (a table-sized gradient, written once)."""
+    params = (LIBRARIES, DEVICES)
+    param_names = ("library", "device")
+
+    def setup(self, library, device):
+        peer = Peer(library, device)
+        self.sync, self.F = peer.sync, peer.mod.nn.functional
+        self.w = peer.random((10000, 64), "float32")
+        self.gw = self.w.clone().requires_grad_()
+        self.idx = peer.asarray(np.random.default_rng(1).integers(0, 10000, (32, 16)))
+        warm(self)
+
+    def time_forward(self, *_):
+        self.sync(self.F.embedding(self.idx, self.w))
+
+    def time_backward(self, *_):
+        self.sync(self.F.embedding(self.idx, self.gw).sum().backward())

@@ -794,18 +794,50 @@ def _is_basic(key):
                and not isinstance(k, bool) for k in keys)
 
 
+def _selected(shape, dim, index, g):
+    """The gradient of index_select(input, dim, index), and of input[index] for a vector
+    index (negatives counting from the end): zeros like input plus g's slices at the selected
+    positions, repeats adding up, in one pass over g; `shape`: input's. (The general form, a
+    gather of every position of input, costs the whole of it: an embedding table's backward.)"""
+    grad = creation.zeros(shape, dtype=g.dtype, device=g.device)
+    if g.numel():
+        backend(g.device).indexing.take_add(grad._data, g.contiguous()._data,
+                                            index.contiguous()._data, shape[dim],
+                                            math.prod(shape[dim + 1:]))
+    return grad
+
+
 @rule("getitem", uses_inputs=False, uses_result=False)
 def _getitem(g, result, input, key):
     if _is_basic(key):  # a view: each element of the result is a distinct element of input
         grad = creation.zeros(input.shape, dtype=g.dtype, device=g.device)
         grad[key] = g
         return ((input, grad),)
+    if I.vector_key(input, key) and not (grad_mode._enabled[0] and g.requires_grad):
+        # (with create_graph, the general form below, which records itself)
+        return ((input, _selected(input.shape, 0, key, g)),)
     return ((input, _accumulate(input, P.positions(input)[key], g)),)
 
 
 @rule("index_select", uses_inputs=False, uses_result=False)
 def _index_select(g, result, input, dim, index, *, out=None):
+    if input.ndim and not (grad_mode._enabled[0] and g.requires_grad):
+        return ((input, _selected(input.shape, dim % input.ndim, index.reshape(-1), g)),)
     return ((input, _accumulate(input, I.index_select(P.positions(input), dim, index), g)),)
+
+
+@rule("embedding", uses_inputs=False, uses_result=False)
+def _embedding(g, result, input, weight, padding_idx, scale_grad_by_freq):
+    index = input.reshape(-1)
+    g = g.reshape(index.numel(), weight.shape[1])
+    if padding_idx is not None:  # (zeroed, not multiplied: an inf there must not give NaN)
+        g = g.masked_fill((index == padding_idx).unsqueeze(1), 0)
+    if scale_grad_by_freq:
+        ones = creation.ones(index.shape, dtype=g.dtype, device=g.device)
+        g = g / _selected(weight.shape[:1], 0, index, ones)[index].unsqueeze(1)
+    if grad_mode._enabled[0] and g.requires_grad:  # create_graph: the recorded general form
+        return ((weight, _accumulate(weight, P.positions(weight)[index], g)),)
+    return ((weight, _selected(weight.shape, 0, index, g)),)
 
 
 @rule("gather", uses_inputs=False, uses_result=False)

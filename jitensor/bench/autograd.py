@@ -3,8 +3,8 @@
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
-cross-entropy with and without its backward, and one training step (forward, backward, Adam)
-of a 784-128-10 MLP at batch 64."""
+cross-entropy and an embedding lookup with and without their backward, and one training step
+(forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
 import sys
 
 from . import compare, optional, per_call, print_rows, timeit
@@ -96,11 +96,32 @@ def _cross_entropy(jt, torch, quick):
     return rows
 
 
+def _embedding(jt, torch, quick):
+    """Rows for an embedding lookup and its backward (a batch of 32 sequences of 16 tokens in a
+    table of 10000 x 64): the gradient is the table's size, written once."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    table, tokens = rng.standard_normal((10000, 64)).astype(np.float32), \
+        rng.integers(0, 10000, (32, 16))
+    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
+    forward, both = {}, {}
+    for peer, lib in libs.items():
+        fn, idx = lib.nn.functional.embedding, lib.tensor(tokens)
+        plain, weight = lib.tensor(table), lib.tensor(table, requires_grad=True)
+        forward[peer] = lambda fn=fn, i=idx, w=plain: fn(i, w)
+        both[peer] = lambda fn=fn, i=idx, w=weight: fn(i, w).sum().backward()
+    budget = 0.05 if quick else 0.2
+    shape = "10000x64 [32x16]"
+    return [{"op": "F.embedding", "shape": shape, **compare(forward, budget=budget)},
+            {"op": "F.embedding + bwd", "shape": shape, **compare(both, budget=budget)}]
+
+
 def measure(quick=False):
     """Rows {op, shape, and seconds per peer} measured in this run."""
     import jitensor as jt
     torch = optional("torch")
-    rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick)
+    rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
+        + _embedding(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

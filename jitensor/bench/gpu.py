@@ -79,7 +79,7 @@ def measure(small=False):
             row[name] = per_call(fn, number=200 if small else 5000)
             sync()
         rows.append(row)
-    rows.append(_cross_entropy(peers, small))
+    rows += [_cross_entropy(peers, small), _embedding(peers, small)]
     return rows
 
 
@@ -93,6 +93,20 @@ def _cross_entropy(peers, small):
             y = lib.zeros((n,), dtype=lib.int64, device="cuda")
             row[name] = timeit(lambda lib=lib, x=x, y=y: lib.nn.functional.cross_entropy(
                 x, y).backward(), sync=sync, budget=0.05 if small else 0.3)
+    return row
+
+
+def _embedding(peers, small):
+    """F.embedding of a token batch (random tokens: the backward's atomic adds spread over the
+    table) with its backward (CuPy has no such op)."""
+    n, dim, tokens = (16, 4, (2, 3)) if small else (50000, 256, (64, 128))
+    row = {"op": "embedding + bwd", "shape": (n, dim, *tokens)}
+    for name, (lib, sync) in peers.items():
+        if name != "cupy":
+            w = lib.ones((n, dim), dtype=lib.float32, device="cuda", requires_grad=True)
+            i = lib.randint(0, n, tokens, device="cuda")
+            row[name] = timeit(lambda lib=lib, w=w, i=i: lib.nn.functional.embedding(
+                i, w).sum().backward(), sync=sync, budget=0.05 if small else 0.3)
     return row
 
 

@@ -1,5 +1,6 @@
-"""The indexing report: cat, advanced indexing, mask selection, index_add_, a transposing copy
-and a sort against NumPy and torch, all in one run: ``python -m jitensor.bench.indexing [--quick]``.
+"""The indexing report: cat, advanced indexing (elements, and rows: a batch, an embedding
+lookup), mask selection, index_add_, a transposing copy and a sort against NumPy and torch, all
+in one run: ``python -m jitensor.bench.indexing [--quick]``.
 
 Each row times one call that allocates its result; ratios are peer time / jitensor time, so
 above 1 means jitensor is faster."""
@@ -29,6 +30,11 @@ def _cases(sizes):
     jsrc, jidx = jt.from_numpy(src), jt.from_numpy(idx)
     index = {"jitensor": lambda: jsrc[jidx], "numpy": lambda: src[idx]}
 
+    tables = [rng.random(shape, np.float32) for shape in ((64, 10), (100000, 64))]
+    picks = [rng.integers(0, 64, 64), rng.integers(0, 100000, 4096)]
+    rows = [{"jitensor": lambda t=jt.from_numpy(t), i=jt.from_numpy(i): t[i],
+             "numpy": lambda t=t, i=i: t[i]} for t, i in zip(tables, picks)]
+
     msrc = rng.random(sizes["mask"], np.float32)
     mask = msrc < 0.5
     jmsrc, jmask = jt.from_numpy(msrc), jt.from_numpy(mask)
@@ -54,6 +60,8 @@ def _cases(sizes):
         cat["torch"] = lambda: torch.cat(tparts)
         tsrc, tidx = torch.from_numpy(src), torch.from_numpy(idx)
         index["torch"] = lambda: tsrc[tidx]
+        for peers, t, i in zip(rows, tables, picks):
+            peers["torch"] = lambda t=torch.from_numpy(t), i=torch.from_numpy(i): t[i]
         tmsrc, tmask = torch.from_numpy(msrc), torch.from_numpy(mask)
         select["torch"] = lambda: tmsrc[tmask]
         tacc, tbins, tvals = torch.zeros(bins), torch.from_numpy(idx % bins), \
@@ -65,6 +73,8 @@ def _cases(sizes):
     return [
         ("cat", f"{k} x ({n}, {n}) float32", cat),
         ("x[idx]", f"{count:.0e} of {size:.0e} float32", index),
+        ("x[rows]", "64 rows of (64, 10) float32", rows[0]),
+        ("x[rows]", "4096 rows of (100000, 64) float32", rows[1]),
         ("x[mask]", f"{sizes['mask']:.0e} float32, half true", select),
         ("index_add_", f"{count:.0e} float32 into {bins:.0e}", add_at),
         ("t().contiguous()", f"({m}, {m}) float32", transpose),

@@ -1,15 +1,15 @@
 """jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`."""
 from . import functional, init
 from .containers import ModuleList, Sequential
-from .layers import (CELU, ELU, GELU, SELU, Dropout, Flatten, Hardsigmoid, Hardswish, Hardtanh,
-                     Identity, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6,
-                     Sigmoid, SiLU, Softmax, Softplus, Tanh, Threshold)
+from .layers import (CELU, ELU, GELU, SELU, Dropout, Embedding, Flatten, Hardsigmoid, Hardswish,
+                     Hardtanh, Identity, LeakyReLU, Linear, LogSigmoid, LogSoftmax, Mish, ReLU,
+                     ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh, Threshold)
 from .loss import CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["CELU", "CrossEntropyLoss", "Dropout", "ELU", "Flatten", "GELU", "Hardsigmoid",
-           "Hardswish", "Hardtanh", "Identity", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax",
-           "MSELoss", "Mish", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU", "ReLU6",
-           "SELU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Threshold",
-           "functional", "init"]
+__all__ = ["CELU", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU",
+           "Hardsigmoid", "Hardswish", "Hardtanh", "Identity", "LeakyReLU", "Linear", "LogSigmoid",
+           "LogSoftmax", "MSELoss", "Mish", "Module", "ModuleList", "NLLLoss", "Parameter", "ReLU",
+           "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh",
+           "Threshold", "functional", "init"]

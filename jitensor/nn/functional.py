@@ -3,12 +3,16 @@ differentiates them with no rules of their own; the pointwise activations and th
 (nll_loss, cross_entropy) are fused ops with rules (ops/activation.py, ops/loss.py)."""
 import warnings
 
+from ..autograd import no_grad
 from ..creation import rand
-from ..dtypes import bool_
-from ..ops import activation as _activation, linalg as _linalg, loss as _loss
+from ..dtypes import bool_, int32, int64
+from ..ops import activation as _activation, indexing as _indexing, linalg as _linalg, \
+    loss as _loss
+from ..ops._common import same_device
 from ..tensor import Tensor
 
-__all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "gelu", "hardsigmoid",
+__all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
+           "hardsigmoid",
            "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "linear",
            "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "relu", "relu6", "relu_",
            "selu", "selu_", "sigmoid", "silu", "softmax", "softplus", "tanh", "threshold",
@@ -31,6 +35,44 @@ def _reduce(loss, reduction):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: `weight` is (out_features, in_features), `input` (..., in)."""
     return _linalg.linear(input, weight, bias)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """The rows of `weight` (num_embeddings, embedding_dim) at the positions in `input` (int32
+    or int64, any shape): input.shape + (embedding_dim,). padding_idx's row gets no gradient;
+    with max_norm, the rows taken whose norm_type-norm exceeds it are first rescaled to
+    max_norm in place (as torch does, under no_grad)."""
+    if not isinstance(input, Tensor) or input.dtype not in (int32, int64):
+        raise RuntimeError(f"embedding(): expected indices of dtype int64 or int32, got "
+                           f"{input.dtype if isinstance(input, Tensor) else type(input).__name__}"
+                           f"; convert them with .long()")
+    if not isinstance(weight, Tensor) or weight.ndim != 2:
+        raise RuntimeError(f"embedding(): 'weight' must be 2-D (num_embeddings, embedding_dim), "
+                           f"got {list(weight.shape) if isinstance(weight, Tensor) else weight}")
+    same_device("embedding", weight, input)
+    if sparse:
+        raise RuntimeError("embedding(): sparse=True asks for a sparse gradient, and jitensor "
+                           "has no sparse tensors; use sparse=False")
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
+    if max_norm is not None:
+        with no_grad():
+            index = input.reshape(-1)
+            rows = weight[index]
+            norms = rows.norm(norm_type, dim=1, keepdim=True)
+            scale = (max_norm / (norms + 1e-7)).masked_fill(norms <= max_norm, 1)
+            weight[index] = rows * scale
+    return _indexing.embedding(input, weight, padding_idx, bool(scale_grad_by_freq))
+
+
+def _padding_index(padding_idx, num_embeddings):
+    """padding_idx within [0, num_embeddings), counted from the end when negative, or None."""
+    if padding_idx is None:
+        return None
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"padding_idx {padding_idx} must be within num_embeddings "
+                         f"({num_embeddings}): in [-{num_embeddings}, {num_embeddings})")
+    return padding_idx % num_embeddings
 
 
 def relu(input, inplace=False):

@@ -383,6 +383,34 @@ def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
                       src, srows[r] if srows.size else r * sstep, sk, k)
 
 
+@register_jitable(_nrt=False)
+def _take_row(out, src, idx, size, inner, r):
+    """Row r of take_kernel's out."""
+    j = idx[r % idx.size]
+    row = r // idx.size * size + (j + size if j < 0 else j)
+    _copy_run(out, r * inner, 1, src, row * inner, 1, inner)
+
+
+@njit(cache=True, parallel=prange_only())
+def take_kernel(out, src, idx, size, inner, negative):
+    """out (outer, m, inner) = src (outer, size, inner) at the positions idx (m) of its middle
+    dim, all flat and C-contiguous (negative positions count from the end when `negative`):
+    x[idx] and index_select in one pass. Returns the first i with idx[i] out of range, before
+    writing anything, or -1."""
+    low = -size if negative else 0
+    for i in range(idx.size):
+        if not low <= idx[i] < size:
+            return i
+    rows = out.size // inner if inner else 0
+    if serial(out.size):
+        for r in range(rows):
+            _take_row(out, src, idx, size, inner, r)
+    else:
+        for r in prange(rows):
+            _take_row(out, src, idx, size, inner, r)
+    return -1
+
+
 @njit(cache=True, parallel=prange_only())
 def gather_kernel(out, idx, src, shape, strides, dstride, dsize):
     """torch.gather over a walk of (out, idx, src with stride 0 along dim); the first C-order
@@ -406,6 +434,19 @@ def accumulate_kernel(out, positions, values):
     # serial: repeated positions must add up, and no two threads may race on one element
     for i in range(positions.size):
         out[positions[i]] += values[i]
+
+
+@njit(cache=True)
+def take_add_kernel(out, values, idx, size, inner):
+    """out (outer, size, inner) += values (outer, m, inner) at the positions idx (m, in range,
+    negatives counting from the end) of out's middle dim, all flat and C-contiguous: the
+    backward of take_kernel. Serial, as accumulate_kernel: repeated positions add up."""
+    m = idx.size
+    for r in range(values.size // inner if inner else 0):
+        j = idx[r % m]
+        row = (r // m * size + (j + size if j < 0 else j)) * inner
+        for k in range(inner):
+            out[row + k] += values[r * inner + k]
 
 
 @njit(cache=True, parallel=prange_only())
@@ -525,6 +566,12 @@ def index(out, src, entries, pre, post, negative=True):
     `negative`)."""
     if not out.size:  # as in torch, indices are only checked where an element is read
         return None
+    d, idx = len(pre), entries[0][1]
+    if len(entries) == 1 and entries[0][0] == (d,) and idx.ndim == 1 and idx.flags.c_contiguous \
+            and src.flags.c_contiguous and out.flags.c_contiguous:  # one index vector: a take
+        bad = take_kernel(_bits(out.reshape(-1)), _bits(src.reshape(-1)), idx, src.shape[d],
+                          math.prod(src.shape[d + 1:]), negative)
+        return None if bad < 0 else (0, int(idx[bad]))
     mid, bad = index_offsets(src, out.shape[len(pre):out.ndim - len(post)], entries, negative)
     if bad is None:
         _copy_rows(src, out, pre, post, mid, gather=True)
@@ -548,6 +595,12 @@ def accumulate(out, positions, values):
     """out[positions[i]] += values[i] for every i, repeated positions included: the backward of
     every gather (indexing, index_select, gather, take). All 1-D and contiguous."""
     accumulate_kernel(out, positions, values)
+
+
+def take_add(out, values, index, size, inner):
+    """out += values at the rows `index` of its middle dim (see take_add_kernel); out, values
+    and index C-contiguous, index checked."""
+    take_add_kernel(out.reshape(-1), values.reshape(-1), index.reshape(-1), size, inner)
 
 
 def gather(out, src, dim, index):

@@ -154,23 +154,50 @@ def accumulate_kernel(o, oo, p, po, v, vo, n):
         i += cuda.gridsize(1)
 
 
+@driver.jit
+def take_add_kernel(o, oo, v, vo, p, po, n, m, size, inner):
+    """o (outer, size, inner) += v (outer, m, inner) at the positions p (m) of o's middle dim,
+    a thread per element of v, by atomic adds: positions may repeat."""
+    e = cuda.grid(1)
+    while e < n:
+        r = e // inner
+        j = load(p, po + r % m)
+        row = r // m * size + (j + size if j < 0 else j)
+        atomic_add(o, oo + row * inner + e % inner, load(v, vo + e))
+        e += cuda.gridsize(1)
+
+
 # the dtypes the GPU adds atomically; others add in a wider one (float16 in float32)
 _ATOMIC = {np.dtype(d): np.dtype(d) for d in (np.float32, np.float64, np.int32, np.int64)}
 _ATOMIC[np.dtype(np.float16)] = np.dtype(np.float32)
 
 
-def accumulate(out, positions, values):
-    """out[positions[i]] += values[i], repeated positions included (the backward of every
-    gather); all three 1-D and contiguous, positions int64 and in range."""
-    if not positions.size:
-        return
+def _atomically(out, launch):
+    """Run `launch(target)`, which adds into target atomically: `out` itself, or a copy in the
+    dtype the GPU adds atomically, copied back after."""
     from . import copy, empty
     wide = _ATOMIC.get(out.dtype, np.dtype(np.int64))
     target = out
     if wide != out.dtype:
         target = empty(out.shape, wide)
         copy(target, out)
-    driver.launch_1d(accumulate_kernel, positions.size, *pointer(target), *pointer(positions),
-                     *pointer(values), positions.size)
+    launch(target)
     if target is not out:
         copy(out, target)
+
+
+def accumulate(out, positions, values):
+    """out[positions[i]] += values[i], repeated positions included (the backward of every
+    gather); all three 1-D and contiguous, positions int64 and in range."""
+    if positions.size:
+        _atomically(out, lambda target: driver.launch_1d(
+            accumulate_kernel, positions.size, *pointer(target), *pointer(positions),
+            *pointer(values), positions.size))
+
+
+def take_add(out, values, index, size, inner):
+    """out += values at the rows `index` of its middle dim (see the CPU backend's take_add)."""
+    if values.size:
+        _atomically(out, lambda target: driver.launch_1d(
+            take_add_kernel, values.size, *pointer(target), *pointer(values), *pointer(index),
+            values.size, index.size, size, inner))
