@@ -383,12 +383,30 @@ def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
                       src, srows[r] if srows.size else r * sstep, sk, k)
 
 
+TAKE_BLOCK = 4096  # elements of out per task
+
+
 @register_jitable(_nrt=False)
-def _take_row(out, src, idx, size, inner, r):
-    """Row r of take_kernel's out."""
-    j = idx[r % idx.size]
-    row = r // idx.size * size + (j + size if j < 0 else j)
-    _copy_run(out, r * inner, 1, src, row * inner, 1, inner)
+def _take_block(out, src, idx, size, inner, lo, hi):
+    """Rows lo..hi-1 of take_kernel's out, row o * m + i taking src's row o * size + idx[i]:
+    runs of i for one o at a time, the 1-D gather (a row per element) a loop of its own."""
+    m = idx.size
+    r = lo
+    while r < hi:
+        o = r // m
+        first = r - o * m
+        last = min(m, first + hi - r)
+        out_row, src_row = o * m, o * size
+        if inner == 1:
+            for i in range(first, last):
+                j = idx[i]
+                out[out_row + i] = src[src_row + (j + size if j < 0 else j)]
+        else:
+            for i in range(first, last):
+                j = idx[i]
+                _copy_run(out, (out_row + i) * inner, 1, src,
+                          (src_row + (j + size if j < 0 else j)) * inner, 1, inner)
+        r += last - first
 
 
 @njit(cache=True, parallel=prange_only())
@@ -402,12 +420,13 @@ def take_kernel(out, src, idx, size, inner, negative):
         if not low <= idx[i] < size:
             return i
     rows = out.size // inner if inner else 0
+    per_task = max(1, TAKE_BLOCK // max(inner, 1))
+    tasks = (rows + per_task - 1) // per_task
     if serial(out.size):
-        for r in range(rows):
-            _take_row(out, src, idx, size, inner, r)
+        _take_block(out, src, idx, size, inner, 0, rows)
     else:
-        for r in prange(rows):
-            _take_row(out, src, idx, size, inner, r)
+        for t in prange(tasks):
+            _take_block(out, src, idx, size, inner, t * per_task, min(rows, (t + 1) * per_task))
     return -1
 
 
