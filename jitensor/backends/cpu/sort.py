@@ -55,18 +55,6 @@ def _sort_row(values, indices, src, r, descending):
     indices[r] = order
 
 
-@njit(cache=True, parallel=prange_only())
-def sort_rows(values, indices, src, descending):
-    """values[r] = src[r] sorted, indices[r] = the positions they came from; all (rows, n),
-    src and the outputs C-contiguous."""
-    if serial(src.size):
-        for r in range(src.shape[0]):
-            _sort_row(values, indices, src, r, descending)
-    else:
-        for r in prange(src.shape[0]):
-            _sort_row(values, indices, src, r, descending)
-
-
 @register_jitable
 def _select_row(values, indices, src, r, descending):
     """values[r], indices[r] = the best k = values.shape[1] of src[r] and their positions."""
@@ -85,21 +73,37 @@ def _select_row(values, indices, src, r, descending):
         best[j], at[j] = v, i
 
 
+@register_jitable
+def _row(values, indices, src, r, descending, select):
+    if select:
+        _select_row(values, indices, src, r, descending)
+    else:
+        _sort_row(values, indices, src, r, descending)
+
+
 @njit(cache=True, parallel=prange_only())
-def _select_rows(values, indices, src, descending):
+def rows_kernel(values, indices, src, descending, select):
+    """Each row r of src, sorted (or its best values.shape[1] selected, with `select`) into
+    values[r] and the positions they came from into indices[r]."""
     if serial(src.size):
         for r in range(src.shape[0]):
-            _select_row(values, indices, src, r, descending)
+            _row(values, indices, src, r, descending, select)
     else:
         for r in prange(src.shape[0]):
-            _select_row(values, indices, src, r, descending)
+            _row(values, indices, src, r, descending, select)
+
+
+def sort_rows(values, indices, src, descending):
+    """values[r] = src[r] sorted, indices[r] = the positions they came from; all (rows, n),
+    src and the outputs C-contiguous."""
+    rows_kernel(values, indices, src, descending, False)
 
 
 def topk_rows(values, indices, src, descending):
     """The first k = values.shape[1] of each row of src in sorted order (see sort_rows)."""
     k = values.shape[1]
     if k <= SELECT:
-        _select_rows(values, indices, src, descending)
+        rows_kernel(values, indices, src, descending, True)
         return
     full, at = np.empty(src.shape, src.dtype), np.empty(src.shape, np.int64)
     sort_rows(full, at, src, descending)
