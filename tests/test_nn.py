@@ -458,6 +458,48 @@ def test_embedding_trains_with_an_optimizer():
     assert losses[-1] < losses[0] / 10
 
 
+# -- LayerNorm ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("normalized", [4, (3, 4)])
+def test_layer_norm_matches_numpy_and_its_gradients_torch(normalized):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((2, 3, 4)) * 5 + 3
+    dims = (-1,) if normalized == 4 else (-2, -1)
+    norm = nn.LayerNorm(normalized, dtype=jt.float64)
+    assert values(norm.weight).tolist() == np.ones(norm.normalized_shape).tolist()
+    w = rng.standard_normal(norm.normalized_shape)
+    b = rng.standard_normal(norm.normalized_shape)
+    norm.weight.data.copy_(jt.from_numpy(w))
+    norm.bias.data.copy_(jt.from_numpy(b))
+    x = jt.tensor(a, requires_grad=True)
+    out = norm(x)
+    mean, var = a.mean(dims, keepdims=True), a.var(dims, keepdims=True)
+    close(out, (a - mean) / np.sqrt(var + 1e-5) * w + b, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal(a.shape)
+    out.backward(jt.from_numpy(g))
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.LayerNorm(normalized, dtype=torch.float64)
+    ref.load_state_dict({k: to_torch(v) for k, v in norm.state_dict().items()})
+    tx = torch.tensor(a, requires_grad=True)
+    ref(tx).backward(torch.from_numpy(g))
+    close(x.grad, tx.grad, rtol=1e-10, atol=1e-12)
+    close(norm.weight.grad, ref.weight.grad, rtol=1e-10, atol=1e-12)
+    close(norm.bias.grad, ref.bias.grad, rtol=1e-10, atol=1e-12)
+    assert repr(norm) == repr(ref)
+
+
+def test_layer_norm_options_and_errors():
+    x = jt.randn(3, 5)
+    plain = nn.LayerNorm(5, elementwise_affine=False)
+    assert list(plain.parameters()) == [] and plain.weight is None
+    close(plain(x), F.layer_norm(x, (5,)))
+    assert [n for n, _ in nn.LayerNorm(5, bias=False).named_parameters()] == ["weight"]
+    with pytest.raises(RuntimeError, match=r"normalized_shape=\[4\], expected input with shape "
+                                           r"\[\*, 4\], but got input of size \[3, 5\]"):
+        F.layer_norm(x, 4)
+    with pytest.raises(RuntimeError, match=r"weight of shape \[4\] does not match"):
+        F.layer_norm(x, 5, jt.ones(4))
+
+
 def test_activation_modules():
     x = jt.randn(3, 4)
     close(nn.ReLU()(x), np.maximum(values(x), 0))

@@ -12,11 +12,10 @@ from ..ops._common import same_device
 from ..tensor import Tensor
 
 __all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
-           "hardsigmoid",
-           "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_", "linear",
-           "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "relu", "relu6", "relu_",
-           "selu", "selu_", "sigmoid", "silu", "softmax", "softplus", "tanh", "threshold",
-           "threshold_"]
+           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "layer_norm", "leaky_relu",
+           "leaky_relu_", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss",
+           "relu", "relu6", "relu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softplus",
+           "tanh", "threshold", "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -208,6 +207,29 @@ def dropout(input, p=0.5, training=True, inplace=False):
     keep = rand(input.shape, dtype=input.dtype, device=input.device) >= p  # P(keep) = 1 - p
     mask = keep.to(input.dtype).mul_(1.0 / (1.0 - p) if p < 1.0 else 0.0)
     return input.mul_(mask) if inplace else input * mask
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(input - mean) / sqrt(var + eps) over the trailing dims `normalized_shape` (the biased
+    variance, as torch's), then * weight + bias (each of normalized_shape, or None). Composed
+    of reductions and elementwise ops, which autograd differentiates."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    k = len(shape)
+    if not k or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"layer_norm(): given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of size "
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm(): {name} of shape {list(t.shape)} does not match "
+                               f"normalized_shape {list(shape)}")
+    dims = tuple(range(-k, 0))
+    centred = input - input.mean(dims, keepdim=True)
+    out = centred * (centred.square().mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
 
 
 # -- losses ------------------------------------------------------------------------------------
