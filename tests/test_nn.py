@@ -429,8 +429,10 @@ def test_embedding_from_pretrained_and_errors():
         F.embedding(jt.tensor([1.0]), table)
     with pytest.raises(RuntimeError, match=r"'weight' must be 2-D.*got \[6\]"):
         F.embedding(jt.tensor([1]), table.reshape(-1))
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
-        F.embedding(jt.tensor([[0, 3]]), table)
+    for bad in (3, -1):  # no negative positions, as in torch
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 0 "
+                                             f"with size 3"):
+            F.embedding(jt.tensor([[0, bad]]), table)
     with pytest.raises(ValueError, match=r"padding_idx 3 must be within num_embeddings \(3\)"):
         nn.Embedding(3, 2, padding_idx=3)
     with pytest.raises(RuntimeError, match="no sparse tensors; use sparse=False"):
