@@ -427,19 +427,21 @@ def test_embedding_from_pretrained_and_errors():
     with pytest.raises(RuntimeError, match="expected indices of dtype int64 or int32, got "
                                            "jitensor.float32; convert them with .long()"):
         F.embedding(jt.tensor([1.0]), table)
+    with pytest.raises(TypeError, match="argument 'input' must be a Tensor of indices, not list"):
+        F.embedding([1], table)
     with pytest.raises(RuntimeError, match=r"'weight' must be 2-D.*got \[6\]"):
         F.embedding(jt.tensor([1]), table.reshape(-1))
     for bad in (3, -1):  # no negative positions, as in torch
         with pytest.raises(IndexError, match=f"index {bad} is out of bounds for dimension 0 "
                                              f"with size 3"):
             F.embedding(jt.tensor([[0, bad]]), table)
-    with pytest.raises(ValueError, match=r"padding_idx 3 must be within num_embeddings \(3\)"):
+    with pytest.raises(AssertionError, match=r"padding_idx 3 must be within num_embeddings \(3\)"):
         nn.Embedding(3, 2, padding_idx=3)
     with pytest.raises(RuntimeError, match="no sparse tensors; use sparse=False"):
         nn.Embedding(3, 2, sparse=True)
-    with pytest.raises(ValueError, match="expected to be 2-dimensional"):
+    with pytest.raises(AssertionError, match="expected to be 2-dimensional"):
         nn.Embedding.from_pretrained(jt.ones(3))
-    with pytest.raises(ValueError, match=r"Shape of weight \[3, 2\] does not match"):
+    with pytest.raises(AssertionError, match=r"Shape of weight \[3, 2\] does not match"):
         nn.Embedding(4, 2, _weight=table)
 
 

@@ -167,8 +167,41 @@ def child():
     for name, value in _results().items():
         np.testing.assert_allclose(value, parent[name], rtol=1e-5, atol=1e-4, err_msg=name)
 print("child", in_child(child))
+
+# threads the child starts have one thread too, and it cannot ask for more
+def threads_in_child():
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        counts = list(pool.map(lambda _: (jt.get_num_threads(),
+                                          (jt.ones(1 << 17) * 2).sum().item()), range(4)))
+    assert counts == [(1, 1 << 18)] * 4, counts
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        try:
+            jt.set_num_threads(2)
+        except RuntimeError as e:
+            assert "forked after its parent started the thread pool" in str(e)
+        else:
+            raise AssertionError("set_num_threads(2) was accepted in a forked child")
+print("threads", in_child(threads_in_child))
+
+# a fork while another thread holds Numba's pool locks (as numba.get_num_threads() takes them):
+# the child never waits for them
+import threading
+from numba.np.ufunc import parallel as pool
+held, done = threading.Event(), threading.Event()
+def hold():
+    with pool._backend_init_process_lock, pool._backend_init_thread_lock:
+        held.set()
+        done.wait()
+holder = threading.Thread(target=hold)
+holder.start()
+held.wait()
+print("locked", in_child(child))
+done.set()
+holder.join()
 """
 
 
 def test_forked_children_run_kernels_after_the_pool_started():
-    assert run_python(FORKED, timeout=300).splitlines()[-2:] == ["fresh child 0", "child 0"]
+    assert run_python(FORKED, timeout=300).splitlines()[-4:] == [
+        "fresh child 0", "child 0", "threads 0", "locked 0"]

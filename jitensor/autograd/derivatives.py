@@ -795,10 +795,11 @@ def _is_basic(key):
 
 
 def _selected(shape, dim, index, g):
-    """The gradient of index_select(input, dim, index), and of input[index] for a vector
-    index (negatives counting from the end): zeros like input plus g's slices at the selected
-    positions, repeats adding up, in one pass over g; `shape`: input's. (The general form, a
-    gather of every position of input, costs the whole of it: an embedding table's backward.)"""
+    """The gradient of index_select(input, dim, index), of input[index] for a vector index
+    (negatives counting from the end) and of embedding (index of any shape, dim 0): zeros like
+    input plus g's slices at the selected positions, repeats adding up, in one pass over g;
+    `shape`: input's. (The general form, a gather of every position of input, costs the whole
+    of it: an embedding table's backward.)"""
     grad = creation.zeros(shape, dtype=g.dtype, device=g.device)
     if g.numel():
         backend(g.device).indexing.take_add(grad._data, g.contiguous()._data,
@@ -828,16 +829,14 @@ def _index_select(g, result, input, dim, index, *, out=None):
 
 @rule("embedding", uses_inputs=False, uses_result=False)
 def _embedding(g, result, input, weight, padding_idx, scale_grad_by_freq):
-    index = input.reshape(-1)
-    g = g.reshape(index.numel(), weight.shape[1])
     if padding_idx is not None:  # (zeroed, not multiplied: an inf there must not give NaN)
-        g = g.masked_fill((index == padding_idx).unsqueeze(1), 0)
+        g = g.masked_fill((input == padding_idx).unsqueeze(-1), 0)
     if scale_grad_by_freq:
-        ones = creation.ones(index.shape, dtype=g.dtype, device=g.device)
-        g = g / _selected(weight.shape[:1], 0, index, ones)[index].unsqueeze(1)
+        ones = creation.ones(input.shape, dtype=g.dtype, device=g.device)
+        g = g / _selected(weight.shape[:1], 0, input, ones)[input].unsqueeze(-1)
     if grad_mode._enabled[0] and g.requires_grad:  # create_graph: the recorded general form
-        return ((weight, _accumulate(weight, P.positions(weight)[index], g)),)
-    return ((weight, _selected(weight.shape, 0, index, g)),)
+        return ((weight, _accumulate(weight, P.positions(weight)[input], g)),)
+    return ((weight, _selected(weight.shape, 0, input, g)),)
 
 
 @rule("gather", uses_inputs=False, uses_result=False)

@@ -42,10 +42,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     or int64, any shape): input.shape + (embedding_dim,). padding_idx's row gets no gradient;
     with max_norm, the rows taken whose norm_type-norm exceeds it are first rescaled to
     max_norm in place (as torch does, under no_grad)."""
-    if not isinstance(input, Tensor) or input.dtype not in (int32, int64):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"embedding(): argument 'input' must be a Tensor of indices, not "
+                        f"{type(input).__name__}; wrap it with jitensor.tensor(...)")
+    if input.dtype not in (int32, int64):
         raise RuntimeError(f"embedding(): expected indices of dtype int64 or int32, got "
-                           f"{input.dtype if isinstance(input, Tensor) else type(input).__name__}"
-                           f"; convert them with .long()")
+                           f"{input.dtype}; convert them with .long()")
     if not isinstance(weight, Tensor) or weight.ndim != 2:
         raise RuntimeError(f"embedding(): 'weight' must be 2-D (num_embeddings, embedding_dim), "
                            f"got {list(weight.shape) if isinstance(weight, Tensor) else weight}")
@@ -68,9 +70,9 @@ def _padding_index(padding_idx, num_embeddings):
     """padding_idx within [0, num_embeddings), counted from the end when negative, or None."""
     if padding_idx is None:
         return None
-    if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ValueError(f"padding_idx {padding_idx} must be within num_embeddings "
-                         f"({num_embeddings}): in [-{num_embeddings}, {num_embeddings})")
+    if not -num_embeddings <= padding_idx < num_embeddings:  # (torch asserts)
+        raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings "
+                             f"({num_embeddings}): in [-{num_embeddings}, {num_embeddings})")
     return padding_idx % num_embeddings
 
 

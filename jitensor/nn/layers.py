@@ -69,8 +69,8 @@ class Embedding(Module):
                                           dtype=dtype), requires_grad=not _freeze)
             self.reset_parameters()
         else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise ValueError(f"Shape of weight {list(_weight.shape)} does not match "
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:  # (torch asserts)
+                raise AssertionError(f"Shape of weight {list(_weight.shape)} does not match "
                                  f"num_embeddings and embedding_dim "
                                  f"{[num_embeddings, embedding_dim]}")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
@@ -99,8 +99,8 @@ class Embedding(Module):
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """An Embedding whose weight is `embeddings` (2-D, used as is: no copy), frozen unless
         freeze=False."""
-        if embeddings.ndim != 2:
-            raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got "
+        if embeddings.ndim != 2:  # (torch asserts)
+            raise AssertionError(f"Embeddings parameter is expected to be 2-dimensional, got "
                              f"{embeddings.ndim} dimension(s)")
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,

@@ -218,15 +218,20 @@ def vector_key(self, key):
 
 
 def _take_rows(self, index, negative=True):
-    """self[index] for one index vector (rows, embeddings, batches): what the general reading
-    gives, without its plan (x[index] of 64 rows of 10 floats: 69 -> 10 us, torch 5).
-    Negative positions count from the end when `negative`, else are out of range."""
+    """self[index] for an index tensor of positions along dim 0 (rows, embeddings, batches):
+    index.shape + self.shape[1:], what the general reading gives, without its plan (x[index] of
+    64 rows of 10 floats: 69 -> 10 us, torch 5). Negative positions count from the end when
+    `negative`, else are out of range."""
     shape = self.shape
-    n = index.shape[0]
+    n = index.numel()
     if not shape[0] and n:
         raise IndexError("index is out of bounds for dimension with size 0")
-    out = allocate((n,) + shape[1:], self._dtype, self._device)
-    bad = backend(self._device).indexing.index(out._data, self._data, [((0,), index._data)], [],
+    out = allocate(index.shape + shape[1:], self._dtype, self._device)
+    rows, positions = out._data, index._data
+    if index.ndim != 1:  # the backend takes a vector (buffer views: no tensor reshapes)
+        positions = index.contiguous()._data.reshape(-1)
+        rows = rows.reshape((n,) + shape[1:])
+    bad = backend(self._device).indexing.index(rows, self._data, [((0,), positions)], [],
                                                list(range(1, len(shape))), negative)
     if bad is not None:
         raise IndexError(f"index {bad[1]} is out of bounds for dimension 0 with size {shape[0]}")
@@ -238,8 +243,7 @@ def embedding(input, weight, padding_idx, scale_grad_by_freq):
     weight's device; checked by nn.functional.embedding): input.shape + (weight.shape[1],).
     Recorded as one op: its gradient leaves out padding_idx's row and, with
     scale_grad_by_freq, divides by how often each row was taken."""
-    rows = _take_rows(weight, input.reshape(-1), negative=False)  # (torch's: no negatives)
-    return rows.reshape(input.shape + weight.shape[1:])
+    return _take_rows(weight, input, negative=False)  # (torch's: no negative positions)
 
 
 def _value(self, value):

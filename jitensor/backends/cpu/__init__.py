@@ -18,25 +18,10 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "threadsafe"
 
 
-def _one_thread_after_fork():
-    """In a forked child of a process whose GNU OpenMP thread pool had started, every kernel
-    runs on the child's own thread (kernels.single_thread): the pool's threads stayed in the
-    parent, and Numba kills a child that enters it. A pool never started: the child may start
-    its own."""
-    try:
-        layer = numba.threading_layer()
-    except ValueError:  # no pool yet
-        return
-    if layer == "omp":
-        numba.set_num_threads(1)
-
-
-os.register_at_fork(after_in_child=_one_thread_after_fork)
-
 # The first call of any kernel in a process sets up Numba's CPU target (~0.15 s, 0.3 s when SciPy
 # is installed, which Numba then imports): pay it at import, so that a user's first op runs in
 # milliseconds from the on-disk cache. With a serial kernel: loading a parallel one would start
-# the thread pool, and children forked from then on run on one thread.
+# the thread pool, and children forked from then on run on one thread (kernels.FORKED).
 indexing.accumulate_kernel(np.empty(0, np.float32), np.empty(0, np.int64),
                            np.empty(0, np.float32))
 

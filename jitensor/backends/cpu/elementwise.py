@@ -15,13 +15,12 @@ scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two 
 `*_flat` kernels (serial) take small C-contiguous operands of one shape, seen flat inside;
 `*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
 operands, broadcasting and every stride pattern."""
-import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
 from ..scalar import elementwise as s, libm
-from .kernels import PARALLEL_MIN, prange_only, serial
+from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import as_4d
 from .vector import LINE, fence, stream, wide
 
@@ -610,12 +609,12 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     if dense:
         flat4 = (1, 1, 1, n)
         nd(op, out.reshape(flat4), *(x.reshape(flat4) if x.__class__ is ndarray else x
-                                     for x in (a, b, c)), d, 4 * numba.get_num_threads(),
+                                     for x in (a, b, c)), d, 4 * num_threads(),
            _streamed(family, op, out))
     elif n:
         operands = (a, b, c)
         arrays = [x for x in operands if x.__class__ is ndarray]
-        tasks, streamed = 4 * numba.get_num_threads(), _streamed(family, op, out)
+        tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
         for views in as_4d(out, *arrays):
             rest = iter(views[1:])
             nd(op, views[0], *(next(rest) if x.__class__ is ndarray else x

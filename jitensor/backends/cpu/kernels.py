@@ -7,9 +7,14 @@ floats costs 0.3 µs (the crossover is measured by `python -m jitensor.bench.thr
 kernels take C-contiguous buffers of any ndim and view them as 1-D inside (a reshape in Python
 would cost more than the fill of a small tensor); the `_4d` kernels take the coalesced 4-D
 views of `strided.as_4d`, so one compiled kernel per dtype serves every other layout."""
+import os
+import sys
+import threading
+
 import numba
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
+from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
 from ..scalar import creation as scalar
 
@@ -21,18 +26,49 @@ PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 
 _num_threads = types.ExternalFunction("get_num_threads", types.intp())
 
 
+def num_threads():
+    """The calling thread's Numba thread count. Once the pool has started it is read from
+    Numba's C function directly: numba.get_num_threads() takes two process-wide locks, and a
+    child forked while another thread held them waited for them for ever."""
+    return _pool._get_num_threads() if _pool._is_initialized else numba.get_num_threads()
+
+
 def single_thread():
     """Whether the calling thread has one Numba thread: after jt.set_num_threads(1), and in a
-    child forked from a process whose GNU OpenMP pool had started (the pool's threads do not
-    survive fork, and Numba kills the child at its first parallel loop; backends/cpu sets the
-    child to one thread). Parallel kernels then run their plain loops and never enter the
-    pool. Launchers and kernels both call it."""
-    return numba.get_num_threads() == 1
+    child forked from a process whose GNU OpenMP pool had started (see `_one_thread_after_fork`).
+    Parallel kernels then run their plain loops and never enter the pool. Launchers and kernels
+    both call it."""
+    return num_threads() == 1
+
+
+FORKED = [False]  # whether this process was forked after its parent's GNU OpenMP pool started
+
+
+def _one_thread_after_fork():
+    """In a child forked after the parent's GNU OpenMP pool started, every thread runs the
+    kernels on itself: the pool's threads stayed in the parent, and Numba kills a child that
+    enters the pool. Numba's counts are per thread, so this thread is set now and every thread
+    the child starts at its first Python event. Only lock-free calls: a lock another thread of
+    the parent held at the fork stays held in the child."""
+    if not _pool._is_initialized or _pool._threading_layer != "omp":
+        return  # no pool yet: the child may start its own
+    FORKED[0] = True
+    _pool._set_num_threads(1)
+    threading.setprofile(_one_thread_here)
+
+
+def _one_thread_here(frame, event, arg):
+    _pool._set_num_threads(1)
+    sys.setprofile(None)
+
+
+os.register_at_fork(after_in_child=_one_thread_after_fork)
 
 
 @overload(single_thread)
 def _single_thread_in_kernels():
-    numba.get_num_threads()  # starts the pool: the symbol must exist when this compiles
+    if not _pool._is_initialized:
+        numba.get_num_threads()  # starts the pool: the symbol must exist when this compiles
     return lambda: _num_threads() == 1
 
 

@@ -17,11 +17,11 @@ loop, sums wrapping in the dtype as torch's do. Measured on one thread (CPU time
 1.5x; 4 x 4 gained 5-10% on int64 / int32 but lost 7% on int8, 2 x 8 gained nothing. A single
 column (matrix-vector, dot) runs `gemv_tiled`."""
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import prange_only, serial, single_thread
+from .kernels import num_threads, prange_only, serial, single_thread
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
@@ -257,7 +257,7 @@ def _stack(x):
 
 def _workers(work, tasks):
     """Threads for `work` multiply-adds split into `tasks`: one below PARALLEL_MIN."""
-    return 1 if serial(work) else min(get_num_threads(), tasks)
+    return 1 if serial(work) else min(num_threads(), tasks)
 
 
 def matmul(out, a, b, ia, ib):
@@ -271,7 +271,7 @@ def matmul(out, a, b, ia, ib):
             # slabs of at least 16 rows or columns, up to one per thread, from BLAS_PARALLEL_MIN
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
                 and not single_thread()
-            parts = min(get_num_threads(), max(1, max(m, n) // 16)) if parallel else 1
+            parts = min(num_threads(), max(1, max(m, n) // 16)) if parallel else 1
             kernel = gemm_blas if parallel and nmat * parts > 1 else gemm_blas_serial
             kernel(out, a, b, ia, ib, ta, tb, parts)
         return

@@ -17,7 +17,6 @@ reference counting (`_nrt=False`, which saves atomic updates on every array they
 (array, offset, length) rather than a slice, and never return arrays."""
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
@@ -27,7 +26,7 @@ from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MEAN
                                 SOFTMAX, STD, SUM, VAR, better, cast_like, combine, exp, finalize,
                                 add_compensated, is_float, is_float64, lift, merge, merge_lse,
                                 merge_moments, shift, to_float)
-from .kernels import PARALLEL_MIN, prange_only, serial
+from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import coalesce
 from .vector import wide
 
@@ -720,7 +719,7 @@ def _launch(op, src, so, shape, ss, out, idx, oo, os, init, correction):
         else:
             reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction)
         return
-    threads = numba.get_num_threads()  # a kernel calling this could not be cached
+    threads = num_threads()  # a kernel calling this could not be cached
     units = n_a * -(-n_c // CHUNK) if columns else n_a * n_c
     pieces = n_r1 * n_r2 if columns else n_r1 * -(-n_r2 // BLOCK)
     parts = 1 if units >= 8 * threads else max(1, min(pieces, 4 * threads // units))
@@ -759,4 +758,4 @@ def along(op, out, src, dim):
         else:
             units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])
             (columnwise_parallel if columns else rowwise_parallel)(
-                *args, min(units, 4 * numba.get_num_threads()))
+                *args, min(units, 4 * num_threads()))
