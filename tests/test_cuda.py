@@ -414,6 +414,58 @@ def test_class_losses_in_float16_and_their_errors():
     assert F.cross_entropy(jt.zeros(0, 4, device="cuda"), none, reduction="sum").item() == 0
 
 
+@pytest.mark.parametrize("shape, k", [((3, 5), 1), ((2, 2, 3), 2), ((7,), 1)])
+def test_norms_and_their_gradients_match_the_cpu(shape, k):
+    """layer_norm and rms_norm: a block a row forward and for the input's gradient, the
+    weight's and bias's summed over runs of rows; with and without the affine parameters, on
+    rows far from 0, and strided input."""
+    from jitensor.nn import functional as F
+    x = (RNG.standard_normal(shape) * 3 + 50).astype(np.float32)
+    p = [RNG.standard_normal(shape[-k:]).astype(np.float32) for _ in range(2)]
+    g = RNG.standard_normal(shape).astype(np.float32)
+    for centred in (True, False):
+        for affine in (True, False):
+            results = []
+            for device in ("cuda", "cpu"):
+                a = jt.tensor(x, device=device, requires_grad=True)
+                w, b = (jt.tensor(q, device=device, requires_grad=True) if affine else None
+                        for q in p)
+                y = F.layer_norm(a, shape[-k:], w, b) if centred else \
+                    F.rms_norm(a, shape[-k:], w)
+                y.backward(jt.tensor(g, device=device))
+                grads = [t.grad for t in (a, w, b) if t is not None and t.grad is not None]
+                results.append([y.detach()] + grads)
+            assert len(results[0]) == len(results[1])
+            for got, want in zip(*results):
+                check(got, want, rtol=1e-4, atol=1e-4)
+    strided = cuda(x.reshape(shape[0], -1).T.copy()).T  # (rows, n) seen through a transpose
+    check(F.layer_norm(strided, strided.shape[-1:]),
+          F.layer_norm(jt.tensor(x.reshape(shape[0], -1)), strided.shape[-1:]), rtol=1e-4,
+          atol=1e-4)
+
+
+def test_norms_in_float16_empty_and_their_errors():
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    for fn in (lambda t: F.layer_norm(t, 4), lambda t: F.rms_norm(t, 4, eps=1e-5)):
+        h = cuda(x, jt.float16).requires_grad_()
+        got = fn(h)  # computed in float64, stored as float16
+        assert got.dtype is jt.float16
+        got.float().sum().backward()
+        host = jt.tensor(x, requires_grad=True)
+        fn(host).sum().backward()
+        check(got.detach().float(), fn(host).detach(), rtol=2e-3, atol=2e-3)
+        check(h.grad.float(), host.grad, rtol=2e-3, atol=2e-3)
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
+        F.layer_norm(cuda(x), 4, jt.ones(4))
+    w = jt.ones(4, device="cuda", requires_grad=True)
+    b = jt.zeros(4, device="cuda", requires_grad=True)
+    F.layer_norm(jt.zeros(0, 4, device="cuda", requires_grad=True), 4, w, b).sum().backward()
+    check(w.grad, np.zeros(4, np.float32))
+    check(b.grad, np.zeros(4, np.float32))
+    assert tuple(F.rms_norm(jt.zeros(2, 0, device="cuda"), 0).shape) == (2, 0)
+
+
 # -- matmul ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int64])
 def test_matmul_forms(dtype):

@@ -1,6 +1,6 @@
 """Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, embedding,
-activations, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
-combinations are skipped)."""
+activations, LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no
+autograd: its combinations are skipped)."""
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -120,3 +120,27 @@ class Embedding:
 
     def time_backward(self, *_):
         self.sync(self.F.embedding(self.idx, self.gw).sum().backward())
+
+
+class Norm:
+    """nn.LayerNorm and nn.RMSNorm over the last dim of float32 activations: a small batch and
+    16 sequences of 512 tokens of 768 features; forward, and forward plus backward into the
+    input, weight and bias."""
+    params = (LIBRARIES, DEVICES, ("LayerNorm", "RMSNorm"), ("64x512", "8192x768"))
+    param_names = ("library", "device", "module", "shape")
+
+    def setup(self, library, device, module, shape):
+        peer = Peer(library, device)
+        self.sync, self.lib = peer.sync, peer.mod
+        dims = tuple(map(int, shape.split("x")))
+        self.norm = getattr(peer.mod.nn, module)(dims[-1]).to(device)
+        self.x = peer.random(dims, "float32")
+        self.gx = self.x.clone().requires_grad_()
+        warm(self)
+
+    def time_forward(self, *_):
+        with self.lib.no_grad():
+            self.sync(self.norm(self.x))
+
+    def time_backward(self, *_):
+        self.sync(self.norm(self.gx).sum().backward())

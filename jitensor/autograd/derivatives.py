@@ -14,7 +14,7 @@ from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
 from ..backends.scalar import loss as LC  # (reduction codes)
 from ..ops import activation as A, elementwise as E, indexing as I, linalg as L, loss as Lo, \
-    matrix as M, reduction as R, scatter as P, shape as S
+    matrix as M, norm as N, reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -640,6 +640,34 @@ def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoo
     if not log_probs:
         grad = grad + (h + g * (share * class_total)) * R.softmax(input, d)
     return ((input, grad),)
+
+
+@rule("native_layer_norm", uses_result=False)
+def _native_layer_norm(g, result, input, weight, bias, normalized_shape, eps, stats):
+    return _norm(g, input, weight, bias, normalized_shape, eps, stats, True)
+
+
+@rule("fused_rms_norm", uses_result=False)
+def _fused_rms_norm(g, result, input, weight, normalized_shape, eps, stats):
+    return _norm(g, input, weight, None, normalized_shape, eps, stats, False)
+
+
+def _norm(g, input, weight, bias, shape, eps, stats, centred):
+    """One kernel (N.norm_grad) unless the backward is recorded; then the same formulas
+    (backends/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""
+    params = _wanted(weight) or _wanted(bias)
+    if not (_recorded(g, input) or grad_mode._enabled[0] and params):
+        dx, dw, db = N.norm_grad(g, input, weight, shape, stats, centred, _wanted(input),
+                                 params)
+        return (input, dx), (weight, dw), (bias, db)
+    dims = tuple(range(-len(shape), 0))
+    centre = input - R.mean(input, dims, keepdim=True) if centred else input
+    rstd = E.rsqrt(R.mean(E.square(centre), dims, keepdim=True) + eps)
+    xhat = centre * rstd
+    gw = g if weight is None else g * weight
+    slope = R.mean(gw * xhat, dims, keepdim=True)
+    dx = rstd * ((gw - R.mean(gw, dims, keepdim=True) if centred else gw) - xhat * slope)
+    return (input, dx), (weight, g * xhat), (bias, g)  # (the engine sums over the rows)
 
 
 @rule("cumsum", uses_inputs=False, uses_result=False)

@@ -3,8 +3,8 @@
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
-cross-entropy and an embedding lookup with and without their backward, and one training step
-(forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
+cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward, and
+one training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
 import sys
 
 from . import compare, optional, per_call, print_rows, timeit
@@ -50,26 +50,35 @@ def _mlp(lib, batch=64, sizes=(784, 128, 10)):
     return step
 
 
+def _libs(jt, torch):
+    return {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
+
+
+def _with_backward(op, shape, libs, make, quick):
+    """Rows for `op` alone and with its backward: make(lib) -> (forward, forward + backward)."""
+    forward, both = {}, {}
+    for peer, lib in libs.items():
+        forward[peer], both[peer] = make(lib)
+    budget = 0.05 if quick else 0.2
+    return [{"op": op, "shape": shape, **compare(forward, budget=budget)},
+            {"op": op + " + bwd", "shape": shape, **compare(both, budget=budget)}]
+
+
 def _activations(jt, torch, quick, n=1 << 20):
     """Rows for nn.functional activations of n float32 elements: forward alone, and forward
     plus backward of its sum (one fused kernel each way)."""
     import numpy as np
     x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
-    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
+    libs = _libs(jt, torch)
     rows = []
     for name, kwargs in (("gelu", {}), ("gelu", {"approximate": "tanh"}), ("silu", {}),
                          ("softplus", {}), ("leaky_relu", {}), ("elu", {})):
-        label = name + (" tanh" if kwargs else "")
-        forward, both = {}, {}
-        for peer, lib in libs.items():
+        def make(lib, name=name, kwargs=kwargs):
             fn, plain = getattr(lib.nn.functional, name), lib.tensor(x)
             grad = lib.tensor(x, requires_grad=True)
-            forward[peer] = lambda fn=fn, t=plain: fn(t, **kwargs)
-            both[peer] = lambda fn=fn, t=grad: fn(t, **kwargs).sum().backward()
-        budget = 0.05 if quick else 0.2
-        rows.append({"op": f"F.{label}", "shape": (n,), **compare(forward, budget=budget)})
-        rows.append({"op": f"F.{label} + backward", "shape": (n,),
-                     **compare(both, budget=budget)})
+            return lambda: fn(plain, **kwargs), lambda: fn(grad, **kwargs).sum().backward()
+        rows += _with_backward("F." + name + (" tanh" if kwargs else ""), (n,), libs, make,
+                               quick)
     return rows
 
 
@@ -78,21 +87,16 @@ def _cross_entropy(jt, torch, quick):
     many classes, a segmentation map): forward alone, and forward plus backward."""
     import numpy as np
     rng = np.random.default_rng(0)
-    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
     rows = []
     for shape in ((64, 10), (256, 1000), (8, 21, 64, 64)):
         x = rng.standard_normal(shape).astype(np.float32)
         y = rng.integers(0, shape[1], shape[:1] + shape[2:])
-        forward, both = {}, {}
-        for peer, lib in libs.items():
+
+        def make(lib, x=x, y=y):
             fn, target, plain = lib.nn.functional.cross_entropy, lib.tensor(y), lib.tensor(x)
             grad = lib.tensor(x, requires_grad=True)
-            forward[peer] = lambda fn=fn, t=plain, y=target: fn(t, y)
-            both[peer] = lambda fn=fn, t=grad, y=target: fn(t, y).backward()
-        budget = 0.05 if quick else 0.2
-        rows.append({"op": "F.cross_entropy", "shape": shape, **compare(forward, budget=budget)})
-        rows.append({"op": "F.cross_entropy + bwd", "shape": shape,
-                     **compare(both, budget=budget)})
+            return lambda: fn(plain, target), lambda: fn(grad, target).backward()
+        rows += _with_backward("F.cross_entropy", shape, _libs(jt, torch), make, quick)
     return rows
 
 
@@ -103,17 +107,34 @@ def _embedding(jt, torch, quick):
     rng = np.random.default_rng(0)
     table, tokens = rng.standard_normal((10000, 64)).astype(np.float32), \
         rng.integers(0, 10000, (32, 16))
-    libs = {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
-    forward, both = {}, {}
-    for peer, lib in libs.items():
+
+    def make(lib):
         fn, idx = lib.nn.functional.embedding, lib.tensor(tokens)
         plain, weight = lib.tensor(table), lib.tensor(table, requires_grad=True)
-        forward[peer] = lambda fn=fn, i=idx, w=plain: fn(i, w)
-        both[peer] = lambda fn=fn, i=idx, w=weight: fn(i, w).sum().backward()
-    budget = 0.05 if quick else 0.2
-    shape = "10000x64 [32x16]"
-    return [{"op": "F.embedding", "shape": shape, **compare(forward, budget=budget)},
-            {"op": "F.embedding + bwd", "shape": shape, **compare(both, budget=budget)}]
+        return lambda: fn(idx, plain), lambda: fn(idx, weight).sum().backward()
+    return _with_backward("F.embedding", "10000x64 [32x16]", _libs(jt, torch), make, quick)
+
+
+def _norms(jt, torch, quick):
+    """Rows for nn.LayerNorm and nn.RMSNorm over the last dim of float32 activations (a small
+    batch of 64 x 512, and 16 sequences of 512 tokens of 768), forward alone and forward plus
+    the backward of its sum into the input, weight and bias."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    rows = []
+    for shape in ((64, 512), (8192, 768)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        for name in ("LayerNorm", "RMSNorm"):
+            def make(lib, x=x, name=name):
+                module = getattr(lib.nn, name)(shape[-1])
+                plain, grad = lib.tensor(x), lib.tensor(x, requires_grad=True)
+
+                def forward():
+                    with lib.no_grad():
+                        return module(plain)
+                return forward, lambda: module(grad).sum().backward()
+            rows += _with_backward(f"nn.{name}", shape, _libs(jt, torch), make, quick)
+    return rows
 
 
 def measure(quick=False):
@@ -121,7 +142,7 @@ def measure(quick=False):
     import jitensor as jt
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
-        + _embedding(jt, torch, quick)
+        + _embedding(jt, torch, quick) + _norms(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

@@ -79,35 +79,60 @@ def measure(small=False):
             row[name] = per_call(fn, number=200 if small else 5000)
             sync()
         rows.append(row)
-    rows += [_cross_entropy(peers, small), _embedding(peers, small)]
+    rows += [_cross_entropy(peers, small), _embedding(peers, small), *_layer_norm(peers, small)]
     return rows
 
 
-def _cross_entropy(peers, small):
-    """F.cross_entropy of float32 scores with its backward (CuPy has no such op)."""
-    n, c = (8, 10) if small else (4096, 1000)
-    row = {"op": "cross_entropy + bwd", "shape": (n, c)}
+def _nn_row(op, shape, peers, small, make):
+    """A row for a torch.nn op (CuPy has none): make(lib) -> the callable to time."""
+    row = {"op": op, "shape": shape}
     for name, (lib, sync) in peers.items():
         if name != "cupy":
-            x = lib.ones((n, c), dtype=lib.float32, device="cuda", requires_grad=True)
-            y = lib.zeros((n,), dtype=lib.int64, device="cuda")
-            row[name] = timeit(lambda lib=lib, x=x, y=y: lib.nn.functional.cross_entropy(
-                x, y).backward(), sync=sync, budget=0.05 if small else 0.3)
+            row[name] = timeit(make(lib), sync=sync, budget=0.05 if small else 0.3)
     return row
+
+
+def _cross_entropy(peers, small):
+    """F.cross_entropy of float32 scores with its backward."""
+    n, c = (8, 10) if small else (4096, 1000)
+
+    def make(lib):
+        x = lib.ones((n, c), dtype=lib.float32, device="cuda", requires_grad=True)
+        y = lib.zeros((n,), dtype=lib.int64, device="cuda")
+        return lambda: lib.nn.functional.cross_entropy(x, y).backward()
+    return _nn_row("cross_entropy + bwd", (n, c), peers, small, make)
 
 
 def _embedding(peers, small):
     """F.embedding of a token batch (random tokens: the backward's atomic adds spread over the
-    table) with its backward (CuPy has no such op)."""
+    table) with its backward."""
     n, dim, tokens = (16, 4, (2, 3)) if small else (50000, 256, (64, 128))
-    row = {"op": "embedding + bwd", "shape": (n, dim, *tokens)}
-    for name, (lib, sync) in peers.items():
-        if name != "cupy":
-            w = lib.ones((n, dim), dtype=lib.float32, device="cuda", requires_grad=True)
-            i = lib.randint(0, n, tokens, device="cuda")
-            row[name] = timeit(lambda lib=lib, w=w, i=i: lib.nn.functional.embedding(
-                i, w).sum().backward(), sync=sync, budget=0.05 if small else 0.3)
-    return row
+
+    def make(lib):
+        w = lib.ones((n, dim), dtype=lib.float32, device="cuda", requires_grad=True)
+        i = lib.randint(0, n, tokens, device="cuda")
+        return lambda: lib.nn.functional.embedding(i, w).sum().backward()
+    return _nn_row("embedding + bwd", (n, dim, *tokens), peers, small, make)
+
+
+def _layer_norm(peers, small):
+    """nn.LayerNorm over the last dim of 16 sequences of 512 tokens of 768 float32 features,
+    forward alone and with the backward into the input, weight and bias."""
+    shape = (4, 6) if small else (8192, 768)
+
+    def make(lib, backward):
+        norm = lib.nn.LayerNorm(shape[-1], device="cuda")
+        x = lib.randn(shape, device="cuda", requires_grad=backward)
+        if backward:
+            g = lib.ones(shape, device="cuda")
+            return lambda: norm(x).backward(g)
+
+        def forward():
+            with lib.no_grad():
+                return norm(x)
+        return forward
+    return [_nn_row("layer_norm", shape, peers, small, lambda lib: make(lib, False)),
+            _nn_row("layer_norm + bwd", shape, peers, small, lambda lib: make(lib, True))]
 
 
 def main(argv=None):

@@ -3,7 +3,8 @@ from . import functional, init
 from .containers import ModuleList, Sequential
 from .layers import (CELU, ELU, GELU, SELU, Dropout, Embedding, Flatten, Hardsigmoid, Hardswish,
                      Hardtanh, Identity, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax,
-                     Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh, Threshold)
+                     Mish, ReLU, ReLU6, RMSNorm, Sigmoid, SiLU, Softmax, Softplus, Tanh,
+                     Threshold)
 from .loss import CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
@@ -11,5 +12,5 @@ from .parameter import Parameter
 __all__ = ["CELU", "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU",
            "Hardsigmoid", "Hardswish", "Hardtanh", "Identity", "LayerNorm", "LeakyReLU", "Linear",
            "LogSigmoid", "LogSoftmax", "MSELoss", "Mish", "Module", "ModuleList", "NLLLoss",
-           "Parameter", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "Softmax",
-           "Softplus", "Tanh", "Threshold", "functional", "init"]
+           "Parameter", "RMSNorm", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid",
+           "Softmax", "Softplus", "Tanh", "Threshold", "functional", "init"]

@@ -1,21 +1,22 @@
 """torch.nn.functional's layers and losses, written with jitensor's public ops, so autograd
 differentiates them with no rules of their own; the pointwise activations and the class losses
-(nll_loss, cross_entropy) are fused ops with rules (ops/activation.py, ops/loss.py)."""
+(nll_loss, cross_entropy) and the normalisations (layer_norm, rms_norm) are fused ops with
+rules (ops/activation.py, ops/loss.py, ops/norm.py)."""
 import warnings
 
 from ..autograd import no_grad
 from ..creation import rand
 from ..dtypes import bool_, int32, int64
 from ..ops import activation as _activation, indexing as _indexing, linalg as _linalg, \
-    loss as _loss
+    loss as _loss, norm as _norm
 from ..ops._common import same_device
 from ..tensor import Tensor
 
 __all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
            "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "layer_norm", "leaky_relu",
            "leaky_relu_", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss",
-           "relu", "relu6", "relu_", "selu", "selu_", "sigmoid", "silu", "softmax", "softplus",
-           "tanh", "threshold", "threshold_"]
+           "relu", "relu6", "relu_", "rms_norm", "selu", "selu_", "sigmoid", "silu", "softmax",
+           "softplus", "tanh", "threshold", "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -211,27 +212,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(mask) if inplace else input * mask
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """(input - mean) / sqrt(var + eps) over the trailing dims `normalized_shape` (the biased
-    variance, as torch's), then * weight + bias (each of normalized_shape, or None). Composed
-    of reductions and elementwise ops, which autograd differentiates."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(normalized_shape)
-    k = len(shape)
-    if not k or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
-        raise RuntimeError(f"layer_norm(): given normalized_shape={list(shape)}, expected input "
-                           f"with shape [*, {', '.join(map(str, shape))}], but got input of size "
-                           f"{list(input.shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"layer_norm(): {name} of shape {list(t.shape)} does not match "
-                               f"normalized_shape {list(shape)}")
-    dims = tuple(range(-k, 0))
-    centred = input - input.mean(dims, keepdim=True)
-    out = centred * (centred.square().mean(dims, keepdim=True) + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    return out if bias is None else out + bias
+layer_norm = _norm.layer_norm
+rms_norm = _norm.rms_norm
 
 
 # -- losses ------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Layers: Linear, Embedding, LayerNorm, the activations, Dropout, Identity and Flatten, each a
-thin Module over `functional` with torch's constructor arguments and repr."""
+"""Layers: Linear, Embedding, LayerNorm, RMSNorm, the activations, Dropout, Identity and
+Flatten, each a thin Module over `functional` with torch's constructor arguments and repr."""
 import math
 
 from ..autograd import no_grad
@@ -315,6 +315,10 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+def _shape(normalized_shape):
+    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+
+
 class LayerNorm(Module):
     """Normalises over the trailing dims `normalized_shape`, then scales by weight (ones) and
     shifts by bias (zeros) when elementwise_affine (bias=False: no shift)."""
@@ -322,8 +326,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-            tuple(normalized_shape)
+        self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
@@ -348,6 +351,34 @@ class LayerNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Divides by the root mean square over the trailing dims `normalized_shape` (plus eps:
+    by default the machine epsilon of the input's dtype), then scales by weight (ones) when
+    elementwise_affine."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
 
 
 class Flatten(Module):

@@ -137,4 +137,4 @@ def data_ptr(buf):
     return memory.address(buf)
 
 
-from . import custom, elementwise, indexing, linalg, loss, optim, reduction, sort  # noqa: E402,F401
+from . import custom, elementwise, indexing, linalg, loss, norm, optim, reduction, sort  # noqa: E402,F401,E501

@@ -18,20 +18,7 @@ from ..scalar import reduction as fold
 from . import driver
 from .access import load, store
 from .memory import pointer, strides
-from .reduction import _block_merge, _launch
-
-
-# The row helpers are inlined: as device functions of their own, each would link a copy of
-# _block_merge's shared arrays, and NVVM refuses the second definition of the same symbol.
-@cuda.jit(device=True, inline="always")
-def _shared(total, slot):
-    """Thread 0's `total` (a block merge's), seen by every thread of the block."""
-    if cuda.threadIdx.x == 0:
-        slot[0] = total
-    cuda.syncthreads()
-    total = slot[0]
-    cuda.syncthreads()  # (before the slot is written again)
-    return total
+from .reduction import _block_merge, _launch, block_sum, shared_total
 
 
 @cuda.jit(device=True, inline="always")
@@ -45,7 +32,7 @@ def _lse(x, base, sc, n_c, slot):
                                                       -np.inf))
         j += cuda.blockDim.x
     m, w, _ = _block_merge(fold.LSE, state)
-    return _shared(m, slot), _shared(libm.log(w) if m - m == 0.0 else m - m, slot)
+    return shared_total(m, slot), shared_total(libm.log(w) if m - m == 0.0 else m - m, slot)
 
 
 @cuda.jit(device=True, inline="always")
@@ -57,8 +44,7 @@ def _smooth(x, base, sc, n_c, top, log_s, weight, wo, has_weight, slot):
         w = float64(load(weight, wo + j)) if has_weight else 1.0
         s += w * ((top - float64(load(x, base + j * sc))) + log_s)
         j += cuda.blockDim.x
-    v, w, _ = _block_merge(fold.SUM, (s, 0.0, np.int64(0)))
-    return _shared(v + w, slot)
+    return block_sum(s, slot)
 
 
 @driver.jit

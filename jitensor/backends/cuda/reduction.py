@@ -73,6 +73,27 @@ def _block_merge(op, state):
     return v, w, k
 
 
+# Row helpers for other kernels are inlined: as device functions of their own, each would link
+# a copy of _block_merge's shared arrays, and NVVM refuses a second definition of a symbol.
+@cuda.jit(device=True, inline="always")
+def shared_total(total, slot):
+    """Thread 0's `total` (a block merge's), seen by every thread of the block (`slot`: a
+    one-element shared array)."""
+    if cuda.threadIdx.x == 0:
+        slot[0] = total
+    cuda.syncthreads()
+    total = slot[0]
+    cuda.syncthreads()  # (before the slot is written again)
+    return total
+
+
+@cuda.jit(device=True, inline="always")
+def block_sum(v, slot):
+    """The sum of every thread's float64 `v` over the block, in every thread."""
+    s, w, _ = _block_merge(SUM, (v, 0.0, np.int64(0)))
+    return shared_total(s + w, slot)
+
+
 @register_jitable
 def _start(op, init):
     """The state of an empty range."""

@@ -1,0 +1,178 @@
+"""CPU kernels of layer_norm and rms_norm (formulas: backends/scalar/norm.py) on C-contiguous
+(m, n) buffers, a row being the n elements normalised together.
+
+Each row is worked whole while it sits in L1: one pass that sums its elements minus its first
+one, and their squares (scalar.moments says why that loses nothing), then a pass in the data's
+own type that writes it. The backward reads a row twice: once for its two sums, once to write its
+gradient and add its terms of the weight's and bias's gradients. Those are sums over the rows:
+the rows go in at most PARTS runs, each adding into float64 sums of its own, which are then
+added in run order; the runs depend on (m, n) alone, so serial and parallel give the same
+bits."""
+import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
+
+from ..scalar import norm as scalar
+from ..scalar.libm import select
+from ..scalar.reduction import cast_like, is_float64
+from .kernels import prange_only, serial
+from .reduction import _REASSOC, SUM_RUN32
+from .vector import wide
+
+PARTS = 64  # runs of rows the weight and bias gradients are summed in, at most
+PART_MIN = 8192  # elements a run holds at least
+
+
+@register_jitable
+def _shift(x, centred):
+    """The shift of row x (backends/scalar/norm.py): its first element, or 0 for rms_norm."""
+    return select(centred, x[0], cast_like(0.0, x[0]))
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _sums(x, shift):
+    """The float64 sums of d = x - shift and of d^2 over the row x (shift in x's type). float32
+    rows take float32 runs of SUM_RUN32 (as a float32 sum does, backends/cpu/reduction.py)
+    added up in float64: twice as fast as converting every element, and as accurate."""
+    wide()
+    s1 = s2 = 0.0
+    if not is_float64(shift):
+        for c in range(0, x.size, SUM_RUN32):
+            seg = x[c:c + SUM_RUN32]
+            a1 = a2 = shift - shift
+            for i in range(seg.size):
+                d = seg[i] - shift
+                a1 += d
+                a2 += d * d
+            s1 += np.float64(a1)
+            s2 += np.float64(a2)
+        if s2 - s2 == 0.0:
+            return s1, s2
+        s1 = s2 = 0.0  # a square overflowed float32 (|d| > 1.8e19), or a NaN: in float64
+    for i in range(x.size):
+        d = np.float64(x[i]) - np.float64(shift)
+        s1 += d
+        s2 += d * d
+    return s1, s2
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _row(x, y, w, b, has_b, centred, eps):
+    """y = the row x normalised, times w, plus b; returns the row's (offset, rstd)."""
+    wide()
+    n = x.size
+    # the shift (see _shift) by a branch: LLVM then specialises the loops on it (64 x 512:
+    # 8 us, 10 with _shift's select; the backward's loops measured the other way round)
+    k = x[0] if centred else cast_like(0.0, x[0])
+    s1, s2 = _sums(x, k)
+    offset, squares = scalar.moments(s1, s2, n, centred)
+    rstd = scalar.rstd(squares, n, eps)
+    o, r = cast_like(offset, k), cast_like(rstd, k)
+    if has_b:
+        for i in range(n):
+            y[i] = scalar.normalized(x[i] - k, o, r) * w[i] + b[i]
+    else:
+        for i in range(n):
+            y[i] = scalar.normalized(x[i] - k, o, r) * w[i]
+    return offset, rstd
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def norm_rows(x, w, b, has_b, centred, eps, y, stats):
+    """y = each row of x normalised (x, y: (m, n), n > 0); stats (float64, (2, m)) gets each
+    row's offset and rstd (backends/scalar/norm.py)."""
+    if serial(x.size):
+        for r in range(x.shape[0]):
+            stats[0, r], stats[1, r] = _row(x[r], y[r], w, b, has_b, centred, eps)
+    else:
+        for r in prange(x.shape[0]):
+            stats[0, r], stats[1, r] = _row(x[r], y[r], w, b, has_b, centred, eps)
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _row_grad(x, g, w, offset, rstd, centred, dx, want_x, sw, sb, want_wb):
+    """dx = the gradient of one row by x for upstream gradient g (when want_x), and its terms
+    of the weight's and bias's gradients added to sw and sb (when want_wb)."""
+    wide()
+    n = x.size
+    k = _shift(x, centred)
+    o, r = cast_like(offset, k), cast_like(rstd, k)
+    if want_x:
+        slope = centre = 0.0
+        for i in range(n):
+            gw = g[i] * w[i]
+            slope += np.float64(gw * scalar.normalized(x[i] - k, o, r))
+            centre += np.float64(gw)
+        c = cast_like(centre / n if centred else 0.0, r)
+        s = cast_like(slope / n, r)
+        for i in range(n):
+            dx[i] = scalar.input_grad(g[i] * w[i], scalar.normalized(x[i] - k, o, r), r, c, s)
+    if want_wb:
+        for i in range(n):
+            sw[i] += np.float64(g[i] * scalar.normalized(x[i] - k, o, r))
+            sb[i] += np.float64(g[i])
+
+
+@register_jitable
+def _parts(m, n):
+    return max(1, min(PARTS, m, m * n // PART_MIN))
+
+
+@register_jitable(_nrt=False)
+def _grad_run(x, g, w, centred, stats, dx, want_x, sw, sb, want_wb, lo, hi):
+    """Rows lo..hi-1: their dx, and their share of the weight and bias gradients into sw, sb."""
+    for r in range(lo, hi):
+        _row_grad(x[r], g[r], w, stats[0, r], stats[1, r], centred, dx[r], want_x, sw, sb,
+                  want_wb)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def norm_rows_grad(x, g, w, centred, stats, dx, want_x, dw, db, want_wb):
+    """The gradients of norm_rows' y by x (into dx, when want_x), by w and b (into dw, db of
+    n elements, when want_wb), for upstream gradient g; stats: the forward's."""
+    m, n = x.shape
+    parts = _parts(m, n)
+    sums = np.zeros((parts, 2, n if want_wb else 0))
+    if serial(x.size):
+        for q in range(parts):
+            _grad_run(x, g, w, centred, stats, dx, want_x, sums[q, 0], sums[q, 1], want_wb,
+                      q * m // parts, (q + 1) * m // parts)
+    else:
+        for q in prange(parts):
+            _grad_run(x, g, w, centred, stats, dx, want_x, sums[q, 0], sums[q, 1], want_wb,
+                      q * m // parts, (q + 1) * m // parts)
+    if want_wb:
+        total = sums[0]
+        for q in range(1, parts):  # in run order
+            total += sums[q]
+        for j in range(n):
+            dw[j], db[j] = total[0, j], total[1, j]
+
+
+# -- launchers -------------------------------------------------------------------------------------
+def _weight(weight, x):
+    """The weight buffer, ones where there is none (the kernels always multiply)."""
+    return weight if weight is not None else np.ones(x.shape[1], x.dtype)
+
+
+def norm(y, stats, x, weight, bias, eps, centred):
+    """y = layer_norm (centred) or rms_norm of the rows of x, times weight, plus bias; x, y:
+    C-contiguous (m, n); weight, bias: (n,) or None; stats: float64 (2, m), each row's mean and
+    rstd, for the backward."""
+    if y.size:
+        w = _weight(weight, x)
+        norm_rows(x, w, w if bias is None else bias, bias is not None, centred, float(eps), y,
+                  stats)
+
+
+def norm_grad(dx, dw, db, x, weight, g, stats, centred):
+    """The gradients of norm's y for upstream gradient g (C-contiguous, x's shape): by x into
+    dx, by the weight and bias into dw and db (n elements each). None where not wanted: dx,
+    or dw and db together."""
+    if not x.shape[1]:
+        return
+    want_wb = dw is not None
+    if not want_wb:
+        dw = db = np.empty(0, x.dtype)
+    norm_rows_grad(x, g, _weight(weight, x), centred, stats, x if dx is None else dx,
+                   dx is not None, dw, db, want_wb)
