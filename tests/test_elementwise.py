@@ -658,6 +658,45 @@ def test_small_in_place_ops_match_numpy():
     np.testing.assert_allclose(v.numpy(), np.vstack([m[:1], m[1:] + m[0]]))
 
 
+
+@pytest.mark.parametrize("n", [7, 1 << 17])  # the serial kernel, and the threads' slices
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_in_place_kernel_matches_numpy(n, dtype):
+    """add_, sub_ (alpha), mul_ and div_ into self run a kernel of their own (the general
+    loops' overlap test of out and self, the same array, made them scalar): same-shape
+    operands, numbers, one element expanded (a full reduction's gradient) and self itself."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(1, 9, n).astype(dtype)
+    b = rng.integers(1, 9, n).astype(dtype)
+    x, want = jt.tensor(a), a.copy()
+    x.add_(jt.tensor(b)).sub_(jt.tensor(b), alpha=3).mul_(jt.tensor(b)).add_(x)
+    want = ((want + b) - 3 * b) * b
+    want = want + want
+    x.add_(jt.tensor(np.array(4, dtype)).expand(n)).mul_(2)
+    want = (want + 4) * 2
+    if dtype.startswith("float"):
+        x.div_(jt.tensor(b)).sub_(jt.tensor(2.5, dtype=dtype).expand(n))
+        want = want / b - 2.5
+    assert x.dtype is getattr(jt, dtype) and x.tolist() == want.tolist()
+    from jitensor.backends.cpu import elementwise as kernels
+    ran = kernels.arith_inplace_flat if n < kernels.PARALLEL_MIN else kernels.arith_inplace
+    assert any(str(sig[1].dtype) == dtype for sig in ran.signatures)
+
+
+@pytest.mark.parametrize("n", [6, 1 << 17])
+def test_copies_of_one_expanded_element_are_fills(n):
+    """A source of one element seen everywhere (stride 0 in every dim) is copied as a fill of
+    its value, with the copy's C casts."""
+    for value, dtype, want in ((2.7, jt.int32, 2), (-2.7, jt.int64, -2), (0.5, jt.bool, True),
+                               (3, jt.float32, 3.0), (1.25, jt.float64, 1.25)):
+        src = jt.tensor(value).expand(n // 2, 2)
+        out = jt.empty(n // 2, 2, dtype=dtype).copy_(src)
+        assert out.dtype is dtype and out.reshape(-1).tolist() == [want] * n
+        assert src.contiguous().reshape(-1).tolist() == [src[0, 0].item()] * n
+    t = jt.arange(4.0)
+    t.copy_(t[2].expand(4))  # the element read first, then filled in
+    assert t.tolist() == [2.0] * 4
+
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_trig_in_place_and_into_its_input(name):
     """The kernels recompute by libm, from the argument, what the reduction cannot serve; in

@@ -55,6 +55,9 @@ def copy(out, src):
         return
     if not out.flags.writeable:
         raise _read_only(out)
+    if not any(src.strides):  # one element seen everywhere (an expand of a scalar): a fill,
+        fill(out, src[(0,) * src.ndim])  # vectorised (the 4-D copy's stride-0 rows were not)
+        return
     if np.may_share_memory(out, src):
         snapshot = np.empty(src.shape, src.dtype)
         copy(snapshot, src)

@@ -589,10 +589,74 @@ def _streamed(family, op, out):
     return out.nbytes >= STREAM_MIN and op not in _COMPUTE_BOUND.get(family, ())
 
 
+# -- in place: out = out op y --------------------------------------------------------------------
+INPLACE = (s.ADD, s.SUB, s.MUL, s.DIV)  # the arith ops with an in-place kernel
+
+
+@register_jitable(_nrt=False)
+def _arith_inplace(op, out, y, alpha):
+    """_arith's loops of INPLACE with x = out. Called as _arith(op, out, out, y), each loop
+    failed its run-time test that out and x do not overlap (they are the same array) and ran
+    unvectorised: an in-place add of 2^15 float32 took 11 us, into a fresh out 5."""
+    wide()
+    n = out.shape[0]
+    if op == s.ADD:
+        for i in range(n):
+            out[i] = s.add(out[i], at(y, i), alpha)
+    elif op == s.SUB:
+        for i in range(n):
+            out[i] = s.sub(out[i], at(y, i), alpha)
+    elif op == s.MUL:
+        for i in range(n):
+            out[i] = out[i] * at(y, i)
+    else:
+        for i in range(n):
+            out[i] = out[i] / at(y, i)
+
+
+@njit(**_serial)
+def arith_inplace_flat(op, out, y, alpha):
+    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape
+    or a scalar."""
+    _arith_inplace(op, out.reshape(-1), _flat(y), alpha)
+
+
+@njit(**_serial, parallel=prange_only())
+def arith_inplace(op, out, y, alpha, tasks):
+    """arith_inplace_flat in `tasks` slices on the thread pool."""
+    o, v = out.reshape(-1), _flat(y)
+    n = o.size
+    if serial(n):
+        _arith_inplace(op, o, v, alpha)
+        return
+    for t in prange(tasks):
+        lo, hi = n * t // tasks, n * (t + 1) // tasks
+        _arith_inplace(op, o[lo:hi], _span(v, lo, hi), alpha)
+
+
+def _inplace(family, op, out, a, b, c):
+    """Run `out = a op b` (alpha c; a is out) by arith_inplace when it can (op in INPLACE, b
+    a scalar, a dense array of out's shape, or one element broadcast, which is read as a
+    scalar: a full reduction's gradient); False when it is not."""
+    if op not in INPLACE or family != "arith" or not out.flags.c_contiguous:
+        return False
+    if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
+        if not b.size or any(b.strides):
+            return False
+        b = b[(0,) * b.ndim]
+    if out.size < PARALLEL_MIN:
+        arith_inplace_flat(op, out, b, c)
+    else:
+        arith_inplace(op, out, b, c, 4 * num_threads())
+    return True
+
+
 def launch(family, op, out, a, b=0, c=0, d=0):
     """Run op `op` of `family` into the array `out`. Array operands have out's shape (broadcast
     views are fine) or are scalars already in the compute dtype; none may overlap `out` unless it
     is exactly `out` (in place)."""
+    if a is out and _inplace(family, op, out, a, b, c):
+        return
     flat, nd = _KERNELS[family]
     n = out.size
     if n < PARALLEL_MIN and out.flags.c_contiguous:
@@ -626,6 +690,8 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
     of its shape, `b` one too or a scalar, `c` and `d` scalars. Skips launch's general layout
     tests, which cost more than the kernel on 2x3 operands (the flat kernel copies a small
     strided operand)."""
+    if a is out and _inplace(family, op, out, a, b, c):
+        return
     if out.size < PARALLEL_MIN:
         _FLAT[family](op, out, a, b, c, d)
     else:
