@@ -456,6 +456,20 @@ def test_norms_in_float16_empty_and_their_errors():
         fn(host).sum().backward()
         check(got.detach().float(), fn(host).detach(), rtol=2e-3, atol=2e-3)
         check(h.grad.float(), host.grad, rtol=2e-3, atol=2e-3)
+    # float32 params of a float16 input are converted (torch's mixed types); rms_norm's eps
+    # defaults to float32's, the type torch computes half in
+    w = jt.tensor([0.5, 1.0, 2.0, 1.5], device="cuda", requires_grad=True)
+    h = cuda(x, jt.float16).requires_grad_()
+    got = F.layer_norm(h, 4, w, jt.zeros(4, device="cuda"))
+    assert got.dtype is jt.float16
+    got.float().sum().backward()
+    assert w.grad.dtype is jt.float32 and h.grad.dtype is jt.float16
+    check(got.detach().float(), F.layer_norm(jt.tensor(x), 4, w.detach().cpu()), rtol=2e-3,
+          atol=2e-3)
+    tiny = cuda(np.full((1, 8), 1e-3), jt.float16)
+    v = np.float64(np.float16(1e-3))
+    want = np.full((1, 8), v / np.sqrt(v * v + np.finfo(np.float32).eps), np.float32)
+    check(F.rms_norm(tiny, 8).float(), want, rtol=2e-3)  # 0.945 (torch's); float16's eps: 0.032
     with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
         F.layer_norm(cuda(x), 4, jt.ones(4))
     w = jt.ones(4, device="cuda", requires_grad=True)

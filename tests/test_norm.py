@@ -2,6 +2,8 @@
 reference on any shape, dtype and affine option; gradients against the NumPy formulas, finite
 differences and torch (skipped where not installed), second derivatives included; the parallel
 kernels against the serial ones, hard rows, empty inputs and the errors."""
+import warnings
+
 import numba
 import numpy as np
 import pytest
@@ -175,6 +177,25 @@ def test_gradients_and_second_derivatives_match_torch(centred):
             np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-9, atol=1e-11)
 
 
+def test_recorded_backward_keeps_the_kernels_accuracy_far_from_zero():
+    """With create_graph the rule composes its formulas from ops, centring each row on its
+    first element first: float32 rows of 1e4 + noise get the kernel's gradients (a plain mean
+    cost dw 1.6e-2 of relative error)."""
+    rng = np.random.default_rng(7)
+    a = (1e4 + 1e-2 * rng.standard_normal((4, 256))).astype(np.float32)
+    g = rng.standard_normal((4, 256)).astype(np.float32)
+    w0 = rng.standard_normal(256).astype(np.float32)
+    _, grads = reference(a, 1, w0, None, 1e-5, True)
+    want = grads(g.astype(np.float64))
+    for create_graph in (False, True):
+        x, w = jt.tensor(a, requires_grad=True), jt.tensor(w0, requires_grad=True)
+        dx, dw = jt.autograd.grad((F.layer_norm(x, 256, w) * jt.tensor(g)).sum(), (x, w),
+                                  create_graph=create_graph)
+        for got, expected in ((dx, want[0]), (dw, want[1])):
+            err = np.abs(got.detach().numpy() - expected).max() / np.abs(expected).max()
+            assert err < 1e-5, (create_graph, err)
+
+
 def test_hard_rows_constant_far_from_zero_and_large():
     """A constant row has variance 0 (y = bias); rows far from 0 keep their small variance
     (the sums are float64 and two-pass); a row of 1e30 does not overflow (float64 squares)."""
@@ -208,19 +229,32 @@ def test_empty_inputs_follow_torch():
         assert tuple(z.grad.shape) == (3, 0)
 
 
-def test_rms_norm_defaults_and_dtype_promotion_follow_torch():
-    x = jt.tensor([[1.0, 2.0, 3.0]])
+def test_rms_norm_defaults_and_weights_of_another_dtype_follow_torch():
+    """eps defaults to the epsilon of input's dtype; a weight of another dtype is converted
+    (the result has input's dtype, as torch 2.13's)."""
+    a = np.full((1, 4), 1e-4, np.float32)
+    x = jt.tensor(a)
     eps32 = float(np.finfo(np.float32).eps)
-    np.testing.assert_allclose(F.rms_norm(x, 3).numpy(),
-                               x.numpy() / np.sqrt((x.numpy() ** 2).mean() + eps32), rtol=1e-6)
-    got = F.rms_norm(x, 3, jt.ones(3, dtype=jt.float64))
-    assert got.dtype is jt.float64  # promoted, as torch's composite does
-    assert F.rms_norm(x.double(), 3, jt.ones(3)).dtype is jt.float64
-    module = nn.RMSNorm([1, 3], eps=1e-3, elementwise_affine=False)
+    want = a / np.sqrt((a.astype(np.float64) ** 2).mean() + eps32)
+    np.testing.assert_allclose(F.rms_norm(x, 4).numpy(), want, rtol=1e-6)
+    w = jt.ones(4, dtype=jt.float64, requires_grad=True)
+    got = F.rms_norm(x, 4, w)
+    assert got.dtype is jt.float32
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-6)
+    got.sum().backward()
+    assert w.grad.dtype is jt.float64
+    assert F.rms_norm(x.double(), 4, jt.ones(4)).dtype is jt.float64
+    module = nn.RMSNorm([1, 4], eps=1e-3, elementwise_affine=False)
     assert module.weight is None and list(module.parameters()) == []
-    np.testing.assert_allclose(module(x.reshape(1, 1, 3)).numpy().ravel(),
-                               x.numpy().ravel() / np.sqrt((x.numpy() ** 2).mean() + 1e-3),
-                               rtol=1e-6)
+    np.testing.assert_allclose(module(x.reshape(1, 1, 4)).numpy().ravel(),
+                               a.ravel() / np.sqrt((a ** 2).mean() + 1e-3), rtol=1e-6)
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():  # (torch: "Mismatch dtype ... Cannot dispatch to fused")
+        warnings.simplefilter("ignore")
+        theirs = torch.nn.functional.rms_norm(torch.tensor(a), (4,),
+                                              torch.ones(4, dtype=torch.float64))
+    assert theirs.dtype is torch.float32
+    np.testing.assert_allclose(got.detach().numpy(), theirs.numpy(), rtol=1e-6)
 
 
 def test_modules_match_torch_reprs_parameters_and_training():
@@ -273,6 +307,15 @@ def test_bad_input_raises_a_clear_error_and_records_nothing():
     with pytest.raises(RuntimeError, match=r"expected weight to have input's dtype "
                                            r"jitensor.float32, got jitensor.float64; convert"):
         F.layer_norm(x, 5, jt.ones(5, dtype=jt.float64))
+    for shape in ((5.0,), "5", jt.tensor([5]), (True,)):
+        with pytest.raises(TypeError, match="normalized_shape must be an int or a sequence"):
+            F.layer_norm(x, shape)
+    with pytest.raises(TypeError, match=r"argument 'weight' must be a Tensor or None, got list"):
+        F.rms_norm(x, 5, [1.0] * 5)
+    with pytest.raises(TypeError, match=r"argument 'input' must be a Tensor"):
+        F.layer_norm(np.ones((2, 5)), 5)
+    assert nn.LayerNorm(np.int64(5)).normalized_shape == (5,)
+    assert nn.RMSNorm(jt.Size([2, 5])).normalized_shape == (2, 5)
     assert x.grad is None
     y = F.layer_norm(x, 5)
     with jt.no_grad():

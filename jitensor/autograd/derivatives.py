@@ -644,15 +644,15 @@ def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoo
 
 @rule("native_layer_norm", uses_result=False)
 def _native_layer_norm(g, result, input, weight, bias, normalized_shape, eps, stats):
-    return _norm(g, input, weight, bias, normalized_shape, eps, stats, True)
+    return _normalization(g, input, weight, bias, normalized_shape, eps, stats, True)
 
 
 @rule("fused_rms_norm", uses_result=False)
 def _fused_rms_norm(g, result, input, weight, normalized_shape, eps, stats):
-    return _norm(g, input, weight, None, normalized_shape, eps, stats, False)
+    return _normalization(g, input, weight, None, normalized_shape, eps, stats, False)
 
 
-def _norm(g, input, weight, bias, shape, eps, stats, centred):
+def _normalization(g, input, weight, bias, shape, eps, stats, centred):
     """One kernel (N.norm_grad) unless the backward is recorded; then the same formulas
     (backends/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""
     params = _wanted(weight) or _wanted(bias)
@@ -661,13 +661,21 @@ def _norm(g, input, weight, bias, shape, eps, stats, centred):
                                  params)
         return (input, dx), (weight, dw), (bias, db)
     dims = tuple(range(-len(shape), 0))
-    centre = input - R.mean(input, dims, keepdim=True) if centred else input
+    centre = input
+    if centred:  # less each row's first element, a constant: as exact as the kernels' sums
+        centre = input - input[(...,) + (slice(0, 1),) * len(shape)].detach()
+        centre = centre - R.mean(centre, dims, keepdim=True)
     rstd = E.rsqrt(R.mean(E.square(centre), dims, keepdim=True) + eps)
     xhat = centre * rstd
-    gw = g if weight is None else g * weight
-    slope = R.mean(gw * xhat, dims, keepdim=True)
-    dx = rstd * ((gw - R.mean(gw, dims, keepdim=True) if centred else gw) - xhat * slope)
-    return (input, dx), (weight, g * xhat), (bias, g)  # (the engine sums over the rows)
+    pairs = [(bias, g)]  # (the engine sums over the rows)
+    if _wanted(weight):
+        pairs.append((weight, g * xhat))
+    if _wanted(input):
+        gw = g if weight is None else g * weight
+        slope = R.mean(gw * xhat, dims, keepdim=True)
+        pairs.append((input, rstd * ((gw - R.mean(gw, dims, keepdim=True) if centred else gw)
+                                     - xhat * slope)))
+    return pairs
 
 
 @rule("cumsum", uses_inputs=False, uses_result=False)

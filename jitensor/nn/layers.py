@@ -4,6 +4,7 @@ import math
 
 from ..autograd import no_grad
 from ..creation import empty
+from ..ops.norm import as_shape
 from . import functional as F, init
 from .module import Module
 from .parameter import Parameter
@@ -315,10 +316,6 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-def _shape(normalized_shape):
-    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-
-
 class LayerNorm(Module):
     """Normalises over the trailing dims `normalized_shape`, then scales by weight (ones) and
     shifts by bias (zeros) when elementwise_affine (bias=False: no shift)."""
@@ -326,7 +323,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = _shape(normalized_shape)
+        self.normalized_shape = as_shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
@@ -361,7 +358,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
                  dtype=None):
         super().__init__()
-        self.normalized_shape = _shape(normalized_shape)
+        self.normalized_shape = as_shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
             self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))

@@ -11,17 +11,37 @@ import numpy as np
 from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate
-from ..dtypes import promote_types
+from ..tensor import Tensor
 from ._common import same_device
 
 TENSOR_METHODS = {}  # torch has these in nn.functional (and as torch.layer_norm) only
 
 
-def _checked(fn, input, normalized_shape, params, same_dtype):
-    """normalized_shape as a tuple, checked to be the trailing dims of input, with input's
-    dtype and the (name, tensor or None) params' device, shape and (when same_dtype) dtype."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else \
-        tuple(normalized_shape)
+def as_shape(normalized_shape, fn="layer_norm"):
+    """normalized_shape (an int or a sequence of ints) as a tuple of ints."""
+    if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+        return (int(normalized_shape),)
+    try:
+        if isinstance(normalized_shape, (str, bytes, Tensor)):
+            raise TypeError
+        shape = tuple(normalized_shape)
+        if any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) for d in shape):
+            raise TypeError
+    except TypeError:
+        raise TypeError(f"{fn}(): normalized_shape must be an int or a sequence of ints, got "
+                        f"{normalized_shape!r}") from None
+    return tuple(map(int, shape))
+
+
+def _checked(fn, input, normalized_shape, params, converts):
+    """(normalized_shape as a tuple, the params): normalized_shape checked to be the trailing
+    dims of input, input's dtype, and the (name, tensor or None) params' device and shape; a
+    param of another dtype is converted to input's where `converts(param dtype)`, else
+    refused."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got "
+                        f"{type(input).__name__}")
+    shape = as_shape(normalized_shape, fn)
     if not shape:
         raise RuntimeError(f"{fn}(): expected normalized_shape to be at least 1-dimensional, "
                            f"i.e., containing at least one element, but got normalized_shape "
@@ -34,18 +54,25 @@ def _checked(fn, input, normalized_shape, params, same_dtype):
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"{fn}(): not implemented for {input._dtype} input; convert "
                                   f"it with .float()")
+    checked = []
     for name, t in params:
-        if t is None:
-            continue
-        if t._device != input._device:
-            same_device(fn, input, t)
-        if t._data.shape != shape:
-            raise RuntimeError(f"{fn}(): {name} of shape {list(t.shape)} does not match "
-                               f"normalized_shape {list(shape)}")
-        if same_dtype and t._dtype is not input._dtype:
-            raise RuntimeError(f"{fn}(): expected {name} to have input's dtype {input._dtype}, "
-                               f"got {t._dtype}; convert it with .to({input._dtype})")
-    return shape
+        if t is not None:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"{fn}(): argument '{name}' must be a Tensor or None, got "
+                                f"{type(t).__name__}")
+            if t._device != input._device:
+                same_device(fn, input, t)
+            if t._data.shape != shape:
+                raise RuntimeError(f"{fn}(): {name} of shape {list(t.shape)} does not match "
+                                   f"normalized_shape {list(shape)}")
+            if t._dtype is not input._dtype:
+                if not converts(t._dtype):
+                    raise RuntimeError(f"{fn}(): expected {name} to have input's dtype "
+                                       f"{input._dtype}, got {t._dtype}; convert it with "
+                                       f".to({input._dtype})")
+                t = t.to(input._dtype)
+        checked.append(t)
+    return shape, checked
 
 
 def _stats(input, shape):
@@ -56,22 +83,24 @@ def _stats(input, shape):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(input - mean) / sqrt(var + eps) over the trailing dims `normalized_shape` (the biased
-    variance, as torch's), then * weight + bias (each of normalized_shape, or None)."""
-    shape = _checked("layer_norm", input, normalized_shape, (("weight", weight), ("bias", bias)),
-                     True)
+    variance, as torch's), then * weight + bias (each of normalized_shape, or None). The
+    params have input's dtype, or are float32 for a float16 input (torch's mixed types)."""
+    shape, (weight, bias) = _checked(
+        "layer_norm", input, normalized_shape, (("weight", weight), ("bias", bias)),
+        lambda dtype: input._dtype is dtypes.float16 and dtype is dtypes.float32)
     return native_layer_norm(input, weight, bias, shape, float(eps), _stats(input, shape))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """input / sqrt(mean(input^2) + eps) over the trailing dims `normalized_shape`, then *
-    weight; eps defaults to the machine epsilon of input's dtype, as torch's. A weight of
-    another dtype promotes both, as torch's composite does."""
-    shape = _checked("rms_norm", input, normalized_shape, (("weight", weight),), False)
-    if weight is not None and weight._dtype is not input._dtype:
-        common = promote_types(input._dtype, weight._dtype)
-        input, weight = input.to(common), weight.to(common)
-    eps = float(np.finfo(input._dtype.np).eps) if eps is None else float(eps)
-    return fused_rms_norm(input, weight, shape, eps, _stats(input, shape))
+    weight, in input's dtype (a weight of another float dtype is converted, as torch's result
+    takes input's type). eps defaults to the machine epsilon of the type torch computes in:
+    input's, float32 for float16."""
+    shape, (weight,) = _checked("rms_norm", input, normalized_shape, (("weight", weight),),
+                                lambda dtype: dtype.is_floating_point)
+    if eps is None:
+        eps = np.finfo(np.float32 if input._dtype is dtypes.float16 else input._dtype.np).eps
+    return fused_rms_norm(input, weight, shape, float(eps), _stats(input, shape))
 
 
 # -- the recorded ops (their rules: autograd/derivatives.py) ------------------------------------
