@@ -683,6 +683,30 @@ def test_in_place_kernel_matches_numpy(n, dtype):
     assert any(str(sig[1].dtype) == dtype for sig in ran.signatures)
 
 
+def test_operands_of_one_expanded_element_are_read_as_numbers():
+    """Small ops read an operand that is one element everywhere (a full reduction's expanded
+    gradient) as a number: either side of binary ops, where, and the gradient kernels."""
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    one, x = jt.tensor(np.float32(1.5)).expand(3, 4), jt.tensor(a)
+    for got, want in ((one * 2, np.full((3, 4), 3.0)), (one - x, 1.5 - a), (x / one, a / 1.5),
+                      (one < x, 1.5 < a), (jt.where(x > 0, one, x), np.where(a > 0, 1.5, a)),
+                      (jt.exp(one), np.full((3, 4), np.exp(np.float32(1.5)))),
+                      (one.int() & jt.tensor(np.arange(12).reshape(3, 4)).int(),
+                       1 & np.arange(12).reshape(3, 4))):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        assert tuple(got.shape) == (3, 4)
+    y = jt.tensor(a, requires_grad=True)
+    jt.nn.functional.gelu(y).sum().backward()  # gelu's gradient kernel of an expanded g
+    np.testing.assert_allclose(y.grad.numpy(), _gelu_grad(a), rtol=1e-5, atol=1e-6)
+
+
+def _gelu_grad(a):
+    a = a.astype(np.float64)
+    cdf = 0.5 * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+    return cdf + a * np.exp(-a * a / 2) / math.sqrt(2 * math.pi)
+
+
 @pytest.mark.parametrize("n", [6, 1 << 17])
 def test_copies_of_one_expanded_element_are_fills(n):
     """A source of one element seen everywhere (stride 0 in every dim) is copied as a fill of
