@@ -118,3 +118,17 @@ def grad_checked(t):
     assert t.grad is not None
     assert tuple(t.grad.shape) == tuple(t.shape) and t.grad.dtype is t.dtype
     return t.grad.numpy()
+
+
+def at_thread_counts(fn):
+    """[fn() with one Numba thread, fn() with all of them] (one result when there is one)."""
+    import numba
+    threads = numba.get_num_threads()
+    results = []
+    try:
+        for n in sorted({1, threads}):
+            numba.set_num_threads(n)
+            results.append(fn())
+    finally:
+        numba.set_num_threads(threads)
+    return results

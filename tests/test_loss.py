@@ -2,7 +2,6 @@
 reference on any shape, dtype, weighting, ignore_index, label smoothing and reduction; their
 gradients against finite differences and torch (skipped where not installed), second
 derivatives included; the parallel kernels, strided scores and the errors."""
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -12,7 +11,7 @@ from jitensor.backends.cpu import loss as cpu_loss
 from jitensor.backends.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
-from conftest import run_python
+from conftest import at_thread_counts, run_python
 
 
 def reference(x, t, w, ignore_index, reduction, smoothing, log_probs):
@@ -105,17 +104,13 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
     t.reshape(-1)[::7] = -100
     t = jt.tensor(t)
     assert x.numel() >= PARALLEL_MIN
-    threads = numba.get_num_threads()
-    results = []
-    try:
-        for n in sorted({1, threads}):
-            numba.set_num_threads(n)
-            x.grad = None
-            loss = F.cross_entropy(x, t, label_smoothing=0.2)
-            loss.backward()
-            results.append((loss.item(), x.grad.numpy().copy()))
-    finally:
-        numba.set_num_threads(threads)
+
+    def run():
+        x.grad = None
+        loss = F.cross_entropy(x, t, label_smoothing=0.2)
+        loss.backward()
+        return loss.item(), x.grad.numpy().copy()
+    results = at_thread_counts(run)
     assert results[0][0] == results[-1][0]
     np.testing.assert_array_equal(results[0][1], results[-1][1])
     np.testing.assert_allclose(results[0][0], reference(x.detach().numpy(), t.numpy(), None,

@@ -4,7 +4,6 @@ differences and torch (skipped where not installed), second derivatives included
 kernels against the serial ones, hard rows, empty inputs and the errors."""
 import warnings
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -14,7 +13,7 @@ from jitensor import nn
 from jitensor.backends.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
-from conftest import run_python
+from conftest import at_thread_counts, run_python
 
 
 def reference(x, k, w, b, eps, centred):
@@ -110,18 +109,14 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
     b = jt.tensor(rng.standard_normal(shape[1:]).astype(np.float32), requires_grad=True)
     g = jt.tensor(rng.standard_normal(shape).astype(np.float32))
     assert x.numel() >= PARALLEL_MIN
-    threads = numba.get_num_threads()
-    results = []
-    try:
-        for n in sorted({1, threads}):
-            numba.set_num_threads(n)
-            for t in (x, w, b):
-                t.grad = None
-            y = norm(x, k, w, b, 1e-5, True)
-            y.backward(g)
-            results.append([t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)])
-    finally:
-        numba.set_num_threads(threads)
+
+    def run():
+        for t in (x, w, b):
+            t.grad = None
+        y = norm(x, k, w, b, 1e-5, True)
+        y.backward(g)
+        return [t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)]
+    results = at_thread_counts(run)
     for one, many in zip(results[0], results[-1]):
         np.testing.assert_array_equal(one, many)
     want, grads = reference(x.detach().numpy(), k, w.detach().numpy(), b.detach().numpy(), 1e-5,

@@ -21,6 +21,15 @@ from .reduction import _launch, block_sum, reduce
 BUSY = 4 if driver.SIM else 1 << 17  # threads that keep the GPU busy summing the columns
 
 
+@cuda.jit(device=True, inline="always")
+def _scaled(g, i, w, j, has_w):
+    """g[i] * w[j] in float64 (w[j] = 1 where there is no weight)."""
+    v = float64(load(g, i))
+    if has_w:
+        v *= float64(load(w, j))
+    return v
+
+
 @driver.jit
 def norm_rows(x, xo, m, n, w, wo, has_w, b, bo, has_b, centred, eps, y, yo, stats, so):
     """y = each row of x normalised (centred for layer_norm), times w, plus b; row r's offset
@@ -68,9 +77,7 @@ def norm_grad_rows(x, xo, m, n, w, wo, has_w, g, go, centred, stats, so, dx, dxo
         slope = centre = 0.0
         j = t
         while j < n:
-            gw = float64(load(g, go + r * n + j))
-            if has_w:
-                gw *= float64(load(w, wo + j))
+            gw = _scaled(g, go + r * n + j, w, wo + j, has_w)
             slope += gw * scalar.normalized(float64(load(x, base + j)) - shift, offset, rstd)
             centre += gw
             j += cuda.blockDim.x
@@ -78,9 +85,7 @@ def norm_grad_rows(x, xo, m, n, w, wo, has_w, g, go, centred, stats, so, dx, dxo
         centre = block_sum(centre, slot) / n if centred else 0.0
         j = t
         while j < n:
-            gw = float64(load(g, go + r * n + j))
-            if has_w:
-                gw *= float64(load(w, wo + j))
+            gw = _scaled(g, go + r * n + j, w, wo + j, has_w)
             xhat = scalar.normalized(float64(load(x, base + j)) - shift, offset, rstd)
             store(dx, dxo + r * n + j, scalar.input_grad(gw, xhat, rstd, centre, slope))
             j += cuda.blockDim.x
