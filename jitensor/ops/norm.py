@@ -1,7 +1,7 @@
 """layer_norm and rms_norm, each one kernel forward and one backward: every row of the trailing
 `normalized_shape` dims is normalised (centred too, for layer_norm), then scaled by the weight
 and shifted by the bias (kernels: backends/<device>/norm.py, formulas:
-backends/scalar/norm.py). The forward saves each row's mean and rstd for the backward, which
+backends/scalar/norm.py). The forward saves each row's statistics for the backward, which
 computes the gradients of the input, weight and bias in one pass. nn.functional exposes the
 two functions."""
 import math
@@ -76,7 +76,8 @@ def _checked(fn, input, normalized_shape, params, converts):
 
 
 def _stats(input, shape):
-    """The buffer the forward saves each row's mean and rstd in: float64 (2, rows)."""
+    """The buffer the forward saves each row's statistics in (its mean's offset from the shift
+    and its rstd, backends/scalar/norm.py): float64 (2, rows)."""
     lead = input._data.shape[:input.ndim - len(shape)]
     return allocate((2, math.prod(lead)), dtypes.float64, input._device)
 
@@ -124,12 +125,12 @@ def _flat(t):
 
 
 def native_layer_norm(input, weight, bias, normalized_shape, eps, stats):
-    """layer_norm's op, as torch names it; `stats` receives each row's mean and rstd."""
+    """layer_norm's op, as torch names it; `stats` receives each row's statistics."""
     return _norm(input, weight, bias, normalized_shape, eps, stats, True)
 
 
 def fused_rms_norm(input, weight, normalized_shape, eps, stats):
-    """rms_norm's op; `stats` receives each row's rstd (and a mean of 0)."""
+    """rms_norm's op; `stats` receives each row's statistics (an offset of 0, and rstd)."""
     return _norm(input, weight, None, normalized_shape, eps, stats, False)
 
 

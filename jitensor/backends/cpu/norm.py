@@ -186,8 +186,8 @@ def _weight(weight, x):
 
 def norm(y, stats, x, weight, bias, eps, centred):
     """y = layer_norm (centred) or rms_norm of the rows of x, times weight, plus bias; x, y:
-    C-contiguous (m, n); weight, bias: (n,) or None; stats: float64 (2, m), each row's mean and
-    rstd, for the backward."""
+    C-contiguous (m, n); weight, bias: (n,) or None; stats: float64 (2, m), each row's offset
+    and rstd (backends/scalar/norm.py), for the backward."""
     if y.size:
         w = _weight(weight, x)
         norm_rows(x, w, w if bias is None else bias, bias is not None, centred, float(eps), y,
