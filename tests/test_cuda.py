@@ -446,7 +446,7 @@ def test_norms_and_their_gradients_match_the_cpu(shape, k):
 
 def test_norms_in_float16_empty_and_their_errors():
     from jitensor.nn import functional as F
-    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    x = RNG.standard_normal((3, 4)).astype(np.float16).astype(np.float32)  # (float16 values)
     for fn in (lambda t: F.layer_norm(t, 4), lambda t: F.rms_norm(t, 4, eps=1e-5)):
         h = cuda(x, jt.float16).requires_grad_()
         got = fn(h)  # computed in float64, stored as float16
@@ -464,8 +464,8 @@ def test_norms_in_float16_empty_and_their_errors():
     assert got.dtype is jt.float16
     got.float().sum().backward()
     assert w.grad.dtype is jt.float32 and h.grad.dtype is jt.float16
-    check(got.detach().float(), F.layer_norm(jt.tensor(x), 4, w.detach().cpu()), rtol=2e-3,
-          atol=2e-3)
+    w16 = w.detach().half().float().cpu()  # (the weight as converted)
+    check(got.detach().float(), F.layer_norm(jt.tensor(x), 4, w16), rtol=2e-3, atol=2e-3)
     tiny = cuda(np.full((1, 8), 1e-3), jt.float16)
     v = np.float64(np.float16(1e-3))
     want = np.full((1, 8), v / np.sqrt(v * v + np.finfo(np.float32).eps), np.float32)

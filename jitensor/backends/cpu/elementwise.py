@@ -641,9 +641,9 @@ def _inplace(family, op, out, a, b, c):
     if op not in INPLACE or family != "arith" or not out.flags.c_contiguous:
         return False
     if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
-        if not b.size or any(b.strides):
+        b = _one(b)
+        if b.__class__ is ndarray:
             return False
-        b = b[(0,) * b.ndim]
     if out.size < PARALLEL_MIN:
         arith_inplace_flat(op, out, b, c)
     else:

@@ -22,6 +22,13 @@ BUSY = 4 if driver.SIM else 1 << 17  # threads that keep the GPU busy summing th
 
 
 @cuda.jit(device=True, inline="always")
+def _shift(x, base, centred):
+    """The shift of the row at x[base] (backends/scalar/norm.py): its first element, or 0 for
+    rms_norm."""
+    return float64(load(x, base)) if centred else 0.0
+
+
+@cuda.jit(device=True, inline="always")
 def _scaled(g, i, w, j, has_w):
     """g[i] * w[j] in float64 (w[j] = 1 where there is no weight)."""
     v = float64(load(g, i))
@@ -39,7 +46,7 @@ def norm_rows(x, xo, m, n, w, wo, has_w, b, bo, has_b, centred, eps, y, yo, stat
     r = cuda.blockIdx.x
     while r < m:
         base = xo + r * n
-        shift = float64(load(x, base)) if centred else 0.0
+        shift = _shift(x, base, centred)
         s1 = s2 = 0.0
         j = t
         while j < n:
@@ -72,7 +79,7 @@ def norm_grad_rows(x, xo, m, n, w, wo, has_w, g, go, centred, stats, so, dx, dxo
     r = cuda.blockIdx.x
     while r < m:
         base = xo + r * n
-        shift = float64(load(x, base)) if centred else 0.0
+        shift = _shift(x, base, centred)
         offset, rstd = load(stats, so + r), load(stats, so + m + r)
         slope = centre = 0.0
         j = t
@@ -102,7 +109,7 @@ def norm_grad_columns(x, xo, m, n, g, go, centred, stats, so, parts, sums, po):
         sw = sb = 0.0
         for r in range(q * m // parts, (q + 1) * m // parts):
             gr = float64(load(g, go + r * n + j))
-            shift = float64(load(x, xo + r * n)) if centred else 0.0
+            shift = _shift(x, xo + r * n, centred)
             xhat = scalar.normalized(float64(load(x, xo + r * n + j)) - shift,
                                      load(stats, so + r), load(stats, so + m + r))
             sw += gr * xhat
