@@ -4,7 +4,7 @@ the derivative of each op: derivatives.py."""
 from ..backends.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
-from . import graph
+from . import grad_mode, graph
 from .gradcheck import gradcheck
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 
@@ -48,7 +48,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     (only into `inputs`, when given)."""
     roots = _roots(tensors, grad_tensors, "backward")
     retain = create_graph if retain_graph is None else retain_graph
-    with set_grad_enabled(create_graph):
+    enabled = grad_mode._enabled
+    prev, enabled[0] = enabled[0], bool(create_graph)
+    try:
         if inputs is None:
             graph.run(roots, retain)
             return
@@ -59,6 +61,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             g = found[graph.capture_key(t)]
             if g is not None:
                 t.grad = g if t.grad is None else t.grad + g
+    finally:
+        enabled[0] = prev
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -153,9 +153,9 @@ def sum_to(g, shape):
 
 
 def _fit(g, t):
-    if g.shape != t.shape:
+    if g._data.shape != t._data.shape:
         g = sum_to(g, t.shape)
-    if g._dtype is not t._dtype or g._device != t._device:
+    if g._dtype is not t._dtype or g._device is not t._device and g._device != t._device:
         g = g.to(t._device, t._dtype)
     return g
 
@@ -199,24 +199,27 @@ def run(roots, retain_graph, capture=None):
     """Send each root's gradient back through the graph. `roots`: (edge, gradient) pairs. With
     `capture` (`capture_key(t)` -> None for each wanted t, for autograd.grad) the gradients
     reaching those tensors are stored there and no `.grad` changes; otherwise leaves accumulate
-    into `.grad`."""
-    deps, stack = {}, [e[0] for e, _ in roots if isinstance(e, tuple)]
-    seen = set(stack)
-    while stack:
+    into `.grad`. (Python-bound on small tensors: written for speed.)"""
+    starts = {e[0] for e, _ in roots if e.__class__ is tuple}
+    deps, stack = {}, list(starts)
+    while stack:  # how many edges lead into each node: it runs once all have sent
         for e in stack.pop().edges.values():
-            if isinstance(e, tuple):
-                deps[e[0]] = deps.get(e[0], 0) + 1
-                if e[0] not in seen:
-                    seen.add(e[0])
-                    stack.append(e[0])
+            if e.__class__ is tuple:
+                n = e[0]
+                if n in deps:
+                    deps[n] += 1
+                else:
+                    deps[n] = 1
+                    if n not in starts:
+                        stack.append(n)
     buffers, leaves, handed = {}, {}, {}
 
     def send(edge, g):
-        if isinstance(edge, tuple):
-            buf = buffers.get(edge[0])
+        if edge.__class__ is tuple:
+            node, nr = edge
+            buf = buffers.get(node)
             if buf is None:
-                buf = buffers[edge[0]] = [None] * edge[0].n_outputs
-            nr = edge[1]
+                buf = buffers[node] = [None] * node.n_outputs
             buf[nr] = g if buf[nr] is None else buf[nr] + g
         else:
             old = leaves.get(id(edge))
@@ -233,12 +236,15 @@ def run(roots, retain_graph, capture=None):
     for edge, g in roots:
         handed[id(g)] = g  # the caller's gradient: never stored as it is
         send(edge, g)
-    ready = [n for n in {e[0] for e, _ in roots if isinstance(e, tuple)} if n not in deps]
+    create_graph = grad_mode._enabled[0]
+    ready = [n for n in starts if n not in deps]
     while ready:
         node = ready.pop()
-        grads = buffers.pop(node, None) or [None] * node.n_outputs
+        grads = buffers.pop(node, None)
         if node.args is None:
             raise RuntimeError(_FREED)
+        if grads is None:
+            grads = [None] * node.n_outputs
         if capture is not None:
             for nr, g in enumerate(grads):
                 if (node, nr) in capture:
@@ -248,21 +254,25 @@ def run(roots, retain_graph, capture=None):
                 g = grads[nr]
                 if g is not None and meta.grad_fn is node:
                     meta.grad = keep(g) if meta.grad is None else meta.grad + g
-        if any(g is not None for g in grads):
-            _check_versions(node)
-            g = grads[0] if node.n_outputs == 1 else tuple(grads)
+        g = grads[0] if node.n_outputs == 1 else tuple(grads)
+        if g is not None and (node.n_outputs == 1 or any(x is not None for x in grads)):
+            if node.versions:
+                _check_versions(node)
             result = node.result
-            if grad_mode._enabled[0] and node.uses_result:  # create_graph: outputs link back
+            if create_graph and node.uses_result:  # outputs link back to the node
                 result = _relinked(node)
+            edges = node.edges
             for t, gi in node.rule(g, result, *node.args, **node.kwargs):
-                edge = node.edges.get(id(t)) if gi is not None else None
-                if edge is not None:
-                    send(edge, _fit(gi, t))
+                if gi is not None:
+                    edge = edges.get(id(t))
+                    if edge is not None:
+                        send(edge, _fit(gi, t))
         for e in node.edges.values():
-            if isinstance(e, tuple):
-                deps[e[0]] -= 1
-                if not deps[e[0]]:
-                    ready.append(e[0])
+            if e.__class__ is tuple:
+                n = e[0]
+                deps[n] -= 1
+                if not deps[n]:
+                    ready.append(n)
         if not retain_graph and (node.uses_inputs or node.uses_result):
             node.args = node.kwargs = node.result = None  # what torch frees: saved tensors
     for leaf, g in leaves.values():
@@ -273,7 +283,7 @@ def run(roots, retain_graph, capture=None):
             meta = leaf._meta
             if meta.grad is None:
                 meta.grad = keep(g)
-            elif grad_mode._enabled[0]:  # create_graph: the sum is part of the new graph
+            elif create_graph:  # the sum is part of the new graph
                 meta.grad = meta.grad + g
             else:  # in place, as torch accumulates: references to .grad stay current
                 meta.grad.add_(g)

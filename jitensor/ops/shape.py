@@ -9,7 +9,7 @@ from functools import reduce
 from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate
-from ..tensor import Tensor, _wrap, preserve_format
+from ..tensor import Size, Tensor, _wrap, preserve_format
 from ._common import broadcast_shapes, check_out, same_device, shares_memory
 from ._common import dim as _dim, dims as _dims
 
@@ -38,6 +38,10 @@ def strided_view(t, shape, strides, offset=0):
 
 def _ints(args, fn, name="size"):
     """A list of ints from varargs or one sequence (torch accepts both)."""
+    seq = args[0] if len(args) == 1 else args
+    if (seq.__class__ is tuple or seq.__class__ is Size) and \
+            all(a.__class__ is int for a in seq):  # the usual case, in every backward: fast
+        return list(seq)
     if len(args) == 1 and not isinstance(args[0], int) and hasattr(args[0], "__iter__") \
             and not isinstance(args[0], Tensor):
         args = tuple(args[0])
