@@ -414,6 +414,50 @@ def test_class_losses_in_float16_and_their_errors():
     assert F.cross_entropy(jt.zeros(0, 4, device="cuda"), none, reduction="sum").item() == 0
 
 
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                                  "binary_cross_entropy_with_logits", "kl_div", "l1_loss"])
+def test_pointwise_losses_and_their_gradients_match_the_cpu(name):
+    """One "loss" launch forward and one "loss_grad" launch for the input's gradient, on
+    dense, broadcast (pos_weight) and strided operands; the target's gradient composed."""
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    y = RNG.random((3, 4)).astype(np.float32)
+    if name == "binary_cross_entropy":
+        x = 1 / (1 + np.exp(-x))
+    elif name == "kl_div":
+        x = np.log(RNG.random((3, 4)) + 0.01).astype(np.float32)
+    pw = RNG.uniform(0.5, 2, 4).astype(np.float32)
+    for reduction in ("none", "sum") if name == "kl_div" else ("none", "mean", "sum"):
+        results = []
+        for device in ("cuda", "cpu"):
+            a = jt.tensor(x, device=device, requires_grad=True)
+            b = jt.tensor(y, device=device, requires_grad=True)
+            kw = dict(pos_weight=jt.tensor(pw, device=device)) \
+                if name == "binary_cross_entropy_with_logits" else {}
+            loss = getattr(F, name)(a, b, reduction=reduction, **kw)
+            strided = getattr(F, name)(a.detach().T, b.detach().T, reduction="none", **(
+                {} if not kw else dict(pos_weight=kw["pos_weight"][:3])))
+            loss.sum().backward()
+            results.append((loss.detach(), strided, a.grad, b.grad))
+        for got, want in zip(*results):
+            check(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_pointwise_losses_in_float16_and_their_errors():
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal(5).astype(np.float16).astype(np.float32)
+    y = RNG.random(5).astype(np.float16).astype(np.float32)
+    got = F.binary_cross_entropy_with_logits(cuda(x, jt.float16), cuda(y, jt.float16),
+                                             reduction="none")
+    assert got.dtype is jt.float16
+    check(got.float(), F.binary_cross_entropy_with_logits(jt.tensor(x), jt.tensor(y),
+                                                          reduction="none"), rtol=2e-3, atol=2e-3)
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
+        F.huber_loss(cuda(x), jt.tensor(y))
+    # no range check on the GPU (it would wait for the device): out-of-range input gives NaN
+    assert np.isnan(F.binary_cross_entropy(cuda([2.0]), cuda([1.0])).item())
+
+
 @pytest.mark.parametrize("shape, k", [((3, 5), 1), ((2, 2, 3), 2), ((7,), 1)])
 def test_norms_and_their_gradients_match_the_cpu(shape, k):
     """layer_norm and rms_norm: a block a row forward and for the input's gradient, the

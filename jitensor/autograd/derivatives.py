@@ -642,6 +642,47 @@ def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoo
     return ((input, grad),)
 
 
+@rule("pointwise_loss", uses_result=False)
+def _pointwise_loss(g, result, input, target, extra, code, param):
+    """The input's derivative in one kernel (Lo.pointwise_loss_grad) unless the backward is
+    recorded, then composed from ops; the target's and pos_weight's (rarely asked for) composed
+    too, as torch's formulas."""
+    x, y = input, target
+    pw = 1.0 if extra is None else extra
+    wanted = _wanted(x), _wanted(y), _wanted(extra)
+    if not any(wanted):
+        return ()
+    if not grad_mode._enabled[0]:
+        dx = Lo.pointwise_loss_grad(x, y, extra, code, param)
+    elif code == LC.SMOOTH_L1 or code == LC.HUBER:
+        d = x - y
+        inner = d / param if code == LC.SMOOTH_L1 else d
+        top = 1.0 if code == LC.SMOOTH_L1 else float(param)
+        dx = E.where(d < -param, -top, E.where(d > param, top, inner))
+    elif code == LC.BCE:
+        dx = (x - y) / E.clamp_min((1 - x) * x, LC.BCE_EPSILON)
+    elif code == LC.BCE_LOGITS:
+        dx = (1 - y) - ((pw - 1) * y + 1) * E.sigmoid(-x)
+    else:
+        dx = -y if code == LC.KL_DIV else -E.exp(y)
+    grads = [(x, g * dx)] if wanted[0] else []
+    if wanted[1]:
+        if code == LC.SMOOTH_L1 or code == LC.HUBER:
+            dy = -dx
+        elif code == LC.BCE:
+            dy = E.clamp_min(E.log1p(-x), -100.0) - E.clamp_min(E.log(x), -100.0)
+        elif code == LC.BCE_LOGITS:
+            dy = -x - (pw - 1) * A.logsigmoid(x)
+        elif code == LC.KL_DIV:  # (of xlogy(y, y): NaN at y = 0, as torch's)
+            dy = E.where(y != 0, E.log(y) + 1, math.nan) - x
+        else:
+            dy = E.exp(y) * (y - x + 1)
+        grads.append((y, g * dy))
+    if wanted[2]:
+        grads.append((extra, g * -(y * A.logsigmoid(x))))
+    return grads
+
+
 @rule("native_layer_norm", uses_result=False)
 def _native_layer_norm(g, result, input, weight, bias, normalized_shape, eps, stats):
     return _normalization(g, input, weight, bias, normalized_shape, eps, stats, True)

@@ -1,6 +1,7 @@
 """torch.nn.functional's layers and losses, written with jitensor's public ops, so autograd
-differentiates them with no rules of their own; the pointwise activations and the class losses
-(nll_loss, cross_entropy) and the normalisations (layer_norm, rms_norm) are fused ops with
+differentiates them with no rules of their own; the pointwise activations, the class losses
+(nll_loss, cross_entropy), the pointwise losses but mse and l1 (smooth_l1, huber, the binary
+cross entropies, kl_div) and the normalisations (layer_norm, rms_norm) are fused ops with
 rules (ops/activation.py, ops/loss.py, ops/norm.py)."""
 import warnings
 
@@ -12,19 +13,15 @@ from ..ops import activation as _activation, indexing as _indexing, linalg as _l
 from ..ops._common import same_device
 from ..tensor import Tensor
 
-__all__ = ["celu", "celu_", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
-           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "layer_norm", "leaky_relu",
-           "leaky_relu_", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss",
-           "relu", "relu6", "relu_", "rms_norm", "selu", "selu_", "sigmoid", "silu", "softmax",
-           "softplus", "tanh", "threshold", "threshold_"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
+           "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardsigmoid",
+           "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid", "mish",
+           "mse_loss", "nll_loss", "relu", "relu6", "relu_", "rms_norm", "selu", "selu_",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh", "threshold",
+           "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
-
-
-def _check_reduction(reduction):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one of "
-                         f"'none', 'mean', 'sum'")
 
 
 def _reduce(loss, reduction):
@@ -217,14 +214,147 @@ rms_norm = _norm.rms_norm
 
 
 # -- losses ------------------------------------------------------------------------------------
-def mse_loss(input, target, *, reduction="mean"):
+def _legacy_reduction(size_average, reduce, reduction, allowed=_REDUCTIONS):
+    """`reduction`, or what torch's deprecated size_average and reduce arguments ask for (with
+    torch's warning)."""
+    if size_average is None and reduce is None:
+        if reduction not in allowed:
+            raise ValueError(f"{reduction!r} is not a valid value for reduction; expected one "
+                             f"of {', '.join(map(repr, allowed))}")
+        return reduction
+    reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    return reduction
+
+
+def _pair(fn, input, target, warn=True):
+    """Check that input and target are tensors; warn, as torch, when their shapes differ."""
+    for what, t in (("input", input), ("target", target)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): argument '{what}' must be Tensor, not {type(t).__name__}")
+    if warn and target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):
+    """torch's per-element `weight` of the regression losses (input's shape): 'mean' divides
+    by the weights' sum (huber_loss: by the count)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError(f"Weights and input must have the same size: weight has shape "
+                         f"{tuple(weight.shape)}, input {tuple(input.shape)}")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; `target` broadcasts against `input` (with torch's warning)."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _pair("mse_loss", input, target)
+    return _weighted((input - target).square(), weight, input, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error |input - target|; its gradient at input == target is 0."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _pair("l1_loss", input, target)
+    return _weighted((input - target).abs(), weight, input, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta (l1_loss at beta=0).
+    One fused kernel each way, as the other pointwise losses."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _pair("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got "
+                           f"{beta}")
+    if beta == 0:
+        return _reduce((input - target).abs(), reduction)
+    return _reduce(_loss.pointwise_loss(input, target, None, _loss.POINTWISE["smooth_l1_loss"],
+                                        float(beta)), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta)."""
+    reduction = _legacy_reduction(None, None, reduction)
+    _pair("huber_loss", input, target)
+    if not delta > 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
+                           f"{delta}")
+    loss = _loss.pointwise_loss(input, target, None, _loss.POINTWISE["huber_loss"],
+                                float(delta))
+    return _weighted(loss, weight, input, reduction, mean_by_weight=False)
+
+
+def _probabilities(fn, input, target):
+    """binary_cross_entropy's check that input and target hold numbers in [0, 1] (NaN fails),
+    on the CPU only: on CUDA it would wait for the GPU, and torch's check there is a device
+    assert; out-of-range input gives NaN losses there."""
+    if input.device.type != "cpu":
+        return
+    for what, t in (("input", input), ("target", target)):
+        if t.numel() and not (t.min().item() >= 0 and t.max().item() <= 1):
+            raise RuntimeError(f"{fn}(): all elements of {what} should be between 0 and 1, got "
+                               f"values in [{t.min().item()}, {t.max().item()}]")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-w (y log x + (1 - y) log(1 - x)) of probabilities x, each log clamped at -100 as torch
+    (so x = 0 or 1 gives a finite loss and gradient); `weight` broadcasts against the target."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _pair("binary_cross_entropy", input, target, warn=False)
     if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to "
-                      f"broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return _reduce((input - target).square(), reduction)
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         f"size.")
+    _probabilities("binary_cross_entropy", input, target)
+    loss = _loss.pointwise_loss(input, target, None, _loss.POINTWISE["binary_cross_entropy"], 0)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """binary_cross_entropy of sigmoid(input), computed from the logits without overflow;
+    `pos_weight` (broadcast against the target: one per class, say) weights the positive
+    term, `weight` the whole loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _pair("binary_cross_entropy_with_logits", input, target, warn=False)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    loss = _loss.pointwise_loss(input, target, pos_weight,
+                                _loss.POINTWISE["binary_cross_entropy_with_logits"], 0)
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence of log-probabilities `input` from `target` (probabilities,
+    or log-probabilities with log_target): target (log target - input), summed as
+    `reduction` says; 'batchmean' divides the sum by the batch size (the divergence's
+    definition), 'mean' by the element count (with torch's warning)."""
+    legacy = size_average is not None or reduce is not None
+    reduction = _legacy_reduction(size_average, reduce, reduction,
+                                  _REDUCTIONS + ("batchmean",))
+    _pair("kl_div", input, target, warn=False)
+    if reduction == "mean" and not legacy:
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    loss = _loss.pointwise_loss(input, target, None,
+                                _loss.POINTWISE["kl_div:log_target" if log_target else "kl_div"],
+                                0)
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction)
 
 
 def _class_dim(fn, input, target):
@@ -249,22 +379,23 @@ def _check_weight(weight, n_classes):
                            f"or no classes but got weight tensor of shape: {list(weight.shape)}")
 
 
-def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
     """Negative log likelihood: -input[target] along the class dim (dim 1, or 0 when
     unbatched), weighted by `weight[target]`; targets equal to `ignore_index` count 0, and
     'mean' divides by the summed weights of the others. One fused kernel each way."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     d = _class_dim("nll_loss", input, target)
     _check_weight(weight, input.shape[d])
     return _loss.class_loss(input, target, d, weight, ignore_index, reduction, 0.0, True)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim, then nll_loss against class indices (fused: one kernel
     each way), or against class probabilities when `target` is a float tensor of input's
     shape. `label_smoothing` mixes the target with the uniform distribution, as torch does."""
-    _check_reduction(reduction)
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if not isinstance(target, Tensor):

@@ -1,15 +1,24 @@
-"""The class losses as one kernel forward and one backward: nll_loss of log-probabilities, and
+"""Losses as fused kernels; nn.functional checks the arguments and calls these.
+
+The class losses are one kernel forward and one backward: nll_loss of log-probabilities, and
 cross_entropy as log_softmax fused into it (log_probs=False). The forward kernel computes
 every target's loss and reduces them; the backward writes the gradient (kernels:
-backends/<device>/loss.py, formulas: backends/scalar/loss.py). nn.functional checks the
-arguments and calls `class_loss`."""
+backends/<device>/loss.py, formulas: backends/scalar/loss.py). nn.functional calls
+`class_loss`.
+
+The pointwise losses (smooth_l1, huber, binary_cross_entropy with or without logits, kl_div)
+are one launch of the elementwise "loss" family each, unreduced (`pointwise_loss`); the
+reduction is the ordinary sum or mean after it. Their backward is one "loss_grad" launch for
+the input's derivative, times the upstream gradient."""
 import math
 
 from .. import dtypes
 from ..backends.registry import backend
 from ..backends.scalar import loss as codes
 from ..creation import allocate
-from ._common import same_device
+from ..tensor import Tensor
+from ._common import broadcast_shapes, same_device
+from .elementwise import _operand, _scalar
 
 TENSOR_METHODS = {}  # torch has the losses in nn.functional only
 REDUCTIONS = {"none": codes.NONE, "mean": codes.MEAN, "sum": codes.SUM}
@@ -76,3 +85,47 @@ def nll_loss_grad(g, input, target, weight, d, ignore_index, reduction, smoothin
         out._data.reshape(x.shape), x, *_buffers(target, weight), ignore_index, smoothing,
         log_probs, g.contiguous()._data, reduction, saved._data)
     return out
+
+
+POINTWISE = {"smooth_l1_loss": codes.SMOOTH_L1, "huber_loss": codes.HUBER,
+             "binary_cross_entropy": codes.BCE,
+             "binary_cross_entropy_with_logits": codes.BCE_LOGITS, "kl_div": codes.KL_DIV,
+             "kl_div:log_target": codes.KL_DIV_LOG}
+_NAMES = {code: name.split(":")[0] for name, code in POINTWISE.items()}
+
+
+def _pointwise(family, input, target, extra, code, param):
+    """One launch of `family` ("loss" or "loss_grad") on the broadcast operands, computed in
+    their promoted floating dtype; `extra` (pos_weight) may be None (read as 1)."""
+    name = _NAMES[code]
+    tensors = (input, target) if extra is None else (input, target, extra)
+    for what, t in zip(("input", "target", "pos_weight"), tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{what}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    device = same_device(name, *tensors)
+    dtype = dtypes.result_type(*tensors)
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): expected floating point input and target, got "
+                           f"{', '.join(t.dtype.name for t in tensors)}; convert them with "
+                           f".float()")
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    b = backend(device)
+    out = allocate(shape, dtype, device)
+    third = _scalar(1, dtype) if extra is None else _operand(extra, dtype, shape, b)
+    b.elementwise.launch(family, code, out._data, _operand(input, dtype, shape, b),
+                         _operand(target, dtype, shape, b), third, _scalar(param, dtype))
+    return out
+
+
+def pointwise_loss(input, target, extra, code, param):
+    """The op autograd records (its rule: autograd/derivatives.py): loss `code` (see
+    backends/scalar/loss.py) of each element, unreduced, with pos_weight `extra` (or None)
+    and parameter `param` (beta, delta; else 0)."""
+    return _pointwise("loss", input, target, extra, code, param)
+
+
+def pointwise_loss_grad(input, target, extra, code, param):
+    """The derivative of pointwise_loss by its input, elementwise (without the upstream
+    gradient)."""
+    return _pointwise("loss_grad", input, target, extra, code, param)

@@ -1,5 +1,6 @@
-"""CUDA elementwise kernels: the ten op families of backends/cpu/elementwise.py, each a switch
-over the same op codes calling the same scalar definitions (backends/scalar/elementwise.py),
+"""CUDA elementwise kernels: the twelve op families of backends/cpu/elementwise.py, each a switch
+over the same op codes calling the same scalar definitions (backends/scalar/elementwise.py,
+and backends/scalar/loss.py for the pointwise losses),
 run as a grid-stride loop with one element per thread step. On the GPU the op switch sits
 inside the loop: every thread of a launch takes the same branch, so it costs a few
 instructions, and one compile per family and dtype signature serves every op.
@@ -13,7 +14,7 @@ from numba import cuda, float32
 from numba.extending import register_jitable
 
 from ..scalar import elementwise as s
-from ..scalar import libm
+from ..scalar import libm, loss as ls
 from . import driver, memory
 from .access import at, load4, offset4, store, store4
 from .memory import pointer, strides
@@ -269,6 +270,38 @@ def _activation_grad(op, o, k, g, x, c, d):
 
 
 @register_jitable
+def _loss(op, o, k, x, y, c, d):
+    if op == ls.SMOOTH_L1:
+        store(o, k, ls.smooth_l1(x, y, d))
+    elif op == ls.HUBER:
+        store(o, k, ls.huber(x, y, d))
+    elif op == ls.BCE:
+        store(o, k, ls.bce(x, y))
+    elif op == ls.BCE_LOGITS:
+        store(o, k, ls.bce_logits(x, y, c))
+    elif op == ls.KL_DIV:
+        store(o, k, ls.kl_div(x, y))
+    elif op == ls.KL_DIV_LOG:
+        store(o, k, ls.kl_div_log(x, y))
+
+
+@register_jitable
+def _loss_grad(op, o, k, x, y, c, d):
+    if op == ls.SMOOTH_L1:
+        store(o, k, ls.smooth_l1_grad(x, y, d))
+    elif op == ls.HUBER:
+        store(o, k, ls.huber_grad(x, y, d))
+    elif op == ls.BCE:
+        store(o, k, ls.bce_grad(x, y))
+    elif op == ls.BCE_LOGITS:
+        store(o, k, ls.bce_logits_grad(x, y, c))
+    elif op == ls.KL_DIV:
+        store(o, k, -y)
+    elif op == ls.KL_DIV_LOG:
+        store(o, k, -libm.exp(y))
+
+
+@register_jitable
 def _at(i, x, xo, s0, s1, s2, s3, n1, n2, n3):
     """Element i of operand x in a 4-D walk (a buffer, or a scalar returned as is)."""
     return at(x, xo + offset4(i, n1, n2, n3, s0, s1, s2, s3))
@@ -311,6 +344,8 @@ math_dense, math = _shells("math", _math)
 math2_dense, math2 = _shells("math2", _math2)
 activation_dense, activation = _shells("activation", _activation)
 activation_grad_dense, activation_grad = _shells("activation_grad", _activation_grad)
+loss_dense, loss = _shells("loss", _loss)
+loss_grad_dense, loss_grad = _shells("loss_grad", _loss_grad)
 
 
 # -- float32 in 128-bit accesses: four elements per thread step (../shared/ANCHORS.md: 4310 GB/s
@@ -349,7 +384,7 @@ def arith_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
 VEC4 = {"unary": unary_vec4, "arith": arith_vec4}
 KERNELS = {name: (globals()[name + "_dense"], globals()[name]) for name in
            ("unary", "predicate", "arith", "compare", "bitwise", "ternary", "math", "math2",
-            "activation", "activation_grad")}
+            "activation", "activation_grad", "loss", "loss_grad")}
 _SCALAR = (0, 0, 0, 0, 0)  # the offset and strides of a scalar operand (unused)
 ndarray = np.ndarray
 
