@@ -2,6 +2,7 @@
 parallel threshold, `empty` never running a kernel (instrumented), the debug-empty poison, the
 on-disk kernel cache across processes, and a light `import jitensor`."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -365,6 +366,63 @@ def test_default_cache_location_is_reused():
     _probe_cache()  # warm whichever cache directory Numba picks for the package
     hits, misses, _ = _probe_cache()
     assert hits >= 5 and misses == 0
+
+
+def test_an_edit_anywhere_in_the_backends_recompiles_the_kernels(tmp_path):
+    """Numba keys a kernel on its own file only; jitensor adds every backend source, so an edit
+    of a helper file (backends/scalar/creation.py: the fill kernels' values) makes the next
+    process recompile, and an edit outside the backends does not."""
+    import shutil
+    import subprocess
+    import sys
+    from conftest import REPO
+    shutil.copytree(REPO / "jitensor", tmp_path / "src" / "jitensor",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "src"),
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def probe():
+        out = subprocess.run([sys.executable, "-c", _CACHE_PROBE], capture_output=True,
+                             text=True, env=env, cwd=str(tmp_path), timeout=300)
+        assert out.returncode == 0, out.stderr
+        hits, misses, path = out.stdout.split()
+        assert path.startswith(str(tmp_path / "cache"))
+        return int(hits), int(misses)
+
+    def append(relative):
+        with open(tmp_path / "src" / "jitensor" / relative, "a") as f:
+            f.write("\n# edited\n")
+    probe()
+    assert probe()[1] == 0
+    append("backends/scalar/creation.py")
+    hits, misses = probe()
+    assert hits == 0 and misses >= 5, "a stale kernel was loaded after its helper changed"
+    append("_format.py")
+    assert probe()[1] == 0
+
+
+@pytest.mark.parametrize("module", ["numba.core.caching", "numba.cuda.core.caching"])
+def test_the_locators_stamp_backend_files_with_every_backend_source(module):
+    """numba's (the CPU's, stamped at import) and numba-cuda's (stamped when the CUDA backend
+    loads; here by hand, as the simulator caches nothing) cache locators."""
+    from jitensor.backends import kernel_cache
+    caching = pytest.importorskip(module)
+    saved = list(caching.CacheImpl._locator_classes)
+    try:
+        kernel_cache.stamp(caching.CacheImpl)
+        kernel_cache.stamp(caching.CacheImpl)  # idempotent
+        assert [c.__name__ for c in caching.CacheImpl._locator_classes] == \
+            ["Stamped" + c.__name__.removeprefix("Stamped") for c in saved]
+        for cls in caching.CacheImpl._locator_classes:
+            inside = cls.from_function(kernel_cache._stamped, kernel_cache.__file__)
+            if inside is not None:  # the first locator that serves the file
+                break
+        assert inside.get_source_stamp()[1] == kernel_cache.sources_hash()
+        plain = cls.__mro__[1].from_function(_probe_cache, __file__)  # numba's own stamp
+        assert cls.from_function(_probe_cache, __file__).get_source_stamp() == \
+            plain.get_source_stamp()
+    finally:
+        caching.CacheImpl._locator_classes[:] = saved
 
 
 # -- import stays light -------------------------------------------------------------------------------------

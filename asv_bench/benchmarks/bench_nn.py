@@ -1,6 +1,6 @@
-"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, embedding,
-activations, LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no
-autograd: its combinations are skipped)."""
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, the
+pointwise losses, embedding, activations, LayerNorm and RMSNorm, and autograd's bookkeeping on
+tiny tensors (NumPy has no autograd: its combinations are skipped)."""
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -99,6 +99,30 @@ class CrossEntropy:
 
     def time_backward(self, *_):
         self.sync(self.F.cross_entropy(self.gx, self.y).backward())
+
+
+class PointwiseLoss:
+    """The fused pointwise losses (mean-reduced) of 8192x128 float32 predictions; forward, and
+    forward plus backward into the input."""
+    params = (LIBRARIES, DEVICES, ("smooth_l1_loss", "binary_cross_entropy",
+                                   "binary_cross_entropy_with_logits"))
+    param_names = ("library", "device", "loss")
+
+    def setup(self, library, device, loss):
+        peer = Peer(library, device)
+        self.sync, self.fn = peer.sync, getattr(peer.mod.nn.functional, loss)
+        self.x = peer.random((8192, 128), "float32")
+        if loss == "binary_cross_entropy":
+            self.x = self.x.sigmoid()
+        self.gx = self.x.clone().requires_grad_()
+        self.y = peer.asarray(np.random.default_rng(1).random((8192, 128), np.float32))
+        warm(self)
+
+    def time_forward(self, *_):
+        self.sync(self.fn(self.x, self.y))
+
+    def time_backward(self, *_):
+        self.sync(self.fn(self.gx, self.y).backward())
 
 
 class Embedding:

@@ -100,6 +100,26 @@ def _cross_entropy(jt, torch, quick):
     return rows
 
 
+def _pointwise_losses(jt, torch, quick, shape=(8192, 128)):
+    """Rows for the fused pointwise losses (mean-reduced) of float32 predictions: forward
+    alone, and forward plus backward into the input."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.random(shape).astype(np.float32)
+    p = 1 / (1 + np.exp(-x))
+    rows = []
+    for name, inputs in (("smooth_l1_loss", x), ("binary_cross_entropy", p),
+                         ("binary_cross_entropy_with_logits", x)):
+        def make(lib, name=name, inputs=inputs):
+            fn, plain, target = getattr(lib.nn.functional, name), lib.tensor(inputs), \
+                lib.tensor(y)
+            grad = lib.tensor(inputs, requires_grad=True)
+            return lambda: fn(plain, target), lambda: fn(grad, target).backward()
+        rows += _with_backward("F." + name, shape, _libs(jt, torch), make, quick)
+    return rows
+
+
 def _embedding(jt, torch, quick):
     """Rows for an embedding lookup and its backward (a batch of 32 sequences of 16 tokens in a
     table of 10000 x 64): the gradient is the table's size, written once."""
@@ -142,7 +162,8 @@ def measure(quick=False):
     import jitensor as jt
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
-        + _embedding(jt, torch, quick) + _norms(jt, torch, quick)
+        + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
+        + _norms(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

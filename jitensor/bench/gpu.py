@@ -79,7 +79,8 @@ def measure(small=False):
             row[name] = per_call(fn, number=200 if small else 5000)
             sync()
         rows.append(row)
-    rows += [_cross_entropy(peers, small), _embedding(peers, small), *_layer_norm(peers, small)]
+    rows += [_cross_entropy(peers, small), _bce_with_logits(peers, small),
+             _embedding(peers, small), *_layer_norm(peers, small)]
     return rows
 
 
@@ -101,6 +102,18 @@ def _cross_entropy(peers, small):
         y = lib.zeros((n,), dtype=lib.int64, device="cuda")
         return lambda: lib.nn.functional.cross_entropy(x, y).backward()
     return _nn_row("cross_entropy + bwd", (n, c), peers, small, make)
+
+
+def _bce_with_logits(peers, small):
+    """F.binary_cross_entropy_with_logits of float32 logits with its backward (one fused
+    kernel each way, the mean's gradient read without a host sync)."""
+    shape = (4, 6) if small else (8192, 1024)
+
+    def make(lib):
+        x = lib.randn(shape, device="cuda", requires_grad=True)
+        y = lib.rand(shape, device="cuda")
+        return lambda: lib.nn.functional.binary_cross_entropy_with_logits(x, y).backward()
+    return _nn_row("bce_with_logits + bwd", shape, peers, small, make)
 
 
 def _embedding(peers, small):

@@ -160,9 +160,11 @@ def _scalar(value, dtype):
         else dtype.np.type(value)
 
 
-def _operand(x, compute, shape, b):
+def _operand(x, compute, shape, b, number=True):
     """What the kernel reads for operand `x`: a scalar in the compute dtype, or the tensor's
-    buffer converted to the compute dtype (bool reinterpreted as uint8 for free) and broadcast."""
+    buffer converted to the compute dtype (bool reinterpreted as uint8 for free) and broadcast;
+    one element broadcast as the backend's `one_element` says, unless `number` is False (the
+    unary families' input must stay an array)."""
     if not isinstance(x, Tensor):
         return _scalar(x, compute)
     data = x._data
@@ -173,11 +175,11 @@ def _operand(x, compute, shape, b):
             converted = allocate(data.shape, compute, x._device)._data
             b.copy(converted, data)
             data = converted
-    if data.shape == shape:
+    if data.shape == shape and (data.size <= 1 or any(data.strides) or not number):
         return data
-    # one element broadcast (a 0-d tensor, say): the kernel reads it as a scalar, which skips
-    # the strided 4-D path and its view building (20 -> 2 us for a 64x10 * 0-d product)
-    return b.item(data) if data.size == 1 else b.broadcast_to(data, shape)
+    if number and (data.size == 1 or not any(data.strides)):  # one element, broadcast
+        return b.one_element(data, shape)
+    return b.broadcast_to(data, shape)
 
 
 def _unwrap(x):
@@ -254,7 +256,7 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
     if op.name in _INTEGER_IDENTITY and not compute.is_floating_point:
         b.copy(dest._data, x._data)
         return dest
-    a = _operand(x, compute, shape, b)
+    a = _operand(x, compute, shape, b, number=False)
     p = tuple(_scalar(v, compute) for v in params)
     if op.family in ("unary", "activation"):  # the families that take scalar parameters
         return _launch(op, op.code(compute), dest, (a, *p[:2]), b, p[2],

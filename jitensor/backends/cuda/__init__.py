@@ -133,6 +133,13 @@ def item(buf):
     return to_numpy(buf).reshape(-1)[0]
 
 
+def one_element(buf, shape):
+    """What an elementwise kernel reads for an operand of one element broadcast to `shape`:
+    the buffer itself, broadcast. (Reading the element into a number, as the CPU does, would
+    wait for the GPU: a host sync on every op with a 0-d operand.)"""
+    return buf if buf.shape == tuple(shape) else broadcast_to(buf, shape)
+
+
 def data_ptr(buf):
     return memory.address(buf)
 

@@ -245,10 +245,11 @@ def elu(x, alpha, scale, input_scale):
     return libm.select(x > 0, x * scale, libm.expm1(x * input_scale) * (alpha * scale))
 
 
-@register_jitable
+@libm.inline_on_cpu
 def logsigmoid(x):
-    """log(sigmoid(x)) = min(x, 0) - log(1 + e^-|x|): no overflow, exact for large -x."""
-    return (x if x < 0 else cast_like(0, x)) - libm.log1p(exp(-abs(x)))
+    """log(sigmoid(x)) = min(x, 0) - log(1 + e^-|x|): no overflow, exact for large -x.
+    (Inlined: called per element it kept loops scalar, 11x slower than torch.)"""
+    return libm.select(x < 0, x, cast_like(0, x)) - libm.log1p(exp(-abs(x)))
 
 
 @register_jitable

@@ -56,7 +56,8 @@ def class_grad(a, b, h, p, w, hit):
 
 # -- pointwise losses: the "loss" family of the elementwise kernels computes loss(x, y, c, d) of
 # input x and target y, c a third operand (pos_weight) and d a number (beta, delta); the
-# "loss_grad" family its derivative by x, under the same codes. Formulas as torch's kernels.
+# "loss_grad" family its derivative by x, under the same codes. Formulas as torch's kernels;
+# the ones calling libm inlined on the CPU, so that their loops vectorise.
 SMOOTH_L1, HUBER, BCE, BCE_LOGITS, KL_DIV, KL_DIV_LOG = range(6)
 BCE_EPSILON = 9.999999960041972e-13  # torch's EPSILON, 1e-12 rounded to float32 as it stores it
 
@@ -94,7 +95,7 @@ def _log_at_least_minus_100(v):
     return floor if v < floor else v
 
 
-@register_jitable
+@libm.inline_on_cpu
 def bce(x, y):
     """-(y log x + (1 - y) log(1 - x)) of a probability x."""
     one = cast_like(1, x)
@@ -102,7 +103,7 @@ def bce(x, y):
         - y * _log_at_least_minus_100(libm.log(x))
 
 
-@register_jitable
+@libm.inline_on_cpu
 def bce_grad(x, y):
     """(x - y) / (x (1 - x)), the denominator at least BCE_EPSILON."""
     den = (cast_like(1, x) - x) * x
@@ -110,7 +111,7 @@ def bce_grad(x, y):
     return (x - y) / (eps if den < eps else den)
 
 
-@register_jitable
+@libm.inline_on_cpu
 def bce_logits(x, y, pos_weight):
     """bce of sigmoid(x) from x itself, the positive term weighted by pos_weight:
     (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x))."""
@@ -118,20 +119,20 @@ def bce_logits(x, y, pos_weight):
     return (one - y) * x - ((pos_weight - one) * y + one) * logsigmoid(x)
 
 
-@register_jitable
+@libm.inline_on_cpu
 def bce_logits_grad(x, y, pos_weight):
     """(1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x)."""
     one = cast_like(1, x)
     return (one - y) - ((pos_weight - one) * y + one) * sigmoid(-x)
 
 
-@register_jitable
+@libm.inline_on_cpu
 def kl_div(x, y):
     """y (log y - x) of log-probabilities x, 0 where y is 0."""
     return xlogy(y, y) - y * x
 
 
-@register_jitable
+@libm.inline_on_cpu
 def kl_div_log(x, y):
     """The same with log-probabilities y: e^y (y - x)."""
     return libm.exp(y) * (y - x)
