@@ -443,6 +443,25 @@ def test_pointwise_losses_and_their_gradients_match_the_cpu(name):
             check(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_composed_functional_helpers_match_the_cpu():
+    """pad (each mode), one_hot, cosine_similarity and scaled_dot_product_attention are built
+    from ops, so they run on the device as they are."""
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((1, 2, 3, 4)).astype(np.float32)
+    results = []
+    for device in ("cuda", "cpu"):
+        a = jt.tensor(x, device=device, requires_grad=True)
+        outs = [F.pad(a, (1, 2, 1, 0), mode) for mode in ("constant", "reflect", "replicate",
+                                                          "circular")]
+        outs.append(F.scaled_dot_product_attention(a, a, a, is_causal=True))
+        outs.append(F.cosine_similarity(a, a.flip(-1), dim=-1))
+        sum(o.sum() for o in outs).backward()
+        outs.append(F.one_hot(jt.tensor([2, 0], device=device), 4))
+        results.append([o.detach() for o in outs] + [a.grad])
+    for got, want in zip(*results):
+        check(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_pointwise_losses_in_float16_and_their_errors():
     from jitensor.nn import functional as F
     x = RNG.standard_normal(5).astype(np.float16).astype(np.float32)

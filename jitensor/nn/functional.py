@@ -2,22 +2,26 @@
 differentiates them with no rules of their own; the pointwise activations, the class losses
 (nll_loss, cross_entropy), the pointwise losses but mse and l1 (smooth_l1, huber, the binary
 cross entropies, kl_div) and the normalisations (layer_norm, rms_norm) are fused ops with
-rules (ops/activation.py, ops/loss.py, ops/norm.py)."""
+rules (ops/activation.py, ops/loss.py, ops/norm.py). Padding, one_hot, the vector similarities
+and scaled_dot_product_attention are composed (torch's math path for the last)."""
+import math
 import warnings
 
 from ..autograd import no_grad
-from ..creation import rand
-from ..dtypes import bool_, int32, int64
+from ..creation import arange, full, ones, rand, zeros
+from ..dtypes import bool_, get_default_dtype, int32, int64
 from ..ops import activation as _activation, indexing as _indexing, linalg as _linalg, \
     loss as _loss, norm as _norm
-from ..ops._common import same_device
+from ..ops._common import broadcast_shapes, same_device
+from ..ops.shape import cat
 from ..tensor import Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
-           "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu", "hardsigmoid",
-           "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss", "layer_norm",
-           "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid", "mish",
-           "mse_loss", "nll_loss", "relu", "relu6", "relu_", "rms_norm", "selu", "selu_",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
+           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss",
+           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
+           "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+           "relu", "relu6", "relu_", "rms_norm", "scaled_dot_product_attention", "selu", "selu_",
            "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh", "threshold",
            "threshold_"]
 
@@ -211,6 +215,169 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 layer_norm = _norm.layer_norm
 rms_norm = _norm.rms_norm
+
+
+# -- vectors -----------------------------------------------------------------------------------
+def one_hot(tensor, num_classes=-1):
+    """int64 of tensor's shape plus a last dim of num_classes (-1: the largest value + 1),
+    1 at each value's class."""
+    if not isinstance(tensor, Tensor) or tensor.dtype is not int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor "
+                           f"(int64), got {getattr(tensor, 'dtype', type(tensor).__name__)}; "
+                           f"convert it with .long()")
+    if tensor.numel():
+        low, high = tensor.min().item(), tensor.max().item()
+        if low < 0:
+            raise RuntimeError(f"Class values must be non-negative, got {low}")
+        if num_classes == -1:
+            num_classes = high + 1
+        elif high >= num_classes:
+            raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}), "
+                               f"got {high}")
+    elif num_classes == -1:
+        raise RuntimeError("Can not infer total number of classes from empty tensor; pass "
+                           "num_classes")
+    out = zeros(*tensor.shape, num_classes, dtype=int64, device=tensor.device)
+    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps) along `dim`."""
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input.div(denom, out=out) if out is not None else input / denom
+
+
+def _floats(*tensors):
+    """Integer and bool tensors as the default float dtype (torch's cosine_similarity and
+    pairwise_distance accept them)."""
+    return tuple(t if t.dtype.is_floating_point else t.to(get_default_dtype())
+                 for t in tensors)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim`, the two broadcast; the
+    norms' clamp does not stop their gradient (as torch's, which clamps them under no_grad)."""
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = _floats(x1.expand(shape), x2.expand(shape))
+
+    def unit(x):
+        n = x.norm(2, dim, keepdim=True)
+        return x / (n + (n.clamp_min(eps) - n).detach())
+    return (unit(x1) * unit(x2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dim (torch adds eps to the difference)."""
+    x1, x2 = _floats(x1, x2)
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+# -- padding -----------------------------------------------------------------------------------
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative sizes, crop) the last len(pad) // 2 dims: `pad` lists (before,
+    after) for the last dim first. "constant" fills with `value` (0 when None); "reflect"
+    mirrors without repeating the edge, "replicate" repeats it, "circular" wraps around (torch's
+    rules for which dims these take). Composed from cat and index_select, so gradients flow."""
+    pad = [int(v) for v in pad]
+    if len(pad) % 2:
+        raise RuntimeError(f"Padding length must be divisible by 2, got {len(pad)}")
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.ndim}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}; expected one of "
+                                  f"{', '.join(_PAD_MODES)}")
+    n = len(pad) // 2
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+        if n not in (1, 2, 3) or input.ndim not in (n + 1, n + 2):
+            raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+                                      f"{input.ndim}D input tensor: non-constant modes pad the "
+                                      f"last 1, 2 or 3 dims of a (batch,) channels, ... input")
+    out = input
+    for k in range(n):
+        d, before, after = input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        size = out.shape[d]
+        if size + before + after < 0 or mode == "constant" and (
+                min(before, 0) + min(after, 0) + size < 0):
+            raise RuntimeError(f"pad: padding ({before}, {after}) of dim {d} leaves a negative "
+                               f"size from {size}")
+        if mode == "constant":
+            out = _pad_constant(out, d, before, after, 0 if value is None else value)
+        else:
+            out = out.index_select(d, _pad_index(mode, d, size, before, after, out.device))
+    return out
+
+
+def _pad_constant(x, d, before, after, value):
+    if before < 0 or after < 0:
+        x = x.narrow(d, max(-before, 0), x.shape[d] - max(-before, 0) - max(-after, 0))
+    parts = []
+    for width in (before, after):
+        shape = list(x.shape)
+        shape[d] = max(width, 0)
+        parts.append(full(shape, value, dtype=x.dtype, device=x.device))
+    return cat([parts[0], x, parts[1]], d)
+
+
+def _pad_index(mode, d, size, before, after, device):
+    """The positions of dim d's padded (or cropped) result in the input's dim."""
+    where = arange(-before, size + after, device=device)
+    if mode == "replicate":
+        return where.clamp(0, size - 1)
+    if mode == "circular":  # (as torch: a negative size crops first, the rest wraps the crop)
+        if before > size or after > size:
+            raise RuntimeError(f"Padding value causes wrapping around more than once: "
+                               f"padding ({before}, {after}) of dim {d} of size {size}")
+        start, kept = max(-before, 0), size - max(-before, 0) - max(-after, 0)
+        return arange(-max(before, 0), kept + max(after, 0), device=device).remainder(kept) \
+            + start
+    if before >= size or after >= size:
+        raise RuntimeError(f"Padding size should be less than the corresponding input "
+                           f"dimension, but got: padding ({before}, {after}) at dimension {d} "
+                           f"of size {size}")
+    period = 2 * (size - 1) if size > 1 else 1
+    where = where.remainder(period)  # reflect: 0 1 .. size-1 .. 1, repeated
+    return where.where(where < size, period - where)
+
+
+# -- attention ---------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query @ key^T * scale + bias) @ value over (..., L, E), (..., S, E), (..., S, Ev):
+    scale 1 / sqrt(E) by default; bias -inf where a bool attn_mask is False (or attn_mask
+    itself, added), and above the diagonal with is_causal; dropout_p drops attention weights.
+    enable_gqa repeats key's and value's heads (dim -3) to query's. Composed (torch's math
+    path): differentiable on every device."""
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        heads, kv_heads = query.shape[-3], key.shape[-3]
+        if heads % kv_heads or value.shape[-3] != kv_heads:
+            raise RuntimeError(f"Number of heads in key and value must divide the number of "
+                               f"heads in query: query has {heads}, key {kv_heads}, value "
+                               f"{value.shape[-3]}")
+        repeat = arange(heads, device=key.device) // (heads // kv_heads)
+        key, value = key.index_select(-3, repeat), value.index_select(-3, repeat)
+    factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    weight = query @ key.transpose(-2, -1) * factor
+    if is_causal:
+        above = ones(length, source, dtype=bool_, device=query.device).tril().logical_not()
+        weight = weight.masked_fill(above, -math.inf)
+    if attn_mask is not None:
+        weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
+            if attn_mask.dtype is bool_ else weight + attn_mask
+    weight = weight.softmax(-1)
+    if dropout_p > 0.0:
+        weight = dropout(weight, dropout_p)
+    return weight @ value
 
 
 # -- losses ------------------------------------------------------------------------------------
