@@ -323,6 +323,45 @@ def test_module_list():
         ml(jt.zeros(2))
 
 
+def test_module_dict_and_parameter_containers():
+    d = nn.ModuleDict({"a": nn.Linear(2, 3), "b": nn.ReLU()})
+    d["c"] = nn.Linear(3, 1)
+    d.update([("e", nn.Tanh())])
+    assert list(d) == ["a", "b", "c", "e"] and len(d) == 4 and "a" in d and d["b"] is d.b
+    assert [n for n, _ in d.named_parameters()] == ["a.weight", "a.bias", "c.weight", "c.bias"]
+    assert isinstance(d.pop("e"), nn.Tanh) and "e" not in d
+    with pytest.raises(ValueError, match="element #0 has length 1"):
+        d.update([("x",)])
+    with pytest.raises(TypeError, match="int is not a Module subclass"):
+        d["x"] = 3
+
+    params = nn.ParameterList([jt.ones(2), nn.Parameter(jt.zeros(3))])
+    params.append(jt.ones(1))
+    assert len(params) == 3 and all(isinstance(p, nn.Parameter) for p in params)
+    assert params[-1].requires_grad and params[0] is params._parameters["0"]
+    params[1] = jt.full((2,), 5.0)
+    assert params[1].tolist() == [5.0, 5.0] and isinstance(params[:2], nn.ParameterList)
+    with pytest.raises(IndexError, match="index 3 is out of range for ParameterList"):
+        params[3]
+    table = nn.ParameterDict({"w": jt.ones(2)})
+    table["v"] = jt.zeros(1)
+    assert list(table) == ["w", "v"] and isinstance(table["v"], nn.Parameter)
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads, self.scales = nn.ModuleDict({"x": nn.Linear(2, 2)}), params
+            self.table = table
+    model = Model()
+    assert list(model.state_dict()) == ["heads.x.weight", "heads.x.bias", "scales.0",
+                                        "scales.1", "scales.2", "table.w", "table.v"]
+    assert len(list(model.parameters())) == 7
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.ParameterList([torch.ones(2), torch.nn.Parameter(torch.zeros(3, 2))])
+    mine = nn.ParameterList([jt.ones(2), nn.Parameter(jt.zeros(3, 2))])
+    assert repr(mine) == repr(theirs).replace("torch.", "jitensor.")
+
+
 def test_repr_matches_torch():
     torch = pytest.importorskip("torch")
 

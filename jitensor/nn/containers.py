@@ -1,4 +1,5 @@
-"""Sequential and ModuleList: modules kept under the names "0", "1", ... and used like lists."""
+"""Containers: Sequential and ModuleList (modules kept under the names "0", "1", ... and used
+like lists), ModuleDict, and ParameterList and ParameterDict."""
 import operator
 from collections import OrderedDict
 
@@ -113,3 +114,165 @@ class ModuleList(_ModuleSequence):
                 lines.append(_addindent(head + reprs[start], 2))
                 start = end + 1
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """A dict of submodules whose parameters the parent module sees, in insertion order."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        """Add (name, module) pairs from a mapping or an iterable of pairs."""
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for j, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{j} has length "
+                                 f"{len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+
+def _describe(items):
+    """torch's extra_repr of the parameter containers: a line per entry."""
+    return "\n".join(
+        f"  ({key}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}"
+        f"{'' if p.device.type == 'cpu' else f' ({p.device})'}]"
+        for key, p in items if p is not None)
+
+
+def _parameter(value):
+    """What a parameter container stores: Parameters as they are, other tensors wrapped."""
+    from .parameter import Parameter
+    from ..tensor import Tensor
+    return Parameter(value) if isinstance(value, Tensor) and not isinstance(
+        value, Parameter) else value
+
+
+class ParameterList(Module):
+    """A list of parameters the parent module sees (tensors assigned are made Parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def _key(self, idx):
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range for ParameterList of length "
+                             f"{len(self)}")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList(list(self)[idx])
+        return self._parameters[self._key(idx)]
+
+    def __setitem__(self, idx, value):
+        self.register_parameter(self._key(idx), _parameter(value))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def append(self, value):
+        self.register_parameter(str(len(self)), _parameter(value))
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    __iadd__ = extend
+
+    def extra_repr(self):
+        return _describe(self._parameters.items())
+
+
+class ParameterDict(Module):
+    """A dict of parameters the parent module sees (tensors assigned are made Parameters)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self.register_parameter(key, _parameter(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def update(self, parameters):
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self):
+        return _describe(self._parameters.items())
