@@ -462,6 +462,25 @@ def test_composed_functional_helpers_match_the_cpu():
         check(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_convolutions_poolings_and_batch_norm_match_the_cpu():
+    """Composed from gathers, matmuls and reductions: they run on the device as they are."""
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((1, 2, 4, 3)).astype(np.float32)
+    w = RNG.standard_normal((2, 1, 2, 2)).astype(np.float32)
+    results = []
+    for device in ("cuda", "cpu"):
+        a = jt.tensor(x, device=device, requires_grad=True)
+        b = jt.tensor(w, device=device, requires_grad=True)
+        stats = [jt.zeros(2, device=device), jt.ones(2, device=device)]
+        values, where = F.max_pool2d(a, 2, 1, 1, return_indices=True)
+        outs = [F.conv2d(a, b, padding=1, groups=2), values, F.avg_pool2d(a, 2, 1, 1),
+                F.adaptive_avg_pool2d(a, (2, 1)), F.batch_norm(a, *stats, training=True)]
+        sum(o.sum() for o in outs).backward()
+        results.append([o.detach() for o in outs] + [where, a.grad, b.grad] + stats)
+    for got, want in zip(*results):
+        check(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_pointwise_losses_in_float16_and_their_errors():
     from jitensor.nn import functional as F
     x = RNG.standard_normal(5).astype(np.float16).astype(np.float32)

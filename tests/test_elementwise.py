@@ -749,3 +749,27 @@ def test_float32_trig_without_fused_multiply_add(tmp_path):
     assert done.returncode == 0, done.stderr
     want = np.sin(np.float32([9.424682, 12345.678, 400000.1]).astype(np.float64))
     np.testing.assert_allclose(eval(done.stdout), want, rtol=2e-7)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, -2, 0.5, -0.5, -1, 2.0])
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_common_powers_run_as_exact_products_and_roots(exponent, dtype):
+    """x ** 2, 3, -2, 0.5, -0.5, -1 as torch computes them (x * x, x * x * x, sqrt, ...): the
+    same bits as NumPy's products and correctly rounded roots, through the operator, pow() and
+    out=, with pow's derivative; special values included."""
+    x = np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, 1e-30, -3.5, 2.0, 7.25],
+                 dtype.np)
+    with np.errstate(all="ignore"):
+        want = {2: x * x, 3: x * x * x, -2: 1 / (x * x), 0.5: np.sqrt(x),
+                -0.5: 1 / np.sqrt(x), -1: 1 / x}[exponent]
+    t = jt.tensor(x)
+    out = jt.empty(len(x), dtype=dtype)
+    for got in (t ** exponent, jt.pow(t, exponent), jt.pow(t, exponent, out=out)):
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert jt.pow(t, exponent, out=out) is out
+    a = jt.tensor([1.5, 2.0, 3.0], dtype=jt.float64, requires_grad=True)
+    (a ** exponent).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), exponent * a.detach().numpy() ** (exponent - 1),
+                               rtol=1e-12)
+    assert (jt.tensor([2, 3]) ** 2).tolist() == [4, 9]  # integers keep the integer power

@@ -163,6 +163,25 @@ def test_gradients_and_second_derivatives_match_torch(name):
                                    rtol=1e-10, atol=1e-12)
 
 
+def test_second_derivatives_at_the_kinks_match_torch():
+    """|x - y| == beta (delta) is on the linear side: second derivative 0, as torch's."""
+    torch = pytest.importorskip("torch")
+    for name, param in (("smooth_l1_loss", 1.0), ("huber_loss", 0.5)):
+        key = "beta" if name == "smooth_l1_loss" else "delta"
+        x = np.array([param, -param, 0.3 * param, 2 * param])
+        a, p = jt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        g, = jt.autograd.grad(getattr(F, name)(a, jt.zeros(4, dtype=jt.float64), **{key: param},
+                                               reduction="sum"),
+                              a, create_graph=True)
+        h, = torch.autograd.grad(getattr(torch.nn.functional, name)(
+            p, torch.zeros(4, dtype=torch.float64), **{key: param}, reduction="sum"), p,
+            create_graph=True)
+        gg, = jt.autograd.grad(g.sum(), a)
+        hh, = torch.autograd.grad(h.sum(), p)
+        np.testing.assert_array_equal(g.detach().numpy(), h.detach().numpy())
+        np.testing.assert_array_equal(gg.numpy(), hh.numpy())
+
+
 def test_target_gradients_match_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(8)
@@ -180,15 +199,15 @@ def test_target_gradients_match_torch():
 
 def test_binary_cross_entropy_at_saturated_probabilities_is_finite():
     """Each log is clamped at -100, as torch: p = 0 or 1 gives a loss of at most 100 and a
-    finite gradient (the input's torch's (x - y) / max(x (1 - x), 1e-12); the target's the
-    derivative of the clamped logs, where torch's is infinite)."""
+    finite input gradient, torch's (x - y) / max(x (1 - x), 1e-12); the target's is torch's
+    -logit(x), infinite there."""
     x = jt.tensor([0.0, 1.0, 0.0, 1.0], requires_grad=True)
     y = jt.tensor([0.0, 1.0, 1.0, 0.0], requires_grad=True)
     loss = F.binary_cross_entropy(x, y, reduction="none")
     np.testing.assert_array_equal(loss.detach().numpy(), [0, 0, 100, 100])
     loss.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.float32([0, 0, -1e12, 1e12]))
-    np.testing.assert_array_equal(y.grad.numpy(), [100, -100, 100, -100])
+    np.testing.assert_array_equal(y.grad.numpy(), [np.inf, -np.inf, np.inf, -np.inf])
     big = jt.tensor([-200.0, 200.0, 0.0], requires_grad=True)  # logits: no overflow either
     F.binary_cross_entropy_with_logits(big, jt.tensor([1.0, 0.0, 0.5]), reduction="sum") \
         .backward()
@@ -284,6 +303,12 @@ def test_bad_input_raises_clearly():
         F.binary_cross_entropy_with_logits(x, y[:1])
     with pytest.raises(RuntimeError, match="negative values for beta, got -1"):
         F.smooth_l1_loss(x, y, beta=-1)
+    with pytest.raises(RuntimeError, match="negative values for beta, got nan"):
+        F.smooth_l1_loss(x, y, beta=float("nan"))
+    with pytest.raises(RuntimeError, match="pos_weight of shape \\[2, 2\\] broadcasts the loss"):
+        F.binary_cross_entropy_with_logits(x, y, pos_weight=jt.ones(2, 2))
+    with pytest.raises(RuntimeError, match="weight of shape \\[3, 2\\] broadcasts the loss"):
+        F.binary_cross_entropy(x, y, jt.ones(3, 2))
     with pytest.raises(RuntimeError, match="non-positive values for delta, got 0"):
         F.huber_loss(x, y, delta=0)
     with pytest.raises(RuntimeError, match="expected floating point input and target, got "

@@ -1,6 +1,6 @@
 """Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, the
-pointwise losses, embedding, activations, LayerNorm and RMSNorm, and autograd's bookkeeping on
-tiny tensors (NumPy has no autograd: its combinations are skipped)."""
+pointwise losses, convolution and batch norm, embedding, activations, LayerNorm and RMSNorm, and
+autograd's bookkeeping on tiny tensors (NumPy has no autograd: its combinations are skipped)."""
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -123,6 +123,30 @@ class PointwiseLoss:
 
     def time_backward(self, *_):
         self.sync(self.fn(self.gx, self.y).backward())
+
+
+class Conv:
+    """nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on 32 float32 images of 16 channels,
+    32 x 32; forward, and forward plus backward."""
+    params = (LIBRARIES, DEVICES, ("Conv2d", "BatchNorm2d"))
+    param_names = ("library", "device", "module")
+
+    def setup(self, library, device, module):
+        peer = Peer(library, device)
+        self.sync, self.lib = peer.sync, peer.mod
+        nn = peer.mod.nn
+        self.layer = (nn.Conv2d(16, 32, 3, padding=1) if module == "Conv2d" else
+                      nn.BatchNorm2d(16)).to(device)
+        self.x = peer.random((32, 16, 32, 32), "float32")
+        self.gx = self.x.clone().requires_grad_()
+        warm(self)
+
+    def time_forward(self, *_):
+        with self.lib.no_grad():
+            self.sync(self.layer(self.x))
+
+    def time_backward(self, *_):
+        self.sync(self.layer(self.gx).sum().backward())
 
 
 class Embedding:

@@ -650,27 +650,28 @@ def _pointwise_loss(g, result, input, target, extra, code, param):
     x, y = input, target
     pw = 1.0 if extra is None else extra
     wanted = _wanted(x), _wanted(y), _wanted(extra)
-    if not any(wanted):
-        return ()
-    if not grad_mode._enabled[0]:
-        dx = Lo.pointwise_loss_grad(x, y, extra, code, param)
-    elif code == LC.SMOOTH_L1 or code == LC.HUBER:
-        d = x - y
-        inner = d / param if code == LC.SMOOTH_L1 else d
-        top = 1.0 if code == LC.SMOOTH_L1 else float(param)
-        dx = E.where(d < -param, -top, E.where(d > param, top, inner))
-    elif code == LC.BCE:
-        dx = (x - y) / E.clamp_min((1 - x) * x, LC.BCE_EPSILON)
-    elif code == LC.BCE_LOGITS:
-        dx = (1 - y) - ((pw - 1) * y + 1) * E.sigmoid(-x)
-    else:
-        dx = -y if code == LC.KL_DIV else -E.exp(y)
+    piecewise = code == LC.SMOOTH_L1 or code == LC.HUBER  # (the target's is -dx)
+    dx = None
+    if wanted[0] or wanted[1] and piecewise:
+        if not grad_mode._enabled[0]:
+            dx = Lo.pointwise_loss_grad(x, y, extra, code, param)
+        elif piecewise:  # linear from |d| = param on, as the forward (and torch)
+            d = x - y
+            top = 1.0 if code == LC.SMOOTH_L1 else float(param)
+            linear = E.where(d > 0, top, E.where(d < 0, -top, d))  # (NaN stays NaN)
+            dx = E.where(d.abs() < param, d / param if code == LC.SMOOTH_L1 else d, linear)
+        elif code == LC.BCE:
+            dx = (x - y) / E.clamp_min((1 - x) * x, LC.BCE_EPSILON)
+        elif code == LC.BCE_LOGITS:
+            dx = (1 - y) - ((pw - 1) * y + 1) * E.sigmoid(-x)
+        else:
+            dx = -y if code == LC.KL_DIV else -E.exp(y)
     grads = [(x, g * dx)] if wanted[0] else []
     if wanted[1]:
-        if code == LC.SMOOTH_L1 or code == LC.HUBER:
+        if piecewise:
             dy = -dx
-        elif code == LC.BCE:
-            dy = E.clamp_min(E.log1p(-x), -100.0) - E.clamp_min(E.log(x), -100.0)
+        elif code == LC.BCE:  # -logit(x), as torch's (infinite at 0 and 1)
+            dy = E.log1p(-x) - E.log(x)
         elif code == LC.BCE_LOGITS:
             dy = -x - (pw - 1) * A.logsigmoid(x)
         elif code == LC.KL_DIV:  # (of xlogy(y, y): NaN at y = 0, as torch's)

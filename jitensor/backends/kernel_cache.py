@@ -13,7 +13,7 @@ import functools
 import hashlib
 import os
 
-ROOT = os.path.dirname(os.path.abspath(__file__))  # jitensor/backends
+ROOT = os.path.dirname(os.path.realpath(__file__))  # jitensor/backends
 
 
 @functools.lru_cache(maxsize=None)
@@ -35,7 +35,7 @@ def _stamped(cls):
     class Stamped(cls):
         def get_source_stamp(self):
             stamp = super().get_source_stamp()
-            inside = os.path.abspath(getattr(self, "_py_file", "")).startswith(ROOT + os.sep)
+            inside = os.path.realpath(getattr(self, "_py_file", "")).startswith(ROOT + os.sep)
             return (stamp, sources_hash()) if inside else stamp
     Stamped.__name__ = Stamped.__qualname__ = "Stamped" + cls.__name__
     return Stamped

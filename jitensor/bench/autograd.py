@@ -120,6 +120,27 @@ def _pointwise_losses(jt, torch, quick, shape=(8192, 128)):
     return rows
 
 
+def _conv(jt, torch, quick):
+    """Rows for nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on a small CNN's batch of 32
+    float32 images of 16 channels, 32 x 32: forward, and forward plus backward."""
+    import numpy as np
+    shape = (32, 16, 32, 32)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    rows = []
+    for name, args in (("Conv2d", (16, 32, 3)), ("BatchNorm2d", (16,))):
+        def make(lib, name=name, args=args):
+            module = getattr(lib.nn, name)(*args, **({"padding": 1} if name == "Conv2d" else
+                                                      {}))
+            plain, grad = lib.tensor(x), lib.tensor(x, requires_grad=True)
+
+            def forward():
+                with lib.no_grad():
+                    return module(plain)
+            return forward, lambda: module(grad).sum().backward()
+        rows += _with_backward(f"nn.{name}", shape, _libs(jt, torch), make, quick)
+    return rows
+
+
 def _embedding(jt, torch, quick):
     """Rows for an embedding lookup and its backward (a batch of 32 sequences of 16 tokens in a
     table of 10000 x 64): the gradient is the table's size, written once."""
@@ -163,7 +184,7 @@ def measure(quick=False):
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
-        + _norms(jt, torch, quick)
+        + _norms(jt, torch, quick) + _conv(jt, torch, quick)
     row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
     for name, lib in (("jitensor", jt), ("torch", torch)):
         if lib is not None:

@@ -3,7 +3,8 @@ differentiates them with no rules of their own; the pointwise activations, the c
 (nll_loss, cross_entropy), the pointwise losses but mse and l1 (smooth_l1, huber, the binary
 cross entropies, kl_div) and the normalisations (layer_norm, rms_norm) are fused ops with
 rules (ops/activation.py, ops/loss.py, ops/norm.py). Padding, one_hot, the vector similarities
-and scaled_dot_product_attention are composed (torch's math path for the last)."""
+and scaled_dot_product_attention are composed (torch's math path for the last), as are the
+convolutions, poolings and batch_norm (nn/convolution.py)."""
 import math
 import warnings
 
@@ -15,15 +16,18 @@ from ..ops import activation as _activation, indexing as _indexing, linalg as _l
 from ..ops._common import broadcast_shapes, same_device
 from ..ops.shape import cat
 from ..tensor import Tensor
+from .convolution import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,
+                          batch_norm, conv1d, conv2d, max_pool1d, max_pool2d)
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
-           "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
-           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss",
-           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
-           "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-           "relu", "relu6", "relu_", "rms_norm", "scaled_dot_product_attention", "selu", "selu_",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh", "threshold",
-           "threshold_"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d",
+           "conv2d", "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding",
+           "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div",
+           "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
+           "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize",
+           "one_hot", "pad", "pairwise_distance", "relu", "relu6", "relu_", "rms_norm",
+           "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
+           "softmax", "softplus", "tanh", "threshold", "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -439,7 +443,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     One fused kernel each way, as the other pointwise losses."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _pair("smooth_l1_loss", input, target)
-    if beta < 0:
+    if not beta >= 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got "
                            f"{beta}")
     if beta == 0:
@@ -472,10 +476,22 @@ def _probabilities(fn, input, target):
                                f"values in [{t.min().item()}, {t.max().item()}]")
 
 
+def _fits(fn, input, **weights):
+    """Weights broadcast against the input without enlarging it (torch writes the loss into
+    input's shape)."""
+    for name, w in weights.items():
+        if w is not None and broadcast_shapes(input.shape, w.shape) != tuple(input.shape):
+            raise RuntimeError(f"{fn}(): {name} of shape {list(w.shape)} broadcasts the loss "
+                               f"beyond the input's shape {list(input.shape)}: output with "
+                               f"shape {list(input.shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast_shapes(input.shape, w.shape))}")
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) of probabilities x, each log clamped at -100 as torch
-    (so x = 0 or 1 gives a finite loss and gradient); `weight` broadcasts against the target."""
+    (so x = 0 or 1 gives a finite loss and input gradient; the target's, -logit(x), is
+    infinite there, as torch's); `weight` broadcasts against the target."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _pair("binary_cross_entropy", input, target, warn=False)
     if target.shape != input.shape:
@@ -483,6 +499,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          f"size.")
     _probabilities("binary_cross_entropy", input, target)
+    _fits("binary_cross_entropy", input, weight=weight)
     loss = _loss.pointwise_loss(input, target, None, _loss.POINTWISE["binary_cross_entropy"], 0)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
@@ -497,6 +514,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    _fits("binary_cross_entropy_with_logits", input, weight=weight, pos_weight=pos_weight)
     loss = _loss.pointwise_loss(input, target, pos_weight,
                                 _loss.POINTWISE["binary_cross_entropy_with_logits"], 0)
     return _reduce(loss if weight is None else loss * weight, reduction)

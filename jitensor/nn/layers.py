@@ -1,11 +1,13 @@
-"""Layers: Linear, Embedding, LayerNorm, RMSNorm, the activations, Dropout, Identity and
-Flatten, each a thin Module over `functional` with torch's constructor arguments and repr."""
+"""Layers: Linear, Embedding, LayerNorm, RMSNorm, the activations, Dropout, Identity, Flatten,
+the convolutions, poolings and batch norms, each a thin Module over `functional` (or
+`convolution`) with torch's constructor arguments and repr."""
 import math
 
 from ..autograd import no_grad
-from ..creation import empty
+from ..creation import empty, ones, zeros
+from ..dtypes import int64
 from ..ops.norm import as_shape
-from . import functional as F, init
+from . import convolution as C, functional as F, init
 from .module import Module
 from .parameter import Parameter
 
@@ -390,3 +392,232 @@ class Flatten(Module):
 
     def extra_repr(self):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+# -- convolutions, poolings, batch norm (functions: nn/convolution.py) -----------------------------
+class _ConvNd(Module):
+    """Conv1d and Conv2d: weight (out, in / groups, *kernel) and bias drawn as torch draws
+    them (kaiming_uniform_(a=sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)));
+    padding_mode other than 'zeros' pads with F.pad first."""
+
+    _n = 2
+    _MODES = ("zeros", "reflect", "replicate", "circular")
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        n = self._n
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by groups ({groups})")
+        if padding_mode not in self._MODES:
+            raise ValueError(f"padding_mode must be one of {self._MODES}, but got "
+                             f"padding_mode='{padding_mode}'")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = C._pair(kernel_size, "kernel_size", n), \
+            C._pair(stride, "stride", n)
+        self.padding = padding if isinstance(padding, str) else C._pair(padding, "padding", n)
+        if self.padding == "same" and any(s != 1 for s in self.stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        self.dilation, self.padding_mode = C._pair(dilation, "dilation", n), padding_mode
+        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
+                                      device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        fn = C.conv2d if self._n == 2 else C.conv1d
+        if self.padding_mode == "zeros":
+            return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                      self.groups)
+        kernel, dilation = (1,) * (2 - self._n) + self.kernel_size, \
+            (1,) * (2 - self._n) + self.dilation
+        padding = self.padding if isinstance(self.padding, str) else \
+            (0,) * (2 - self._n) + self.padding
+        top, bottom, left, right = C._conv_padding(padding, kernel, (1, 1), dilation)
+        pads = (left, right) if self._n == 1 else (left, right, top, bottom)
+        return fn(F.pad(input, pads, self.padding_mode), self.weight, self.bias, self.stride, 0,
+                  self.dilation, self.groups)
+
+    def extra_repr(self):
+        n = self._n
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * n:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    _n = 1
+
+
+class Conv2d(_ConvNd):
+    _n = 2
+
+
+class _MaxPoolNd(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        fn = C.max_pool2d if isinstance(self, MaxPool2d) else C.max_pool1d
+        return fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                  self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    pass
+
+
+class MaxPool2d(_MaxPoolNd):
+    pass
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size, self.stride = C._pair(kernel_size, "kernel_size", 1), \
+            C._pair(kernel_size if stride is None else stride, "stride", 1)
+        self.padding = C._pair(padding, "padding", 1)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return C.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return C.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(Module):
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return C.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    def forward(self, input):
+        return C.adaptive_avg_pool2d(input, self.output_size)
+
+
+class _BatchNorm(Module):
+    """BatchNorm1d and BatchNorm2d: per-channel statistics of the batch in training (their
+    running averages kept in buffers, momentum=None: the cumulative average), the running
+    ones in eval mode."""
+
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", zeros((), dtype=int64, device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        if input.ndim not in self._dims:
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got "
+                             f"{input.ndim}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / self.num_batches_tracked.item()
+        use_batch = self.training or self.running_mean is None and self.running_var is None
+        keep = not self.training or self.track_running_stats
+        return C.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    _dims = (4,)

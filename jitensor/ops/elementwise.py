@@ -439,9 +439,38 @@ fmin = _binary_fn("fmin", "Elementwise minimum that ignores NaN unless both are 
 xlogy = _binary_fn("xlogy", "input * log(other), 0 where input is 0 (unless other is NaN).")
 
 
+# float tensors to these number exponents run as products, square roots and reciprocals, as
+# torch's do (libm's pow per element made x ** 2 of 2^19 float32 40x slower than x.square():
+# 2.1 ms against 0.05)
+_POWERS = {2: lambda x, out=None: _module["square"](x, out=out),
+           3: lambda x, out=None: _module["mul"](_module["square"](x), x, out=out),
+           0.5: lambda x, out=None: _module["sqrt"](x, out=out),
+           -0.5: lambda x, out=None: _module["rsqrt"](x, out=out),
+           -1: lambda x, out=None: _module["reciprocal"](x, out=out),
+           -2: lambda x, out=None: _module["reciprocal"](_module["square"](x), out=out)}
+
+
+def _power(input, exponent):
+    """The exact form (torch's) that computes input ** exponent, or None."""
+    if (exponent.__class__ is int or exponent.__class__ is float) and \
+            isinstance(input, Tensor) and input._dtype.is_floating_point:
+        return _POWERS.get(exponent)
+    return None
+
+
 def pow(input, exponent, *, out=None):
     """input ** exponent; integer tensors to negative integer scalar powers raise as in torch."""
+    unary = _power(input, exponent)
+    if unary is not None:
+        return unary(input, out=out)
     return _binary(B["pow"], input, exponent, out)
+
+
+def _pow_operator(self, other):
+    """`**`: the recorded pow where an exponent has a unary op (the fast path would run
+    libm's pow), else as the other operators."""
+    return _module["pow"](self, other) if _power(self, other) is not None else \
+        _pow_method(self, other)
 
 
 neg = _unary_fn("neg", "-input.")
@@ -750,6 +779,7 @@ _ARITHMETIC = dict(add="add", sub="sub", mul="mul", truediv="div", floordiv="flo
                    mod="remainder", pow="pow", and_="bitwise_and", or_="bitwise_or",
                    xor="bitwise_xor", lshift="bitwise_left_shift", rshift="bitwise_right_shift")
 TENSOR_METHODS.update({f"__{k.rstrip('_')}__": _operator(v) for k, v in _ARITHMETIC.items()})
+_pow_method, TENSOR_METHODS["__pow__"] = TENSOR_METHODS["__pow__"], _pow_operator
 TENSOR_METHODS.update({f"__r{k.rstrip('_')}__": _swap(v) for k, v in _ARITHMETIC.items()})
 TENSOR_METHODS.update({f"__{k}__": _operator(k) for k in ("eq", "ne", "lt", "le", "gt", "ge")})
 TENSOR_METHODS.update(

@@ -1,0 +1,292 @@
+"""torch.nn.functional's convolutions, poolings and batch_norm, composed from ops, so that
+autograd differentiates them and they run on every device.
+
+A convolution is im2col and a product: each output position's window of the (padded) input
+is gathered by one `index_select` through an index table (N, C*kh*kw, OH*OW), whose backward
+is a scatter-add of the gradient back onto the input (overlapping windows add up), and the
+windows are multiplied by the weights as a batched matmul, per group. The poolings gather the
+same windows and reduce them (max with its indices, or a sum divided by the counts torch
+divides by). 1-d forms run as 2-d ones over a height of 1."""
+import math
+
+from ..creation import arange, ones
+from ..tensor import Tensor
+
+
+def _pair(value, name, n=2):
+    """An int or a sequence of n ints as a tuple of n ints."""
+    values = (value,) * n if isinstance(value, int) else tuple(value)
+    if len(values) != n or not all(isinstance(v, int) for v in values):
+        raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {value!r}")
+    return values
+
+
+def _windows(x, kernel, stride, dilation):
+    """(gathered windows (N, C, kh*kw, OH*OW), OH, OW, index table (C, kh*kw, OH*OW)) of the
+    4-D input x (already padded): window element (i, j) of output (oh, ow) is
+    x[..., oh*sh + i*dh, ow*sw + j*dw]."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than the "
+                           f"padded input ({h}x{w}): the output would be {oh}x{ow}")
+    device = x.device
+    rows = (arange(oh, device=device) * sh).reshape(1, 1, oh, 1) + \
+        (arange(kh, device=device) * dh).reshape(kh, 1, 1, 1)
+    cols = (arange(ow, device=device) * sw).reshape(1, 1, 1, ow) + \
+        (arange(kw, device=device) * dw).reshape(1, kw, 1, 1)
+    at = (rows * w + cols).reshape(1, kh * kw, oh * ow)  # within one channel
+    table = at + (arange(c, device=device) * (h * w)).reshape(c, 1, 1)
+    gathered = x.reshape(n, c * h * w).index_select(1, table.reshape(-1))
+    return gathered.reshape(n, c, kh * kw, oh * ow), oh, ow, table
+
+
+def _batched(fn, input, dims):
+    """fn on input with a batch dim added when it has none (torch's unbatched forms)."""
+    if input.ndim == dims + 1:
+        return fn(input.unsqueeze(0)).squeeze(0)
+    if input.ndim != dims + 2:
+        raise RuntimeError(f"expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) "
+                           f"input, got {input.ndim}-D of shape {tuple(input.shape)}")
+    return fn(input)
+
+
+def _conv_padding(padding, kernel, stride, dilation):
+    """(top, bottom, left, right) for an int, pair, 'valid' or 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0, 0, 0
+        if padding != "same":
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of 'valid', "
+                             f"'same'")
+        if stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2
+    ph, pw = _pair(padding, "padding")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"negative padding is not supported, got {padding!r}")
+    return ph, ph, pw, pw
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation of (N, C, H, W) (or (C, H, W)) input with (O, C / groups, kh, kw)
+    weights, plus bias (O,)."""
+    from .functional import pad as _pad
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels / groups, "
+                           f"kh, kw), got {getattr(weight, 'shape', weight)}")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if min(stride) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"conv2d: stride and dilation must be positive, got {stride} and "
+                           f"{dilation}")
+    out_c, per_group, kh, kw = weight.shape
+    top, bottom, left, right = _conv_padding(padding, (kh, kw), stride, dilation)
+
+    def run(x):
+        c = x.shape[1]
+        if groups < 1 or c % groups or out_c % groups or c // groups != per_group:
+            raise RuntimeError(f"conv2d: input of {c} channels, groups={groups} and weight of "
+                               f"shape {tuple(weight.shape)} do not fit: weight must be "
+                               f"(out_channels, in_channels / groups, kh, kw) with both channel "
+                               f"counts divisible by groups")
+        if top or bottom or left or right:
+            x = _pad(x, (left, right, top, bottom))
+        n = x.shape[0]
+        gathered, oh, ow, _ = _windows(x, (kh, kw), stride, dilation)
+        cols = gathered.reshape(n, groups, per_group * kh * kw, oh * ow)
+        out = weight.reshape(groups, out_c // groups, per_group * kh * kw) @ cols
+        out = out.reshape(n, out_c, oh, ow)
+        return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+    return _batched(run, input, 2)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d cross-correlation of (N, C, L) (or (C, L)) input with (O, C / groups, k) weights."""
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise RuntimeError(f"conv1d: expected a 3-D weight (out_channels, in_channels / groups, "
+                           f"k), got {getattr(weight, 'shape', weight)}")
+    (s,), (d,) = _pair(stride, "stride", 1), _pair(dilation, "dilation", 1)
+    p = padding if isinstance(padding, str) else (0, _pair(padding, "padding", 1)[0])
+    return _batched(lambda x: conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), p,
+                                     (1, d), groups).squeeze(2), input, 1)
+
+
+# -- pooling ---------------------------------------------------------------------------------------
+def _pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
+    """(output size, extra right padding) along one dim, as torch's pooling_output_shape: with
+    ceil_mode the last window may hang over the end, but must start inside the input or its
+    left padding."""
+    span = dilation * (kernel - 1) + 1
+    out = (size + 2 * padding - span + ((stride - 1) if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out, max(0, (out - 1) * stride + span - (size + 2 * padding))
+
+
+def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
+    kernel = _pair(kernel_size, "kernel_size", n)
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _pair(stride, "stride", n)
+    padding, dilation = _pair(padding, "padding", n), _pair(dilation, "dilation", n)
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{fn}: pad should be at most half of effective kernel size, but "
+                           f"got pad={padding} and kernel_size={kernel}")
+    if min(stride) < 1 or min(kernel) < 1:
+        raise RuntimeError(f"{fn}: kernel_size and stride must be positive, got {kernel} and "
+                           f"{stride}")
+    return kernel, stride, padding, dilation
+
+
+def _padded(x, padding, extra, value):
+    from .functional import pad as _pad
+    (ph, pw), (eh, ew) = padding, extra
+    return _pad(x, (pw, pw + ew, ph, ph + eh), value=value) if ph or pw or eh or ew else x
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The max of each window (padding counts as -inf); with return_indices also where it is,
+    as a flat index into each input plane (H * W)."""
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
+
+    def run(x):
+        n, c, h, w = x.shape
+        (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
+                              in zip((h, w), kernel, stride, padding, dilation))
+        gathered, _, _, table = _windows(_padded(x, padding, (eh, ew), -math.inf), kernel,
+                                         stride, dilation)
+        values, at = gathered.max(dim=2)
+        values = values.reshape(n, c, oh, ow)
+        if not return_indices:
+            return values, None
+        # the winner's position in the padded plane (table[0]: channel 0's), then the input's
+        flat = at * (oh * ow) + arange(oh * ow, device=x.device)
+        where = table[0].reshape(-1).index_select(0, flat.reshape(-1))
+        plane_w = w + 2 * padding[1] + ew
+        row, col = where // plane_w - padding[0], where % plane_w - padding[1]
+        return values, (row * w + col).reshape(n, c, oh, ow)
+
+    if input.ndim == 3:
+        values, at = run(input.unsqueeze(0))
+        values, at = values.squeeze(0), None if at is None else at.squeeze(0)
+    elif input.ndim == 4:
+        values, at = run(input)
+    else:
+        raise RuntimeError(f"max_pool2d: expected a 3-D or 4-D input, got {input.ndim}-D")
+    return (values, at) if return_indices else values
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window: divided by the window's size within the padded input
+    (count_include_pad) or within the input itself, or by divisor_override."""
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+
+    def run(x):
+        n, c, h, w = x.shape
+        (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, 1, ceil_mode) for size, k, s, p
+                              in zip((h, w), kernel, stride, padding))
+        gathered, _, _, _ = _windows(_padded(x, padding, (eh, ew), 0.0), kernel, stride, (1, 1))
+        total = gathered.sum(dim=2).reshape(n, c, oh, ow)
+        if divisor_override is not None:
+            return total / divisor_override
+        # the count of each window: pool a plane of ones (padding included or not)
+        plane = ones(1, 1, h + 2 * padding[0], w + 2 * padding[1], dtype=x.dtype,
+                     device=x.device) if count_include_pad else \
+            _padded(ones(1, 1, h, w, dtype=x.dtype, device=x.device), padding, (0, 0), 0.0)
+        counts = _windows(_padded(plane, (0, 0), (eh, ew), 0.0), kernel, stride, (1, 1))[0]
+        return total / counts.sum(dim=2).reshape(1, 1, oh, ow)
+    return _batched(run, input, 2)
+
+
+def _one_d(fn, input, kernel_size, stride, padding, *rest, **kw):
+    """A 2-d pooling over a height of 1 for (N, C, L) or (C, L) input."""
+    k, = _pair(kernel_size, "kernel_size", 1)
+    s = k if stride is None else _pair(stride, "stride", 1)[0]
+    p, = _pair(padding, "padding", 1)
+    out = fn(input.unsqueeze(-2), (1, k), (1, s), (0, p), *rest, **kw)
+    return tuple(o.squeeze(-2) for o in out) if isinstance(out, tuple) else out.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    d, = _pair(dilation, "dilation", 1)
+    return _one_d(max_pool2d, input, kernel_size, stride, padding, (1, d), ceil_mode,
+                  return_indices)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _one_d(avg_pool2d, input, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad)
+
+
+def _adaptive_matrix(size, out, dtype, device):
+    """(out, size): row i averages input positions floor(i size / out) to ceil((i+1) size /
+    out), as torch's adaptive pooling windows."""
+    i = arange(out, device=device).reshape(out, 1)
+    start, end = (i * size) // out, ((i + 1) * size + out - 1) // out
+    j = arange(size, device=device).reshape(1, size)
+    inside = ((j >= start) & (j < end)).to(dtype)
+    return inside / (end - start).to(dtype)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """The mean over torch's adaptive windows, output (..., OH, OW) (None keeps a size): a
+    product with an averaging matrix on each side."""
+    sizes = (output_size, output_size) if isinstance(output_size, int) or output_size is None \
+        else tuple(output_size)
+    if input.ndim not in (3, 4) or len(sizes) != 2:
+        raise RuntimeError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input and 2 output "
+                           f"sizes, got {input.ndim}-D input and output_size={output_size!r}")
+    h, w = input.shape[-2:]
+    oh, ow = (size if out is None else out for size, out in zip((h, w), sizes))
+    rows = _adaptive_matrix(h, oh, input.dtype, input.device)
+    cols = _adaptive_matrix(w, ow, input.dtype, input.device)
+    return rows @ input @ cols.transpose(0, 1)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    out, = _pair(output_size, "output_size", 1)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out)).squeeze(-2)
+
+
+# -- batch norm ------------------------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) by the batch's mean and biased variance when training
+    (updating running_mean and running_var in place: momentum blends them, the variance
+    unbiased), else by the running statistics; then scale and shift per channel."""
+    from ..autograd import no_grad
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
+                         f"{input.ndim}-D")
+    c = input.shape[1]
+    along = [1, c] + [1] * (input.ndim - 2)
+    dims = [0] + list(range(2, input.ndim))
+    if training:
+        count = input.numel() // c if c else 0
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        mean = input.mean(dim=dims, keepdim=True)
+        var = ((input - mean) ** 2).mean(dim=dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                if running_var is not None:
+                    running_var.mul_(1 - momentum).add_(
+                        var.reshape(c) * (momentum * count / (count - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
+                               "training")
+        mean, var = running_mean.reshape(along), running_var.reshape(along)
+    out = (input - mean) * (var + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(along)
+    return out if bias is None else out + bias.reshape(along)

@@ -1,0 +1,199 @@
+"""Convolutions, poolings and batch norm (nn/convolution.py and their modules): values against
+NumPy references built on sliding_window_view for any shape, stride, padding, dilation and
+groups; values, gradients, indices, running statistics and reprs against torch (skipped where
+not installed); finite differences; the errors."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from numpy.lib.stride_tricks import sliding_window_view
+
+import jitensor as jt
+from jitensor import nn
+from jitensor.nn import functional as F
+
+
+def conv_reference(x, w, b, stride, padding, dilation, groups):
+    """Cross-correlation in NumPy float64: windows of the zero-padded input, one einsum per
+    group."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    o, per_group, kh, kw = w.shape
+    windows = sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+    windows = windows[:, :, ::sh, ::sw, ::dh, ::dw]  # (N, C, OH, OW, kh, kw)
+    outs = []
+    for g in range(groups):
+        part = windows[:, g * per_group:(g + 1) * per_group]
+        weight = w[g * (o // groups):(g + 1) * (o // groups)]
+        outs.append(np.einsum("nchwij,ocij->nohw", part, weight))
+    out = np.concatenate(outs, axis=1)
+    return out if b is None else out + b.reshape(1, -1, 1, 1)
+
+
+@st.composite
+def convolutions(draw):
+    groups = draw(st.sampled_from([1, 2]))
+    c, o = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 3))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
+    h = draw(st.integers(dilation[0] * (kh - 1) + 1, 7))
+    w = draw(st.integers(dilation[1] * (kw - 1) + 1, 7))
+    return (draw(st.integers(1, 2)), c, h, w), (o, c // groups, kh, kw), stride, padding, \
+        dilation, groups, draw(st.booleans()), draw(st.integers(0, 2 ** 32 - 1))
+
+
+@given(convolutions())
+def test_conv2d_matches_numpy(case):
+    shape, wshape, stride, padding, dilation, groups, bias, seed = case
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal(shape), rng.standard_normal(wshape)
+    b = rng.standard_normal(wshape[0]) if bias else None
+    got = F.conv2d(jt.tensor(x), jt.tensor(w), None if b is None else jt.tensor(b), stride,
+                   padding, dilation, groups)
+    want = conv_reference(x, w, b, stride, padding, dilation, groups)
+    assert got.dtype is jt.float64 and got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+def test_conv_gradients_match_finite_differences():
+    rng = np.random.default_rng(1)
+    x = jt.tensor(rng.standard_normal((2, 4, 5, 4)), requires_grad=True)
+    w = jt.tensor(rng.standard_normal((2, 2, 3, 2)), requires_grad=True)
+    b = jt.tensor(rng.standard_normal(2), requires_grad=True)
+    assert jt.autograd.gradcheck(
+        lambda p, q, r: F.conv2d(p, q, r, stride=(2, 1), padding=1, dilation=(1, 2), groups=2),
+        (x, w, b))
+    assert jt.autograd.gradcheck(lambda p: F.max_pool2d(p, 2, 1, 1), (x,))
+    assert jt.autograd.gradcheck(lambda p: F.avg_pool2d(p, 3, 2, 1, ceil_mode=True,
+                                                        count_include_pad=False), (x,))
+    assert jt.autograd.gradcheck(lambda p: F.adaptive_avg_pool2d(p, (3, 2)), (x,))
+    m, v = jt.zeros(4, dtype=jt.float64), jt.ones(4, dtype=jt.float64)
+    assert jt.autograd.gradcheck(lambda p: F.batch_norm(p, m, v, training=True), (x,))
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=2, ceil_mode=True),
+                                dict(kernel_size=(2, 3), stride=(2, 1), dilation=(1, 2)),
+                                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)])
+def test_poolings_match_torch(kw):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 3, 7, 6))
+    a, b = jt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (mine, at), (theirs, where) = F.max_pool2d(a, return_indices=True, **kw), \
+        torch.nn.functional.max_pool2d(b, return_indices=True, **kw)
+    np.testing.assert_array_equal(mine.detach().numpy(), theirs.detach().numpy())
+    assert at.dtype is jt.int64
+    np.testing.assert_array_equal(at.numpy(), where.numpy())
+    average = {k: v for k, v in kw.items() if k != "dilation"}
+    for include in (True, False):
+        mine = mine + F.avg_pool2d(a, count_include_pad=include, **average).sum()
+        theirs = theirs + torch.nn.functional.avg_pool2d(b, count_include_pad=include,
+                                                         **average).sum()
+    mine.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12)
+
+
+def test_one_d_forms_and_adaptive_pooling_match_torch():
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 4, 9)), rng.standard_normal((4, 2, 3))
+    pairs = [(F.conv1d(jt.tensor(x), jt.tensor(w), stride=2, padding=1, groups=2),
+              tf.conv1d(torch.tensor(x), torch.tensor(w), stride=2, padding=1, groups=2)),
+             (F.conv1d(jt.tensor(x), jt.tensor(w), padding="same", dilation=2, groups=2),
+              tf.conv1d(torch.tensor(x), torch.tensor(w), padding="same", dilation=2,
+                        groups=2)),
+             (F.max_pool1d(jt.tensor(x), 3, 2, 1), tf.max_pool1d(torch.tensor(x), 3, 2, 1)),
+             (F.avg_pool1d(jt.tensor(x), 3, 2, 1), tf.avg_pool1d(torch.tensor(x), 3, 2, 1)),
+             (F.adaptive_avg_pool1d(jt.tensor(x), 4), tf.adaptive_avg_pool1d(torch.tensor(x),
+                                                                             4)),
+             (F.conv2d(jt.tensor(x[0, :, None]), jt.tensor(w[:, :, None]), groups=2),  # 3-D
+              tf.conv2d(torch.tensor(x[0, :, None]), torch.tensor(w[:, :, None]), groups=2))]
+    x2 = rng.standard_normal((2, 3, 7, 5))
+    for size in ((1, 1), (3, 2), (5, 4), 2, (None, 3)):
+        pairs.append((F.adaptive_avg_pool2d(jt.tensor(x2), size),
+                      tf.adaptive_avg_pool2d(torch.tensor(x2), size)))
+    for mine, theirs in pairs:
+        assert mine.shape == tuple(theirs.shape)
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_batch_norm_statistics_follow_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(4).standard_normal((4, 3, 5, 2)).astype(np.float32)
+    for momentum in (0.1, None):
+        mine, theirs = nn.BatchNorm2d(3, momentum=momentum), \
+            torch.nn.BatchNorm2d(3, momentum=momentum)
+        for step in range(3):
+            a = jt.tensor(x * (step + 1), requires_grad=True)
+            b = torch.tensor(x * (step + 1), requires_grad=True)
+            (mine(a) * jt.tensor(x)).sum().backward()
+            (theirs(b) * torch.tensor(x)).sum().backward()
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+        for key, value in theirs.state_dict().items():
+            np.testing.assert_allclose(mine.state_dict()[key].numpy(), value.numpy(),
+                                       rtol=1e-6, atol=1e-7)
+        mine.eval()
+        theirs.eval()
+        np.testing.assert_allclose(mine(jt.tensor(x)).detach().numpy(),
+                                   theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    plain = nn.BatchNorm1d(3, affine=False, track_running_stats=False).eval()
+    y = jt.tensor(x[:, :, 0, 0])  # no running statistics: batch statistics even in eval
+    np.testing.assert_allclose(plain(y).numpy(), ((y - y.mean(0)) / (y.var(0, correction=0)
+                                                                      + 1e-5).sqrt()).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_modules_match_torch_values_and_reprs():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(5).standard_normal((2, 4, 9, 8)).astype(np.float32)
+    cases = [("Conv2d", (4, 6, 3), {}),
+             ("Conv2d", (4, 6, (3, 2)), dict(stride=2, padding=1, bias=False)),
+             ("Conv2d", (4, 6, 3), dict(padding="same", padding_mode="reflect", groups=2)),
+             ("Conv2d", (4, 6, 3), dict(padding=1, padding_mode="circular", dilation=2)),
+             ("MaxPool2d", (3, 2, 1), {}), ("AvgPool2d", (3, 2, 1), {}),
+             ("AdaptiveAvgPool2d", ((1, 1),), {}), ("BatchNorm2d", (4,), dict(bias=False))]
+    for name, args, kw in cases:
+        mine, theirs = getattr(nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+        assert repr(mine) == repr(theirs).replace("torch.", "jitensor.")
+        mine.load_state_dict({k: jt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+        np.testing.assert_allclose(mine(jt.tensor(x)).detach().numpy(),
+                                   theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)
+    conv = nn.Conv1d(4, 3, 3, padding=2, padding_mode="replicate")
+    assert repr(conv) == "Conv1d(4, 3, kernel_size=(3,), stride=(1,), padding=(2,), " \
+        "padding_mode=replicate)"
+    bound = 1 / math.sqrt(4 * 3)  # torch's init: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    assert conv.weight.abs().max().item() <= bound and conv.bias.abs().max().item() <= bound
+
+
+def test_bad_arguments_raise_clearly():
+    x = jt.randn(1, 4, 5, 5)
+    with pytest.raises(RuntimeError, match="expected a 4-D weight"):
+        F.conv2d(x, jt.randn(3, 4, 3))
+    with pytest.raises(RuntimeError, match="input of 4 channels, groups=3"):
+        F.conv2d(x, jt.randn(3, 4, 3, 3), groups=3)
+    with pytest.raises(RuntimeError, match="is larger than the padded input"):
+        F.conv2d(x, jt.randn(3, 4, 7, 7))
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        F.conv2d(x, jt.randn(3, 4, 3, 3), stride=2, padding="same")
+    with pytest.raises(ValueError, match="Invalid padding string 'full'"):
+        F.conv2d(x, jt.randn(3, 4, 3, 3), padding="full")
+    with pytest.raises(RuntimeError, match="expected a 3-D \\(unbatched\\) or 4-D"):
+        F.conv2d(jt.randn(4, 5), jt.randn(3, 4, 3, 3))
+    with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel"):
+        F.max_pool2d(x, 2, padding=2)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        F.batch_norm(jt.randn(1, 3), None, None, training=True)
+    with pytest.raises(ValueError, match="expected 4D input \\(got 3D input\\)"):
+        nn.BatchNorm2d(3)(jt.randn(2, 3, 4))
+    with pytest.raises(ValueError, match="must be divisible by groups"):
+        nn.Conv2d(4, 6, 3, groups=4)
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(4, 6, 3, padding_mode="mirror")
