@@ -481,6 +481,24 @@ def test_convolutions_poolings_and_batch_norm_match_the_cpu():
         check(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_multihead_attention_matches_the_cpu():
+    from jitensor import nn
+    jt.manual_seed(0)
+    host = nn.MultiheadAttention(4, 2, batch_first=True)
+    device = nn.MultiheadAttention(4, 2, batch_first=True).cuda()
+    device.load_state_dict(host.state_dict())
+    x = RNG.standard_normal((1, 3, 4)).astype(np.float32)
+    mask = np.triu(np.ones((3, 3), bool), 1)
+    results = []
+    for m, where in ((device, "cuda"), (host, "cpu")):
+        a = jt.tensor(x, device=where, requires_grad=True)
+        out, weights = m(a, a, a, attn_mask=jt.tensor(mask, device=where))
+        (out.sum() + weights.sum()).backward()
+        results.append([out.detach(), weights.detach(), a.grad, m.in_proj_weight.grad])
+    for got, want in zip(*results):
+        check(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_pointwise_losses_in_float16_and_their_errors():
     from jitensor.nn import functional as F
     x = RNG.standard_normal(5).astype(np.float16).astype(np.float32)

@@ -1,5 +1,6 @@
 """jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`."""
 from . import functional, init
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (CELU, ELU, GELU, SELU, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d,
                      AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Dropout, Embedding,
@@ -16,6 +17,7 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardsigmoid",
            "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
            "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d",
-           "Mish", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict",
-           "ParameterList", "RMSNorm", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid",
-           "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "Threshold", "functional", "init"]
+           "Mish", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
+           "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU", "ReLU6", "SELU",
+           "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
+           "Threshold", "functional", "init"]
