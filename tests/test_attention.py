@@ -2,7 +2,10 @@
 against torch itself (skipped where not installed) with its parameters loaded, for every
 option: batch_first, unbatched input, bool and float attn_mask, key_padding_mask, kdim/vdim,
 add_bias_kv, add_zero_attn, no bias, per-head weights; gradients of inputs and parameters;
-state_dict keys, repr, init and errors."""
+state_dict keys, repr, init and errors; TransformerEncoderLayer and TransformerEncoder against
+torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -121,3 +124,37 @@ def test_init_dropout_and_errors():
         m(x, x, x, key_padding_mask=jt.zeros(2, 3, dtype=jt.bool))
     with pytest.raises(RuntimeError, match="only bool and floating types of attn_mask"):
         m(x, x, x, attn_mask=jt.zeros(4, 4, dtype=jt.int64))
+
+
+@pytest.mark.parametrize("options", [dict(), dict(norm_first=True, activation="gelu",
+                                                  batch_first=True), dict(bias=False)])
+def test_transformer_encoder_matches_torch(options):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    theirs_layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, **options)
+    mine_layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, **options)
+    assert repr(mine_layer) == repr(theirs_layer).replace("torch.", "jitensor.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's note on nested tensors
+        theirs = torch.nn.TransformerEncoder(theirs_layer, 2, norm=torch.nn.LayerNorm(8))
+    mine = nn.TransformerEncoder(mine_layer, 2, norm=nn.LayerNorm(8))
+    assert repr(mine) == repr(theirs).replace("torch.", "jitensor.")
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    mine.load_state_dict({k: jt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    x = rng.standard_normal((3, 5, 8) if options.get("batch_first") else (5, 3, 8)) \
+        .astype(np.float32)
+    pad = np.zeros((3, 5), bool)
+    pad[0, 4] = True
+    for kw in ({}, dict(mask=np.triu(np.ones((5, 5), bool), 1)),
+               dict(src_key_padding_mask=pad)):
+        a, b = jt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out = mine(a, **{k: jt.tensor(v) for k, v in kw.items()})
+        want = theirs(b, **{k: torch.tensor(v) for k, v in kw.items()})
+        np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                                   atol=1e-5)
+        (out * out).sum().backward()
+        (want * want).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-4)
+    assert mine.layers[0] is not mine.layers[1]  # deep copies, as torch's
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")

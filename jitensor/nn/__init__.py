@@ -1,6 +1,6 @@
 """jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`."""
 from . import functional, init
-from .attention import MultiheadAttention
+from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (CELU, ELU, GELU, SELU, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d,
                      AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Dropout, Embedding,
@@ -20,4 +20,4 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "Mish", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
            "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU", "ReLU6", "SELU",
            "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
-           "Threshold", "functional", "init"]
+           "Threshold", "TransformerEncoder", "TransformerEncoderLayer", "functional", "init"]

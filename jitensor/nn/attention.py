@@ -1,13 +1,15 @@
-"""nn.MultiheadAttention: torch's module, its parameters, masks and returned weights, composed
-from ops (projections, batched products, softmax) as torch's multi_head_attention_forward
-computes them."""
+"""nn.MultiheadAttention (torch's module, its parameters, masks and returned weights, composed
+from ops -- projections, batched products, softmax -- as torch's multi_head_attention_forward
+computes them), and the Transformer encoder built on it."""
+import copy
 import math
 
 from ..creation import empty, zeros
 from ..dtypes import bool_
 from ..ops.shape import cat
 from . import functional as F, init
-from .layers import Linear
+from .containers import ModuleList
+from .layers import Dropout, LayerNorm, Linear
 from .module import Module
 from .parameter import Parameter
 
@@ -170,3 +172,62 @@ class MultiheadAttention(Module):
             return out, None
         weights = weights.reshape(n, heads, length, source)
         return out, weights.mean(dim=1) if average else weights
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention and a feed-forward block (linear1, activation, linear2), each with
+    dropout and a residual connection, normalised after (or, with norm_first, before) each:
+    torch's layer, with its submodules' names."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
+                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        options = dict(device=device, dtype=dtype)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, **options)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **options)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **options)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **options)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **options)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        if isinstance(activation, str):
+            if activation not in ("relu", "gelu"):
+                raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+            activation = F.relu if activation == "relu" else F.gelu
+        self.activation = activation
+
+    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        if self.norm_first:
+            x = x + self._attention(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._feed_forward(self.norm2(x))
+        x = self.norm1(x + self._attention(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._feed_forward(x))
+
+    def _attention(self, x, mask, padding, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=padding,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _feed_forward(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoder(Module):
+    """num_layers copies of encoder_layer applied in turn, then `norm` when given."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
+                 mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        out = src
+        for layer in self.layers:
+            out = layer(out, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                        is_causal=bool(is_causal))
+        return out if self.norm is None else self.norm(out)
