@@ -120,25 +120,30 @@ def _pointwise_losses(jt, torch, quick, shape=(8192, 128)):
     return rows
 
 
+def _module_rows(op, shape, x, build, libs, quick):
+    """Rows for the module build(lib) on the array x: forward under no_grad, and forward plus
+    the backward of its sum."""
+    def make(lib):
+        module = build(lib)
+        plain, grad = lib.tensor(x), lib.tensor(x, requires_grad=True)
+
+        def forward():
+            with lib.no_grad():
+                return module(plain)
+        return forward, lambda: module(grad).sum().backward()
+    return _with_backward(op, shape, libs, make, quick)
+
+
 def _conv(jt, torch, quick):
     """Rows for nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on a small CNN's batch of 32
     float32 images of 16 channels, 32 x 32: forward, and forward plus backward."""
     import numpy as np
     shape = (32, 16, 32, 32)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    rows = []
-    for name, args in (("Conv2d", (16, 32, 3)), ("BatchNorm2d", (16,))):
-        def make(lib, name=name, args=args):
-            module = getattr(lib.nn, name)(*args, **({"padding": 1} if name == "Conv2d" else
-                                                      {}))
-            plain, grad = lib.tensor(x), lib.tensor(x, requires_grad=True)
-
-            def forward():
-                with lib.no_grad():
-                    return module(plain)
-            return forward, lambda: module(grad).sum().backward()
-        rows += _with_backward(f"nn.{name}", shape, _libs(jt, torch), make, quick)
-    return rows
+    return _module_rows("nn.Conv2d", shape, x, lambda lib: lib.nn.Conv2d(16, 32, 3, padding=1),
+                        _libs(jt, torch), quick) + \
+        _module_rows("nn.BatchNorm2d", shape, x, lambda lib: lib.nn.BatchNorm2d(16),
+                     _libs(jt, torch), quick)
 
 
 def _embedding(jt, torch, quick):
@@ -166,15 +171,9 @@ def _norms(jt, torch, quick):
     for shape in ((64, 512), (8192, 768)):
         x = rng.standard_normal(shape).astype(np.float32)
         for name in ("LayerNorm", "RMSNorm"):
-            def make(lib, x=x, name=name):
-                module = getattr(lib.nn, name)(shape[-1])
-                plain, grad = lib.tensor(x), lib.tensor(x, requires_grad=True)
-
-                def forward():
-                    with lib.no_grad():
-                        return module(plain)
-                return forward, lambda: module(grad).sum().backward()
-            rows += _with_backward(f"nn.{name}", shape, _libs(jt, torch), make, quick)
+            rows += _module_rows(f"nn.{name}", shape, x,
+                                 lambda lib, name=name: getattr(lib.nn, name)(shape[-1]),
+                                 _libs(jt, torch), quick)
     return rows
 
 

@@ -116,7 +116,57 @@ class ModuleList(_ModuleSequence):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class ModuleDict(Module):
+class _Dict(Module):
+    """Dict behaviour over one of the module's stores (`_store`: its attribute name)."""
+
+    _store = "_modules"
+
+    def _items(self):
+        return self.__dict__[self._store]
+
+    def __getitem__(self, key):
+        return self._items()[key]
+
+    def __delitem__(self, key):
+        del self._items()[key]
+
+    def __len__(self):
+        return len(self._items())
+
+    def __iter__(self):
+        return iter(self._items())
+
+    def __contains__(self, key):
+        return key in self._items()
+
+    def keys(self):
+        return self._items().keys()
+
+    def items(self):
+        return self._items().items()
+
+    def values(self):
+        return self._items().values()
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def clear(self):
+        self._items().clear()
+
+    def update(self, pairs):
+        """Add (name, value) pairs from a mapping or an iterable of pairs."""
+        pairs = pairs.items() if hasattr(pairs, "items") else pairs
+        for j, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"{type(self).__name__} update sequence element #{j} has "
+                                 f"length {len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+
+class ModuleDict(_Dict):
     """A dict of submodules whose parameters the parent module sees, in insertion order."""
 
     def __init__(self, modules=None):
@@ -124,49 +174,8 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key):
-        return self._modules[key]
-
     def __setitem__(self, key, module):
         self.add_module(key, module)
-
-    def __delitem__(self, key):
-        del self._modules[key]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key):
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
-
-    def pop(self, key):
-        module = self[key]
-        del self[key]
-        return module
-
-    def clear(self):
-        self._modules.clear()
-
-    def update(self, modules):
-        """Add (name, module) pairs from a mapping or an iterable of pairs."""
-        pairs = modules.items() if hasattr(modules, "items") else modules
-        for j, pair in enumerate(pairs):
-            if len(pair) != 2:
-                raise ValueError(f"ModuleDict update sequence element #{j} has length "
-                                 f"{len(pair)}; 2 is required")
-            self[pair[0]] = pair[1]
 
 
 def _describe(items):
@@ -229,50 +238,18 @@ class ParameterList(Module):
         return _describe(self._parameters.items())
 
 
-class ParameterDict(Module):
+class ParameterDict(_Dict):
     """A dict of parameters the parent module sees (tensors assigned are made Parameters)."""
+
+    _store = "_parameters"
 
     def __init__(self, parameters=None):
         super().__init__()
         if parameters is not None:
             self.update(parameters)
 
-    def __getitem__(self, key):
-        return self._parameters[key]
-
     def __setitem__(self, key, value):
         self.register_parameter(key, _parameter(value))
-
-    def __delitem__(self, key):
-        del self._parameters[key]
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key):
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return self._parameters.items()
-
-    def values(self):
-        return self._parameters.values()
-
-    def pop(self, key):
-        value = self[key]
-        del self[key]
-        return value
-
-    def update(self, parameters):
-        pairs = parameters.items() if hasattr(parameters, "items") else parameters
-        for key, value in pairs:
-            self[key] = value
 
     def extra_repr(self):
         return _describe(self._parameters.items())

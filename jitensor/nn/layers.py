@@ -22,6 +22,16 @@ class Identity(Module):
         return input
 
 
+def _reset_affine(weight, bias):
+    """torch's init of Linear's and the convolutions' parameters: weight kaiming_uniform_
+    (a=sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Linear(Module):
     """y = x @ weight.T + bias, with weight (out_features, in_features) drawn as torch draws it:
     kaiming_uniform_(a=sqrt(5)) (i.e. U(-1/sqrt(in), 1/sqrt(in))), bias U(-1/sqrt(in), ...)."""
@@ -37,11 +47,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -429,11 +435,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_affine(self.weight, self.bias)
 
     def forward(self, input):
         fn = C.conv2d if self._n == 2 else C.conv1d
