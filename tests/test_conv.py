@@ -181,10 +181,22 @@ def test_bad_arguments_raise_clearly():
         F.conv2d(x, jt.randn(3, 4, 3, 3), groups=3)
     with pytest.raises(RuntimeError, match="is larger than the padded input"):
         F.conv2d(x, jt.randn(3, 4, 7, 7))
-    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided"):
         F.conv2d(x, jt.randn(3, 4, 3, 3), stride=2, padding="same")
-    with pytest.raises(ValueError, match="Invalid padding string 'full'"):
+    with pytest.raises(RuntimeError, match="Invalid padding string: 'full'"):
         F.conv2d(x, jt.randn(3, 4, 3, 3), padding="full")
+    with pytest.raises(ValueError, match="Invalid padding string 'full'"):
+        nn.Conv2d(4, 6, 3, padding="full")
+    with pytest.raises(ValueError, match="groups must be a positive integer, got 0"):
+        nn.Conv2d(4, 6, 3, groups=0)
+    with pytest.raises(RuntimeError, match="expected a bias of shape \\(3,\\)"):
+        F.conv2d(x, jt.randn(3, 4, 3, 3), jt.randn(3, 1))
+    with pytest.raises(RuntimeError, match="pad must be non-negative"):
+        F.max_pool2d(x, 2, padding=-1)
+    with pytest.raises(RuntimeError, match="dilation must be positive"):
+        F.max_pool2d(x, 2, dilation=0)
+    with pytest.raises(RuntimeError, match="divisor must be a non-zero int, got 2.5"):
+        F.avg_pool2d(x, 2, divisor_override=2.5)
     with pytest.raises(RuntimeError, match="expected a 3-D \\(unbatched\\) or 4-D"):
         F.conv2d(jt.randn(4, 5), jt.randn(3, 4, 3, 3))
     with pytest.raises(RuntimeError, match="pad should be at most half of effective kernel"):
@@ -197,3 +209,30 @@ def test_bad_arguments_raise_clearly():
         nn.Conv2d(4, 6, 3, groups=4)
     with pytest.raises(ValueError, match="padding_mode must be one of"):
         nn.Conv2d(4, 6, 3, padding_mode="mirror")
+
+
+def test_integer_inputs_empty_batches_and_argument_forms_follow_torch():
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x = np.arange(18).reshape(1, 2, 3, 3) - 9
+    for dtype in (np.int64, np.int32, np.uint8):
+        a = (x + 9).astype(dtype) if dtype == np.uint8 else x.astype(dtype)
+        pairs = [(F.max_pool2d(jt.tensor(a), 2, 1, 1, ceil_mode=True),
+                  tf.max_pool2d(torch.tensor(a), 2, 1, 1, ceil_mode=True))]
+        if dtype == np.int64:  # (torch averages no other integer type)
+            pairs.append((F.avg_pool2d(jt.tensor(a), 2, 1, 1),
+                          tf.avg_pool2d(torch.tensor(a), 2, 1, 1)))
+        for mine, theirs in pairs:
+            assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    empty = jt.zeros(0, 3, 4, 4)
+    assert nn.BatchNorm2d(3)(empty).shape == (0, 3, 4, 4)
+    assert F.adaptive_avg_pool2d(jt.ones(2, 3, 4, 4), 0).shape == (2, 3, 0, 0)
+    y = np.random.default_rng(6).standard_normal((1, 2, 5, 5))
+    w = np.random.default_rng(7).standard_normal((2, 2, 3, 3))
+    np.testing.assert_allclose(
+        F.conv2d(jt.tensor(y), jt.tensor(w), stride=(2,), padding=np.int64(1)).numpy(),
+        tf.conv2d(torch.tensor(y), torch.tensor(w), stride=2, padding=1).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(F.max_pool1d(jt.tensor(y[0]), 2, []).numpy(),
+                                  tf.max_pool1d(torch.tensor(y[0]), 2).numpy())
+    assert not isinstance(nn.AdaptiveAvgPool2d(1), nn.AdaptiveAvgPool1d)

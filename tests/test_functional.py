@@ -77,6 +77,8 @@ def test_pad_keeps_dtype_and_device_and_raises_as_torch():
         F.pad(jt.zeros(3), (1, 1), "replicate")
     with pytest.raises(RuntimeError, match="leaves a negative size"):
         F.pad(x, (-4, 0))
+    with pytest.raises(TypeError, match="argument 'pad' must be a sequence of ints"):
+        F.pad(x, (1.5, 1))
 
 
 def test_one_hot_matches_numpy_and_checks_its_input():
@@ -110,7 +112,10 @@ def test_normalize_cosine_similarity_and_pairwise_distance_match_numpy():
     cos = F.cosine_similarity(jt.tensor(x), jt.tensor(y), dim=1)
     unit = lambda v: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-8)
     np.testing.assert_allclose(cos.numpy(), (unit(x) * unit(y)).sum(1), rtol=1e-12)
-    assert F.cosine_similarity(jt.tensor([1, 2]), jt.tensor([2, 3]), dim=0).dtype is jt.float32
+    with pytest.raises(RuntimeError, match="expected floating point inputs, got int64"):
+        F.cosine_similarity(jt.tensor([1, 2]), jt.tensor([2, 3]), dim=0)
+    huge = jt.tensor([[3e200, 4e200]], dtype=jt.float64)  # an infinite norm: 0, as torch
+    assert F.cosine_similarity(huge, huge).tolist() == [0.0]
     dist = F.pairwise_distance(jt.tensor(x), jt.tensor(y), keepdim=True)
     np.testing.assert_allclose(dist.numpy(), np.linalg.norm(x - y + 1e-6, axis=1,
                                                             keepdims=True), rtol=1e-12)
@@ -183,3 +188,28 @@ def test_scaled_dot_product_attention_errors_and_dropout():
     dropped = F.scaled_dot_product_attention(q, q, jt.ones(2, 4, 3), dropout_p=0.5)
     # each output is a sum of kept weights scaled by 2: rows of ones average to 1 over seeds
     assert dropped.shape == (2, 4, 3) and not np.allclose(dropped.numpy(), 1.0)
+
+
+def test_attention_rows_masked_everywhere_give_zeros_and_heads_repeat_apart():
+    """As torch 2.13: a query row that may attend nothing yields 0 (and 0 gradients), not NaN
+    (a padding mask makes such rows); with enable_gqa, key's and value's heads repeat each to
+    query's."""
+    q = jt.ones(1, 2, 3, requires_grad=True)
+    mask = jt.tensor([[True, False], [False, False]])
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    out.sum().backward()
+    assert out.detach().tolist() == [[[1.0] * 3, [0.0] * 3]]
+    assert np.isfinite(q.grad.numpy()).all()
+    floats = F.scaled_dot_product_attention(q, q, q, attn_mask=jt.tensor(
+        [[0.0, 0.0], [-math.inf, -math.inf]]))
+    assert floats.detach().tolist() == [[[1.0] * 3, [0.0] * 3]]
+    with pytest.raises(RuntimeError, match="attn_mask dtype to be bool or float, got int64"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=jt.ones(2, 2, dtype=jt.int64))
+    rng = np.random.default_rng(6)
+    arrays = (rng.standard_normal((1, 4, 3, 8)), rng.standard_normal((1, 2, 5, 8)),
+              rng.standard_normal((1, 1, 5, 4)))
+    got = F.scaled_dot_product_attention(*map(jt.tensor, arrays), enable_gqa=True)
+    k = np.repeat(arrays[1], 2, axis=1)
+    v = np.repeat(arrays[2], 4, axis=1)
+    want = attention_reference(arrays[0], k, v, 0.0, 1 / math.sqrt(8))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12)

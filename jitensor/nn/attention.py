@@ -163,7 +163,10 @@ class MultiheadAttention(Module):
                 .reshape(n * heads, 1, source)
             mask = padding if mask is None else mask + padding
         scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
-        weights = (scores if mask is None else scores + mask).softmax(-1)
+        scores = scores if mask is None else scores + mask
+        # as torch: the weights path's plain softmax (NaN in rows masked everywhere), the
+        # attention-only path's safe one (0 there)
+        weights = scores.softmax(-1) if need_weights else F.safe_softmax(scores)
         if self.training and self.dropout > 0.0:
             weights = F.dropout(weights, self.dropout)
         out = (weights @ v).transpose(0, 1).reshape(length * n, e)

@@ -8,6 +8,9 @@ batched matmul, per group. The poolings take the same windows and reduce them (m
 indices, or a sum divided by the counts torch divides by). 1-d forms run as 2-d ones over a
 height of 1."""
 import math
+import operator
+
+import numpy as np
 
 from ..creation import arange, ones
 from ..ops.shape import stack
@@ -15,9 +18,15 @@ from ..tensor import Tensor
 
 
 def _pair(value, name, n=2):
-    """An int or a sequence of n ints as a tuple of n ints."""
-    values = (value,) * n if isinstance(value, int) else tuple(value)
-    if len(values) != n or not all(isinstance(v, int) for v in values):
+    """An int (or NumPy int) or a sequence of 1 or n ints as a tuple of n ints."""
+    try:
+        values = (operator.index(value),) * n if not hasattr(value, "__len__") else \
+            tuple(operator.index(v) for v in value)
+    except TypeError:
+        values = ()
+    if len(values) == 1:
+        values *= n
+    if len(values) != n or any(isinstance(v, bool) for v in values):
         raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {value!r}")
     return values
 
@@ -39,9 +48,12 @@ def _windows(x, kernel, stride, dilation):
 
 
 def _batched(fn, input, dims):
-    """fn on input with a batch dim added when it has none (torch's unbatched forms)."""
+    """fn on input with a batch dim added when it has none (torch's unbatched forms); fn may
+    return a tuple of tensors (or None)."""
     if input.ndim == dims + 1:
-        return fn(input.unsqueeze(0)).squeeze(0)
+        out = fn(input.unsqueeze(0))
+        return tuple(None if o is None else o.squeeze(0) for o in out) \
+            if isinstance(out, tuple) else out.squeeze(0)
     if input.ndim != dims + 2:
         raise RuntimeError(f"expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) "
                            f"input, got {input.ndim}-D of shape {tuple(input.shape)}")
@@ -54,10 +66,10 @@ def _conv_padding(padding, kernel, stride, dilation):
         if padding == "valid":
             return 0, 0, 0, 0
         if padding != "same":
-            raise ValueError(f"Invalid padding string {padding!r}, should be one of 'valid', "
-                             f"'same'")
+            raise RuntimeError(f"Invalid padding string: {padding!r}; expected 'valid' or "
+                               f"'same'")
         if stride != (1, 1):
-            raise ValueError("padding='same' is not supported for strided convolutions")
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
         total = [d * (k - 1) for d, k in zip(dilation, kernel)]
         return total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2
     ph, pw = _pair(padding, "padding")
@@ -69,7 +81,6 @@ def _conv_padding(padding, kernel, stride, dilation):
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d cross-correlation of (N, C, H, W) (or (C, H, W)) input with (O, C / groups, kh, kw)
     weights, plus bias (O,)."""
-    from .functional import pad as _pad
     if not isinstance(weight, Tensor) or weight.ndim != 4:
         raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels / groups, "
                            f"kh, kw), got {getattr(weight, 'shape', weight)}")
@@ -78,6 +89,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv2d: stride and dilation must be positive, got {stride} and "
                            f"{dilation}")
     out_c, per_group, kh, kw = weight.shape
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv2d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
     top, bottom, left, right = _conv_padding(padding, (kh, kw), stride, dilation)
 
     def run(x):
@@ -88,7 +102,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                f"(out_channels, in_channels / groups, kh, kw) with both channel "
                                f"counts divisible by groups")
         if top or bottom or left or right:
-            x = _pad(x, (left, right, top, bottom))
+            x = _padded(x, (0, 0), (0, 0), 0, (left, right, top, bottom))
         n = x.shape[0]
         gathered, oh, ow = _windows(x, (kh, kw), stride, dilation)
         cols = gathered.reshape(n, groups, per_group * kh * kw, oh * ow)
@@ -121,24 +135,32 @@ def _pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
     return out, max(0, (out - 1) * stride + span - (size + 2 * padding))
 
 
+def _given(stride):
+    """torch's poolings read stride None or an empty sequence as 'the kernel size'."""
+    return stride is not None and (not hasattr(stride, "__len__") or len(stride) > 0)
+
+
 def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
     kernel = _pair(kernel_size, "kernel_size", n)
-    stride = kernel if stride is None or stride == [] or stride == () else \
-        _pair(stride, "stride", n)
+    stride = kernel if stride is None or not _given(stride) else _pair(stride, "stride", n)
     padding, dilation = _pair(padding, "padding", n), _pair(dilation, "dilation", n)
+    if min(padding) < 0:
+        raise RuntimeError(f"{fn}: pad must be non-negative, got padding={padding}")
     if any(2 * p > k for p, k in zip(padding, kernel)):
         raise RuntimeError(f"{fn}: pad should be at most half of effective kernel size, but "
                            f"got pad={padding} and kernel_size={kernel}")
-    if min(stride) < 1 or min(kernel) < 1:
-        raise RuntimeError(f"{fn}: kernel_size and stride must be positive, got {kernel} and "
-                           f"{stride}")
+    if min(stride) < 1 or min(kernel) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"{fn}: kernel_size, stride and dilation must be positive, got "
+                           f"{kernel}, {stride} and {dilation}")
     return kernel, stride, padding, dilation
 
 
-def _padded(x, padding, extra, value):
-    from .functional import pad as _pad
+def _padded(x, padding, extra, value, sizes=None):
+    """x padded by `value`: (ph, pw) on both sides plus (eh, ew) after (or F.pad's `sizes`)."""
+    from .functional import pad  # (functional imports this module)
     (ph, pw), (eh, ew) = padding, extra
-    return _pad(x, (pw, pw + ew, ph, ph + eh), value=value) if ph or pw or eh or ew else x
+    sizes = sizes or (pw, pw + ew, ph, ph + eh)
+    return pad(x, sizes, value=value) if any(sizes) else x
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -152,7 +174,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         n, c, h, w = x.shape
         (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
                               in zip((h, w), kernel, stride, padding, dilation))
-        gathered, _, _ = _windows(_padded(x, padding, (eh, ew), -math.inf), kernel, stride,
+        lowest = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.np).min)
+        gathered, _, _ = _windows(_padded(x, padding, (eh, ew), lowest), kernel, stride,
                                   dilation)
         values, at = gathered.max(dim=2)
         values = values.reshape(n, c, oh, ow)
@@ -165,13 +188,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         col = (arange(ow, device=x.device) * sw) + (at % kw) * dw - padding[1]
         return values, row * w + col
 
-    if input.ndim == 3:
-        values, at = run(input.unsqueeze(0))
-        values, at = values.squeeze(0), None if at is None else at.squeeze(0)
-    elif input.ndim == 4:
-        values, at = run(input)
-    else:
-        raise RuntimeError(f"max_pool2d: expected a 3-D or 4-D input, got {input.ndim}-D")
+    values, at = _batched(run, input, 2)
     return (values, at) if return_indices else values
 
 
@@ -180,28 +197,36 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """The mean of each window: divided by the window's size within the padded input
     (count_include_pad) or within the input itself, or by divisor_override."""
     kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    if divisor_override is not None and (not isinstance(divisor_override, int) or
+                                         isinstance(divisor_override, bool) or
+                                         divisor_override == 0):
+        raise RuntimeError(f"avg_pool2d: divisor must be a non-zero int, got "
+                           f"{divisor_override!r}")
 
     def run(x):
         n, c, h, w = x.shape
         (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, 1, ceil_mode) for size, k, s, p
                               in zip((h, w), kernel, stride, padding))
         gathered, _, _ = _windows(_padded(x, padding, (eh, ew), 0.0), kernel, stride, (1, 1))
-        total = gathered.sum(dim=2).reshape(n, c, oh, ow)
+        total = gathered.sum(dim=2, dtype=x.dtype).reshape(n, c, oh, ow)
         if divisor_override is not None:
-            return total / divisor_override
-        # the count of each window: pool a plane of ones (padding included or not)
-        plane = ones(1, 1, h + 2 * padding[0], w + 2 * padding[1], dtype=x.dtype,
-                     device=x.device) if count_include_pad else \
-            _padded(ones(1, 1, h, w, dtype=x.dtype, device=x.device), padding, (0, 0), 0.0)
-        counts = _windows(_padded(plane, (0, 0), (eh, ew), 0.0), kernel, stride, (1, 1))[0]
-        return total / counts.sum(dim=2).reshape(1, 1, oh, ow)
+            counts = divisor_override
+        else:  # the count of each window: pool a plane of ones (padding included or not)
+            plane = ones(1, 1, h + 2 * padding[0], w + 2 * padding[1], dtype=x.dtype,
+                         device=x.device) if count_include_pad else \
+                _padded(ones(1, 1, h, w, dtype=x.dtype, device=x.device), padding, (0, 0), 0)
+            counts = _windows(_padded(plane, (0, 0), (eh, ew), 0), kernel, stride, (1, 1))[0] \
+                .sum(dim=2, dtype=x.dtype).reshape(1, 1, oh, ow)
+        # integers divide truncating, in their own dtype, as torch's
+        return total / counts if x.dtype.is_floating_point else \
+            total.div(counts, rounding_mode="trunc")
     return _batched(run, input, 2)
 
 
 def _one_d(fn, input, kernel_size, stride, padding, *rest, **kw):
     """A 2-d pooling over a height of 1 for (N, C, L) or (C, L) input."""
     k, = _pair(kernel_size, "kernel_size", 1)
-    s = k if stride is None else _pair(stride, "stride", 1)[0]
+    s = _pair(stride, "stride", 1)[0] if _given(stride) else k
     p, = _pair(padding, "padding", 1)
     out = fn(input.unsqueeze(-2), (1, k), (1, s), (0, p), *rest, **kw)
     return tuple(o.squeeze(-2) for o in out) if isinstance(out, tuple) else out.squeeze(-2)
@@ -223,6 +248,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def _adaptive_matrix(size, out, dtype, device):
     """(out, size): row i averages input positions floor(i size / out) to ceil((i+1) size /
     out), as torch's adaptive pooling windows."""
+    if out == 0:
+        return ones(0, size, dtype=dtype, device=device)
     i = arange(out, device=device).reshape(out, 1)
     start, end = (i * size) // out, ((i + 1) * size + out - 1) // out
     j = arange(size, device=device).reshape(1, size)
@@ -240,6 +267,10 @@ def adaptive_avg_pool2d(input, output_size):
                            f"sizes, got {input.ndim}-D input and output_size={output_size!r}")
     h, w = input.shape[-2:]
     oh, ow = (size if out is None else out for size, out in zip((h, w), sizes))
+    if not h or not w or oh < 0 or ow < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: expected non-empty input planes and "
+                           f"non-negative output sizes, got input {tuple(input.shape)} and "
+                           f"output_size={output_size!r}")
     rows = _adaptive_matrix(h, oh, input.dtype, input.device)
     cols = _adaptive_matrix(w, ow, input.dtype, input.device)
     return rows @ input @ cols.transpose(0, 1)
@@ -263,9 +294,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = input.shape[1]
     along = [1, c] + [1] * (input.ndim - 2)
     dims = [0] + list(range(2, input.ndim))
+    if (running_mean is None) != (running_var is None):
+        raise RuntimeError("batch_norm: pass both running_mean and running_var, or neither")
+    if not input.numel():
+        return input * 1  # (an empty batch: nothing to normalise, no statistics to update)
     if training:
-        count = input.numel() // c if c else 0
-        if count <= 1:
+        count = input.numel() // c
+        if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
         mean = input.mean(dim=dims, keepdim=True)

@@ -10,7 +10,7 @@ import warnings
 
 from ..autograd import no_grad
 from ..creation import arange, full, ones, rand, zeros
-from ..dtypes import bool_, get_default_dtype, int32, int64
+from ..dtypes import bool_, int32, int64
 from ..ops import activation as _activation, indexing as _indexing, linalg as _linalg, \
     loss as _loss, norm as _norm
 from ..ops._common import broadcast_shapes, same_device
@@ -251,28 +251,29 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input.div(denom, out=out) if out is not None else input / denom
 
 
-def _floats(*tensors):
-    """Integer and bool tensors as the default float dtype (torch's cosine_similarity and
-    pairwise_distance accept them)."""
-    return tuple(t if t.dtype.is_floating_point else t.to(get_default_dtype())
-                 for t in tensors)
+def _floats(fn, *tensors):
+    """The tensors, which must be floating point (as torch's norms require)."""
+    for t in tensors:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"{fn}(): expected floating point inputs, got {t.dtype.name}; "
+                               f"convert them with .float()")
+    return tensors
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim`, the two broadcast; the
-    norms' clamp does not stop their gradient (as torch's, which clamps them under no_grad)."""
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along `dim`, the two broadcast."""
     shape = broadcast_shapes(x1.shape, x2.shape)
-    x1, x2 = _floats(x1.expand(shape), x2.expand(shape))
+    x1, x2 = _floats("cosine_similarity", x1.expand(shape), x2.expand(shape))
 
     def unit(x):
         n = x.norm(2, dim, keepdim=True)
-        return x / (n + (n.clamp_min(eps) - n).detach())
+        return x / n.where(n >= eps, eps)  # (where the clamp bites, n is below eps: 0 mostly)
     return (unit(x1) * unit(x2)).sum(dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p along the last dim (torch adds eps to the difference)."""
-    x1, x2 = _floats(x1, x2)
+    x1, x2 = _floats("pairwise_distance", x1, x2)
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
 
 
@@ -285,6 +286,8 @@ def pad(input, pad, mode="constant", value=None):
     after) for the last dim first. "constant" fills with `value` (0 when None); "reflect"
     mirrors without repeating the edge, "replicate" repeats it, "circular" wraps around (torch's
     rules for which dims these take). Composed from cat and index_select, so gradients flow."""
+    if any(isinstance(v, (bool, float)) or not hasattr(v, "__index__") for v in pad):
+        raise TypeError(f"pad(): argument 'pad' must be a sequence of ints, got {pad!r}")
     pad = [int(v) for v in pad]
     if len(pad) % 2:
         raise RuntimeError(f"Padding length must be divisible by 2, got {len(pad)}")
@@ -362,14 +365,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
     length, source = query.shape[-2], key.shape[-2]
-    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        heads, kv_heads = query.shape[-3], key.shape[-3]
-        if heads % kv_heads or value.shape[-3] != kv_heads:
+    if enable_gqa and query.ndim >= 3:
+        heads = query.shape[-3]
+        if heads % key.shape[-3] or heads % value.shape[-3]:
             raise RuntimeError(f"Number of heads in key and value must divide the number of "
-                               f"heads in query: query has {heads}, key {kv_heads}, value "
+                               f"heads in query: query has {heads}, key {key.shape[-3]}, value "
                                f"{value.shape[-3]}")
-        repeat = arange(heads, device=key.device) // (heads // kv_heads)
-        key, value = key.index_select(-3, repeat), value.index_select(-3, repeat)
+        key, value = (t.index_select(-3, arange(heads, device=t.device) // (heads // t.shape[-3]))
+                      if t.shape[-3] != heads else t for t in (key, value))
+    if attn_mask is not None and attn_mask.dtype is not bool_ and \
+            not attn_mask.dtype.is_floating_point:
+        raise RuntimeError(f"scaled_dot_product_attention: expected attn_mask dtype to be bool "
+                           f"or float, got {attn_mask.dtype.name}")
     factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     weight = query @ key.transpose(-2, -1) * factor
     if is_causal:
@@ -378,10 +385,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None:
         weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
             if attn_mask.dtype is bool_ else weight + attn_mask
-    weight = weight.softmax(-1)
+    weight = safe_softmax(weight)
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
+
+
+def safe_softmax(scores):
+    """softmax over the last dim, 0 (not NaN) in rows masked everywhere (-inf), as torch's
+    attention: a padding mask makes such rows. The row's -inf are made 0 first, so no NaN
+    reaches the gradient either."""
+    masked = (scores == -math.inf).all(-1, keepdim=True)
+    return scores.masked_fill(masked, 0.0).softmax(-1).masked_fill(masked, 0.0)
 
 
 # -- losses ------------------------------------------------------------------------------------

@@ -413,7 +413,12 @@ class _ConvNd(Module):
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         n = self._n
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        if not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"groups must be a positive integer, got {groups!r}")
+        if isinstance(padding, str) and padding not in ("valid", "same"):
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                             f"{{'valid', 'same'}}")
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
         if padding_mode not in self._MODES:
@@ -485,9 +490,8 @@ class _MaxPoolNd(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        fn = C.max_pool2d if isinstance(self, MaxPool2d) else C.max_pool1d
-        return fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                  self.ceil_mode, self.return_indices)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -495,11 +499,11 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
-    pass
+    _pool = staticmethod(C.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
-    pass
+    _pool = staticmethod(C.max_pool2d)
 
 
 class AvgPool1d(Module):
@@ -535,21 +539,24 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool1d(Module):
+class _AdaptiveAvgPoolNd(Module):
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input):
-        return C.adaptive_avg_pool1d(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
-    def forward(self, input):
-        return C.adaptive_avg_pool2d(input, self.output_size)
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _pool = staticmethod(C.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _pool = staticmethod(C.adaptive_avg_pool2d)
 
 
 class _BatchNorm(Module):

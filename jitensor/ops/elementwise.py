@@ -183,12 +183,11 @@ def _operand(x, compute, shape, b, number=True):
 
 
 def _unwrap(x):
-    """Tensors pass; Python and NumPy scalars become Python scalars; sequences become tensors."""
-    if isinstance(x, Tensor) or isinstance(x, (bool, int, float)):
-        return x
+    """Tensors pass; Python and NumPy scalars become Python scalars (np.float64 first: it is a
+    float subclass); sequences become tensors."""
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or isinstance(x, (bool, int, float)):
         return x
     return tensor(x)
 
@@ -452,6 +451,8 @@ _POWERS = {2: lambda x, out=None: _module["square"](x, out=out),
 
 def _power(input, exponent):
     """The exact form (torch's) that computes input ** exponent, or None."""
+    if isinstance(exponent, np.generic):
+        exponent = exponent.item()
     if (exponent.__class__ is int or exponent.__class__ is float) and \
             isinstance(input, Tensor) and input._dtype.is_floating_point:
         return _POWERS.get(exponent)
@@ -780,6 +781,18 @@ _ARITHMETIC = dict(add="add", sub="sub", mul="mul", truediv="div", floordiv="flo
                    xor="bitwise_xor", lshift="bitwise_left_shift", rshift="bitwise_right_shift")
 TENSOR_METHODS.update({f"__{k.rstrip('_')}__": _operator(v) for k, v in _ARITHMETIC.items()})
 _pow_method, TENSOR_METHODS["__pow__"] = TENSOR_METHODS["__pow__"], _pow_operator
+
+
+def _pow_inplace(self, exponent):
+    """pow_ and **=: the exact forms of `_POWERS` too, written into self."""
+    form = _power(self, exponent)
+    if form is None:
+        return _pow_kernel_inplace(self, exponent)
+    form(self, out=self)
+    return self
+
+
+_pow_kernel_inplace = _inplace_binary("pow")
 TENSOR_METHODS.update({f"__r{k.rstrip('_')}__": _swap(v) for k, v in _ARITHMETIC.items()})
 TENSOR_METHODS.update({f"__{k}__": _operator(k) for k in ("eq", "ne", "lt", "le", "gt", "ge")})
 TENSOR_METHODS.update(
@@ -788,7 +801,7 @@ TENSOR_METHODS.update(
     add_=_inplace_binary("add", alpha=True), sub_=_inplace_binary("sub", alpha=True),
     mul_=_inplace_binary("mul"), div_=_div_, true_divide_=_div_,
     floor_divide_=_inplace_binary("floor_divide"), remainder_=_inplace_binary("remainder"),
-    fmod_=_inplace_binary("fmod"), pow_=_inplace_binary("pow"),
+    fmod_=_inplace_binary("fmod"), pow_=_pow_inplace,
     eq_=_inplace_binary("eq"), ne_=_inplace_binary("ne"), lt_=_inplace_binary("lt"),
     le_=_inplace_binary("le"), gt_=_inplace_binary("gt"), ge_=_inplace_binary("ge"),
     logical_and_=_inplace_binary("logical_and"), logical_or_=_inplace_binary("logical_or"),
@@ -797,7 +810,7 @@ TENSOR_METHODS.update(
     __iadd__=_inplace_binary("add"), __isub__=_inplace_binary("sub"),
     __imul__=_inplace_binary("mul"), __itruediv__=_div_,
     __ifloordiv__=_inplace_binary("floor_divide"), __imod__=_inplace_binary("remainder"),
-    __ipow__=_inplace_binary("pow"), __iand__=_inplace_binary("bitwise_and"),
+    __ipow__=_pow_inplace, __iand__=_inplace_binary("bitwise_and"),
     __ior__=_inplace_binary("bitwise_or"), __ixor__=_inplace_binary("bitwise_xor"),
     __ilshift__=_inplace_binary("bitwise_left_shift"),
     __irshift__=_inplace_binary("bitwise_right_shift"),
