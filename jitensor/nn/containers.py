@@ -6,22 +6,48 @@ from collections import OrderedDict
 from .module import Module, _addindent
 
 
-class _ModuleSequence(Module):
-    """List behaviour shared by Sequential and ModuleList (children named by position)."""
+class _Store(Module):
+    """A container over one of the module's stores (`_store`: its attribute name)."""
+
+    _store = "_modules"
+
+    def _items(self):
+        return self.__dict__[self._store]
+
+    def __len__(self):
+        return len(self._items())
+
+
+class _Sequence(_Store):
+    """List behaviour over entries named by position: Sequential, ModuleList, ParameterList."""
 
     def _key(self, idx):
-        """The child name for int `idx` (negative counts from the end)."""
+        """The entry name for int `idx` (negative counts from the end)."""
         idx = operator.index(idx)
-        n = len(self._modules)
+        n = len(self)
         if not -n <= idx < n:
             raise IndexError(f"index {idx} is out of range for {type(self).__name__} of length "
                              f"{n}")
-        return list(self._modules)[idx % n]
+        return list(self._items())[idx % n]
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self._slice(idx)
-        return self._modules[self._key(idx)]
+        return self._items()[self._key(idx)]
+
+    def __iter__(self):
+        return iter(self._items().values())
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    __iadd__ = extend
+
+
+class _ModuleSequence(_Sequence):
+    """List behaviour shared by Sequential and ModuleList (children named by position)."""
 
     def __setitem__(self, idx, module):
         setattr(self, self._key(idx), module)
@@ -35,22 +61,9 @@ class _ModuleSequence(Module):
     def _renumber(self, modules):
         self.__dict__["_modules"] = OrderedDict((str(i), m) for i, m in enumerate(modules))
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
-    __iadd__ = extend
 
     def insert(self, index, module):
         if not isinstance(module, Module):
@@ -116,22 +129,14 @@ class ModuleList(_ModuleSequence):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
-class _Dict(Module):
-    """Dict behaviour over one of the module's stores (`_store`: its attribute name)."""
-
-    _store = "_modules"
-
-    def _items(self):
-        return self.__dict__[self._store]
+class _Dict(_Store):
+    """Dict behaviour over the store: ModuleDict, ParameterDict."""
 
     def __getitem__(self, key):
         return self._items()[key]
 
     def __delitem__(self, key):
         del self._items()[key]
-
-    def __len__(self):
-        return len(self._items())
 
     def __iter__(self):
         return iter(self._items())
@@ -194,45 +199,24 @@ def _parameter(value):
         value, Parameter) else value
 
 
-class ParameterList(Module):
+class ParameterList(_Sequence):
     """A list of parameters the parent module sees (tensors assigned are made Parameters)."""
+
+    _store = "_parameters"
 
     def __init__(self, values=None):
         super().__init__()
-        for value in values or ():
-            self.append(value)
+        self.extend(values or ())
 
-    def _key(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range for ParameterList of length "
-                             f"{len(self)}")
-        return str(idx % len(self))
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return ParameterList(list(self)[idx])
-        return self._parameters[self._key(idx)]
+    def _slice(self, s):
+        return ParameterList(list(self)[s])
 
     def __setitem__(self, idx, value):
         self.register_parameter(self._key(idx), _parameter(value))
 
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters.values())
-
     def append(self, value):
         self.register_parameter(str(len(self)), _parameter(value))
         return self
-
-    def extend(self, values):
-        for value in values:
-            self.append(value)
-        return self
-
-    __iadd__ = extend
 
     def extra_repr(self):
         return _describe(self._parameters.items())

@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from ..autograd import no_grad
 from ..creation import arange, ones
 from ..ops.shape import stack
 from ..tensor import Tensor
@@ -102,7 +103,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                f"(out_channels, in_channels / groups, kh, kw) with both channel "
                                f"counts divisible by groups")
         if top or bottom or left or right:
-            x = _padded(x, (0, 0), (0, 0), 0, (left, right, top, bottom))
+            x = _padded(x, (left, right, top, bottom), 0)
         n = x.shape[0]
         gathered, oh, ow = _windows(x, (kh, kw), stride, dilation)
         cols = gathered.reshape(n, groups, per_group * kh * kw, oh * ow)
@@ -142,7 +143,7 @@ def _given(stride):
 
 def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
     kernel = _pair(kernel_size, "kernel_size", n)
-    stride = kernel if stride is None or not _given(stride) else _pair(stride, "stride", n)
+    stride = _pair(stride, "stride", n) if _given(stride) else kernel
     padding, dilation = _pair(padding, "padding", n), _pair(dilation, "dilation", n)
     if min(padding) < 0:
         raise RuntimeError(f"{fn}: pad must be non-negative, got padding={padding}")
@@ -155,12 +156,17 @@ def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
     return kernel, stride, padding, dilation
 
 
-def _padded(x, padding, extra, value, sizes=None):
-    """x padded by `value`: (ph, pw) on both sides plus (eh, ew) after (or F.pad's `sizes`)."""
+def _padded(x, sizes, value):
+    """x padded by `value` (F.pad's sizes: left, right, top, bottom), or x itself."""
     from .functional import pad  # (functional imports this module)
-    (ph, pw), (eh, ew) = padding, extra
-    sizes = sizes or (pw, pw + ew, ph, ph + eh)
     return pad(x, sizes, value=value) if any(sizes) else x
+
+
+def _pool_sizes(padding, extra):
+    """F.pad's sizes for a pooling's padding (ph, pw) on both sides plus its ceil_mode
+    overhang (eh, ew) after."""
+    (ph, pw), (eh, ew) = padding, extra
+    return pw, pw + ew, ph, ph + eh
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -175,8 +181,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
                               in zip((h, w), kernel, stride, padding, dilation))
         lowest = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.np).min)
-        gathered, _, _ = _windows(_padded(x, padding, (eh, ew), lowest), kernel, stride,
-                                  dilation)
+        gathered, _, _ = _windows(_padded(x, _pool_sizes(padding, (eh, ew)), lowest), kernel,
+                                  stride, dilation)
         values, at = gathered.max(dim=2)
         values = values.reshape(n, c, oh, ow)
         if not return_indices:
@@ -207,20 +213,28 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         n, c, h, w = x.shape
         (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, 1, ceil_mode) for size, k, s, p
                               in zip((h, w), kernel, stride, padding))
-        gathered, _, _ = _windows(_padded(x, padding, (eh, ew), 0.0), kernel, stride, (1, 1))
+        gathered, _, _ = _windows(_padded(x, _pool_sizes(padding, (eh, ew)), 0), kernel, stride,
+                                  (1, 1))
         total = gathered.sum(dim=2, dtype=x.dtype).reshape(n, c, oh, ow)
         if divisor_override is not None:
             counts = divisor_override
-        else:  # the count of each window: pool a plane of ones (padding included or not)
-            plane = ones(1, 1, h + 2 * padding[0], w + 2 * padding[1], dtype=x.dtype,
-                         device=x.device) if count_include_pad else \
-                _padded(ones(1, 1, h, w, dtype=x.dtype, device=x.device), padding, (0, 0), 0)
-            counts = _windows(_padded(plane, (0, 0), (eh, ew), 0), kernel, stride, (1, 1))[0] \
-                .sum(dim=2, dtype=x.dtype).reshape(1, 1, oh, ow)
+        else:
+            rows, cols = (_window_counts(size, k, s, p, out, count_include_pad, x)
+                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow)))
+            counts = rows.reshape(oh, 1) * cols.reshape(1, ow)
         # integers divide truncating, in their own dtype, as torch's
         return total / counts if x.dtype.is_floating_point else \
             total.div(counts, rounding_mode="trunc")
     return _batched(run, input, 2)
+
+
+def _window_counts(size, kernel, stride, padding, out, include_pad, like):
+    """How many elements each of the `out` windows along one dim averages, as torch counts
+    them: the window clipped to the padded input (include_pad) or to the input itself (a
+    ceil_mode overhang never counts)."""
+    start = arange(out, device=like.device) * stride - padding
+    low, high = (-padding, size + padding) if include_pad else (0, size)
+    return ((start + kernel).clamp(max=high) - start.clamp(min=low)).to(like.dtype)
 
 
 def _one_d(fn, input, kernel_size, stride, padding, *rest, **kw):
@@ -287,7 +301,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalise each channel (dim 1) by the batch's mean and biased variance when training
     (updating running_mean and running_var in place: momentum blends them, the variance
     unbiased), else by the running statistics; then scale and shift per channel."""
-    from ..autograd import no_grad
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
                          f"{input.ndim}-D")
@@ -305,15 +318,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"size {list(input.shape)}")
         mean = input.mean(dim=dims, keepdim=True)
         var = input.var(dim=dims, correction=0, keepdim=True)
-        if running_mean is not None or running_var is not None:
+        if running_mean is not None:  # (and running_var: both or neither, checked above)
             with no_grad():
-                if running_mean is not None:
-                    running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                if running_var is not None:
-                    running_var.mul_(1 - momentum).add_(
-                        var.reshape(c) * (momentum * count / (count - 1)))
+                running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
+                running_var.mul_(1 - momentum).add_(
+                    var.reshape(c) * (momentum * count / (count - 1)))
     else:
-        if running_mean is None or running_var is None:
+        if running_mean is None:
             raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
                                "training")
         mean, var = running_mean.reshape(along), running_var.reshape(along)

@@ -22,32 +22,35 @@ class Identity(Module):
         return input
 
 
-def _reset_affine(weight, bias):
-    """torch's init of Linear's and the convolutions' parameters: weight kaiming_uniform_
-    (a=sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
-    init.kaiming_uniform_(weight, a=math.sqrt(5))
-    if bias is not None:
-        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-        init.uniform_(bias, -bound, bound)
+class _Affine(Module):
+    """Linear's and the convolutions' parameters: weight (out, ...) and bias (out,) or none,
+    drawn as torch draws them: weight kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in),
+    1/sqrt(fan_in))."""
+
+    def _parameters_of(self, shape, bias, device, dtype):
+        self.weight = Parameter(empty(*shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(shape[0], device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
 
-class Linear(Module):
+class Linear(_Affine):
     """y = x @ weight.T + bias, with weight (out_features, in_features) drawn as torch draws it:
     kaiming_uniform_(a=sqrt(5)) (i.e. U(-1/sqrt(in), 1/sqrt(in))), bias U(-1/sqrt(in), ...)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self.weight, self.bias)
+        self._parameters_of((out_features, in_features), bias, device, dtype)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -401,7 +404,7 @@ class Flatten(Module):
 
 
 # -- convolutions, poolings, batch norm (functions: nn/convolution.py) -----------------------------
-class _ConvNd(Module):
+class _ConvNd(_Affine):
     """Conv1d and Conv2d: weight (out, in / groups, *kernel) and bias drawn as torch draws
     them (kaiming_uniform_(a=sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)));
     padding_mode other than 'zeros' pads with F.pad first."""
@@ -431,16 +434,8 @@ class _ConvNd(Module):
         if self.padding == "same" and any(s != 1 for s in self.stride):
             raise ValueError("padding='same' is not supported for strided convolutions")
         self.dilation, self.padding_mode = C._pair(dilation, "dilation", n), padding_mode
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
-                                      device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self.weight, self.bias)
+        self._parameters_of((out_channels, in_channels // groups, *self.kernel_size), bias,
+                            device, dtype)
 
     def forward(self, input):
         fn = C.conv2d if self._n == 2 else C.conv1d

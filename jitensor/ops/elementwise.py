@@ -468,7 +468,7 @@ def pow(input, exponent, *, out=None):
 
 
 def _pow_operator(self, other):
-    """`**`: the recorded pow where an exponent has a unary op (the fast path would run
+    """`**`: the recorded pow where the exponent has an exact form (the fast path would run
     libm's pow), else as the other operators."""
     return _module["pow"](self, other) if _power(self, other) is not None else \
         _pow_method(self, other)
