@@ -58,6 +58,98 @@ def test_conv2d_matches_numpy(case):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
 
 
+@given(convolutions(), st.sampled_from(["float64", "float32", "int64"]))
+def test_conv2d_kernels_match_torch(case, dtype):
+    """Forward, the three gradients and second derivatives (the gradient ops differentiated
+    again), in float64, float32 and (forward only) int64, against torch."""
+    torch = pytest.importorskip("torch")
+    shape, wshape, stride, padding, dilation, groups, bias, seed = case
+    rng = np.random.default_rng(seed)
+    x, w, b = (rng.integers(-4, 5, s).astype(dtype) for s in (shape, wshape, wshape[:1]))
+    floats = dtype != "int64"
+    mine = [jt.tensor(v, requires_grad=floats) for v in (x, w, b)]
+    theirs = [torch.tensor(v, requires_grad=floats) for v in (x, w, b)]
+    results = []
+    for lib, (a, c, d) in ((F, mine), (torch.nn.functional, theirs)):
+        y = lib.conv2d(a, c, d if bias else None, stride, padding, dilation, groups)
+        outs = [y]
+        if floats:
+            grads = (torch.autograd if lib is not F else jt.autograd).grad(
+                (y * y).sum(), (a, c, d) if bias else (a, c), create_graph=True)
+            outs += [*grads, *(torch.autograd if lib is not F else jt.autograd).grad(
+                sum(g.square().sum() for g in grads), (a, c))]
+        results.append([o.detach().numpy() for o in outs])
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for got, want in zip(*results):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("padding,stride", [(1, 1), (0, 1), ("same", 1), (2, 2)])
+def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding, stride):
+    """Images split into several blocks of output rows (BLOCK made small), on one thread or
+    two: the same bits, forward and both gradients (the weight's summed in runs fixed by the
+    shape); 'same' padding at stride 1 takes the long-copy path, the others the row path."""
+    from jitensor.backends.cpu import conv
+    rng = np.random.default_rng(4)
+    x = jt.tensor(rng.standard_normal((3, 4, 9, 7)).astype(np.float32), requires_grad=True)
+    w = jt.tensor(rng.standard_normal((6, 2, 3, 3)).astype(np.float32), requires_grad=True)
+    b = jt.tensor(rng.standard_normal(6).astype(np.float32), requires_grad=True)
+
+    def run():
+        x.grad = w.grad = b.grad = None
+        y = F.conv2d(x, w, b, stride, padding, groups=2)
+        (y * y).sum().backward()
+        return [t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)]
+
+    whole = run()
+    monkeypatch.setattr(conv, "BLOCK", 40)  # a row or two of windows per block
+    monkeypatch.setattr(conv, "PARTS", 3)
+    blocks = run()
+    for got, want in zip(blocks[:2], whole[:2]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    want = conv_reference(x.detach().numpy().astype(np.float64), w.detach().numpy(),
+                          b.detach().numpy(), (stride,) * 2, (1, 1) if padding == "same" else
+                          (padding,) * 2, (1, 1), 2)
+    np.testing.assert_allclose(blocks[0], want, rtol=1e-5, atol=1e-5)
+    serial = []
+    for workers in (1, 2):  # the launchers' choice, forced
+        monkeypatch.setattr(conv, "_workers", lambda tasks, work, n=workers: min(n, tasks))
+        serial.append(run())
+    for got, want in zip(*serial):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_conv_dtypes_empty_inputs_and_errors_follow_torch():
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x = np.arange(2 * 2 * 5 * 4).reshape(2, 2, 5, 4) % 7 - 3
+    w = np.arange(3 * 2 * 2 * 3).reshape(3, 2, 2, 3) % 5 - 2
+    for dtype in (np.int64, np.int32, np.uint8, np.int8):
+        a, c = x.astype(dtype), w.astype(dtype)
+        mine = F.conv2d(jt.tensor(a), jt.tensor(c), stride=(1, 2), padding=1)
+        theirs = tf.conv2d(torch.tensor(a), torch.tensor(c), stride=(1, 2), padding=1)
+        assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())  # (wrapping as torch)
+    # an empty batch; no input channels (torch gives an empty result there): the bias alone
+    a, c = jt.zeros(0, 2, 5, 4, requires_grad=True), jt.ones(3, 2, 3, 3, requires_grad=True)
+    y = F.conv2d(a, c, padding=1)
+    assert y.shape == tf.conv2d(torch.zeros(0, 2, 5, 4), torch.ones(3, 2, 3, 3), padding=1).shape
+    y.sum().backward()
+    assert a.grad.shape == a.shape and c.grad.shape == c.shape and not c.grad.abs().sum().item()
+    y = F.conv2d(jt.ones(2, 0, 4, 4), jt.ones(3, 0, 3, 3), jt.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(y.numpy(), np.broadcast_to(np.array([1.0, 2.0, 3.0],
+                                                                      np.float32)[:, None, None],
+                                                             (2, 3, 2, 2)))
+    with pytest.raises(RuntimeError, match="only zero batch or zero channel inputs"):
+        F.conv2d(jt.ones(1, 2, 0, 0), jt.ones(3, 2, 1, 1), padding=1)
+    with pytest.raises(RuntimeError, match=r"input type \(float32\) and weight type "
+                                           r"\(float64\) should be the same"):
+        F.conv2d(jt.ones(1, 2, 4, 4), jt.ones(3, 2, 2, 2, dtype=jt.float64))
+    with pytest.raises(RuntimeError, match=r"and bias type \(float64\)"):
+        F.conv2d(jt.ones(1, 2, 4, 4), jt.ones(3, 2, 2, 2), jt.ones(3, dtype=jt.float64))
+
+
 def test_conv_gradients_match_finite_differences():
     rng = np.random.default_rng(1)
     x = jt.tensor(rng.standard_normal((2, 4, 5, 4)), requires_grad=True)

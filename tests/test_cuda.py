@@ -481,6 +481,38 @@ def test_convolutions_poolings_and_batch_norm_match_the_cpu():
         check(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int64])
+def test_convolution_kernels_match_the_cpu(dtype):
+    """The forward and both gradients (and a second derivative) with stride, padding, dilation,
+    groups and bias; the batch is unfolded in several chunks (the simulator's CHUNK is small)."""
+    from jitensor.nn import functional as F
+    x = RNG.integers(-3, 4, (3, 4, 5, 4))
+    w, b = RNG.integers(-3, 4, (6, 2, 3, 2)), RNG.integers(-3, 4, 6)
+    args = dict(stride=(2, 1), padding=(2, 1), dilation=(1, 2), groups=2)
+    results = []
+    for device in ("cuda", "cpu"):
+        a, c, d = (jt.tensor(v, dtype=dtype, device=device) for v in (x, w, b))
+        outs = [F.conv2d(a, c, d, **args), F.conv2d(a, c, padding="same", groups=2)]
+        if dtype.is_floating_point:
+            for t in (a, c, d):
+                t.requires_grad_()
+            y = F.conv2d(a, c, d, **args)
+            gx, gw = jt.autograd.grad((y * y).sum(), (a, c), create_graph=True)
+            outs += [gx.detach(), gw.detach(), *jt.autograd.grad(gx.sum() + gw.sum(), (a, c, d))]
+        results.append(outs)
+    for got, want in zip(*results):
+        check(got, want, rtol=1e-9 if dtype is jt.float64 else 1e-5, atol=1e-4)
+
+
+def test_convolution_in_float16_matches_float32():
+    from jitensor.nn import functional as F
+    x, w = (RNG.standard_normal(s).astype(np.float16) for s in ((2, 2, 4, 4), (3, 2, 3, 3)))
+    got = F.conv2d(cuda(x), cuda(w), padding=1)
+    assert got.dtype is jt.float16
+    want = F.conv2d(jt.tensor(x.astype(np.float32)), jt.tensor(w.astype(np.float32)), padding=1)
+    check(got.float(), want, rtol=1e-2, atol=1e-2)
+
+
 def test_multihead_attention_matches_the_cpu():
     from jitensor import nn
     jt.manual_seed(0)

@@ -13,7 +13,7 @@ from .. import creation
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
 from ..backends.scalar import loss as LC  # (reduction codes)
-from ..ops import activation as A, elementwise as E, indexing as I, linalg as L, loss as Lo, \
+from ..ops import activation as A, conv as C, elementwise as E, indexing as I, linalg as L, loss as Lo, \
     matrix as M, norm as N, reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
@@ -682,6 +682,40 @@ def _pointwise_loss(g, result, input, target, extra, code, param):
     if wanted[2]:
         grads.append((extra, g * -(y * A.logsigmoid(x))))
     return grads
+
+
+# -- the convolution (ops/conv.py): bilinear in (input, weight), so each op's derivatives are the
+# other two ops, with the same geometry
+@rule("convolution", uses_result=False)
+def _convolution(g, result, input, weight, bias, *geometry):
+    pairs = [(bias, g.sum((0, 2, 3)))] if _wanted(bias) else []
+    if _wanted(input):
+        pairs.append((input, C.convolution_input_grad(g, weight, input.shape, *geometry)))
+    if _wanted(weight):
+        pairs.append((weight, C.convolution_weight_grad(g, input, weight.shape, *geometry)))
+    return pairs
+
+
+@rule("convolution_input_grad", uses_result=False)
+def _convolution_input_grad(u, result, grad, weight, shape, *geometry):
+    """The input's gradient gx(g, w) = J^T g: <u, gx> = <g, conv(u, w)>."""
+    pairs = []
+    if _wanted(grad):
+        pairs.append((grad, C.convolution(u, weight, None, *geometry)))
+    if _wanted(weight):
+        pairs.append((weight, C.convolution_weight_grad(grad, u, weight.shape, *geometry)))
+    return pairs
+
+
+@rule("convolution_weight_grad", uses_result=False)
+def _convolution_weight_grad(v, result, grad, input, shape, *geometry):
+    """The weight's gradient gw(g, x): <v, gw> = <g, conv(x, v)>."""
+    pairs = []
+    if _wanted(grad):
+        pairs.append((grad, C.convolution(input, v, None, *geometry)))
+    if _wanted(input):
+        pairs.append((input, C.convolution_input_grad(grad, v, input.shape, *geometry)))
+    return pairs
 
 
 @rule("native_layer_norm", uses_result=False)

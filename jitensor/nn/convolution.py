@@ -1,12 +1,11 @@
-"""torch.nn.functional's convolutions, poolings and batch_norm, composed from ops, so that
-autograd differentiates them and they run on every device.
+"""torch.nn.functional's convolutions, poolings and batch_norm: argument checks as torch's,
+then ops, so that autograd differentiates them and they run on every device.
 
-A convolution is im2col and a product: the windows of the (padded) input, (N, C*kh*kw,
-OH*OW), are stacked from one strided slice per kernel element (their backward adds the
-gradient back onto the input: overlapping windows add up), and multiplied by the weights as a
-batched matmul, per group. The poolings take the same windows and reduce them (max with its
-indices, or a sum divided by the counts torch divides by). 1-d forms run as 2-d ones over a
-height of 1."""
+A convolution is one kernel forward and one per gradient (ops/conv.py). The poolings are
+composed: the windows of the (padded) input, (N, C, kh*kw, OH*OW), stacked from one strided
+slice per kernel element (their backward adds the gradient back onto the input: overlapping
+windows add up), reduced (max with its indices, or a sum divided by the counts torch divides
+by). 1-d forms run as 2-d ones over a height of 1."""
 import math
 import operator
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..creation import arange, ones
+from ..ops.conv import convolution, output_size
 from ..ops.shape import stack
 from ..tensor import Tensor
 
@@ -93,7 +93,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None and tuple(bias.shape) != (out_c,):
         raise RuntimeError(f"conv2d: expected a bias of shape ({out_c},), got "
                            f"{tuple(bias.shape)}")
-    top, bottom, left, right = _conv_padding(padding, (kh, kw), stride, dilation)
+    padding = _conv_padding(padding, (kh, kw), stride, dilation)
 
     def run(x):
         c = x.shape[1]
@@ -102,14 +102,15 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                f"shape {tuple(weight.shape)} do not fit: weight must be "
                                f"(out_channels, in_channels / groups, kh, kw) with both channel "
                                f"counts divisible by groups")
-        if top or bottom or left or right:
-            x = _padded(x, (left, right, top, bottom), 0)
-        n = x.shape[0]
-        gathered, oh, ow = _windows(x, (kh, kw), stride, dilation)
-        cols = gathered.reshape(n, groups, per_group * kh * kw, oh * ow)
-        out = weight.reshape(groups, out_c // groups, per_group * kh * kw) @ cols
-        out = out.reshape(n, out_c, oh, ow)
-        return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+        if not x.shape[2] * x.shape[3] and x.shape[0] * x.shape[1]:
+            raise RuntimeError(f"conv2d: only zero batch or zero channel inputs are supported, "
+                               f"but got input shape {list(x.shape)}")
+        oh, ow = output_size(x.shape[2:], (kh, kw), stride, padding, dilation)
+        if oh <= 0 or ow <= 0:
+            raise RuntimeError(f"conv2d: the kernel ({kh}x{kw}, dilation {dilation[0]}x"
+                               f"{dilation[1]}) is larger than the padded input: the output "
+                               f"would be {oh}x{ow}")
+        return convolution(x, weight, bias, stride, padding, dilation, groups)
     return _batched(run, input, 2)
 
 

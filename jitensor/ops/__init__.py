@@ -1,15 +1,15 @@
 """Op front ends: argument checks, same-device check, type promotion, broadcasting, output
 allocation, then one call into `backend(device)`. Each module lists the Tensor methods it
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import (all but
-activation's, loss's and norm's: torch has those as nn.functional functions only)."""
+activation's, conv's, loss's and norm's: torch has those as nn.functional functions only)."""
 from ..tensor import Tensor
-from . import activation, elementwise, indexing, linalg, loss, matrix, norm, reduction, scatter, \
+from . import activation, conv, elementwise, indexing, linalg, loss, matrix, norm, reduction, scatter, \
     shape, sort
 from ..autograd.wrap import install
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm))
+         norm, conv))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort):
     for _name, _fn in _module.TENSOR_METHODS.items():

@@ -1,0 +1,356 @@
+"""CPU kernels of the 2-d convolution (ops/conv.py): the forward and the gradients of the input
+and of the weight, each one parallel kernel.
+
+A convolution is a product per image and group: out (Og, P) = W (Og, K) @ cols (K, P), where
+cols holds the image's (zero-padded) windows, K = C/groups * kh * kw rows of P = OH * OW
+positions (im2col). Materialising cols for the whole batch first (the composed form) wrote and
+read back the batch's windows through memory, 9x the input for a 3x3 kernel: 3.8 ms of a
+6 ms forward against torch's 1.2. Here each task unfolds a block of one image's output rows
+into a scratch buffer of at most BLOCK elements, which stays in L2 while `cblas_?gemm`
+(blas.py) multiplies it; integers, and floats where NumPy ships no OpenBLAS, multiply in plain
+loops, wrapping as torch's do.
+
+The input's gradient is the transposed product, cols = W^T @ g, folded back onto the image
+(col2im: overlapping windows add up), a task per image and group so that no two tasks add into
+the same place. The weight's is the sum over images and blocks of g @ cols^T, in PARTS runs of
+tasks fixed by the shape, each into its own partial sum, added up in run order: serial and
+parallel give the same bits.
+
+Buffers: x (N, C, H, W), out and g (N, O, OH * OW), w (O, K), all C-contiguous. `geo` holds
+(stride h, w, padding top, left, dilation h, w, groups, kh, kw, OW, rows per block)."""
+import math
+
+import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
+
+from . import blas
+from .kernels import num_threads, prange_only, single_thread
+
+BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
+PARTS = 16  # runs of tasks the weight's gradient is summed in, at most
+PARTIAL_MAX = 1 << 22  # elements all the runs' partial sums may take together
+LOOPS, SGEMM, DGEMM = 0, 1, 2  # how the products run
+
+
+@register_jitable
+def _span(size, count, stride, offset):
+    """(lo, hi): the outputs o in [0, count) whose tap o * stride + offset falls inside
+    [0, size)."""
+    lo = min(count, max(0, (stride - 1 - offset) // stride))
+    return lo, max(lo, min(count, (size - 1 - offset) // stride + 1))
+
+
+@register_jitable
+def _tap(k, x, n, c0, geo, oh0, rows):
+    """Where row k = (c * kh + i) * kw + j of a block's windows reads x: the (lo, hi) columns
+    and (r_lo, r_hi) rows of the block inside x, and the flat index in x of block row 0's
+    column 0 (which may lie in the padding)."""
+    sh, sw, ph, pw, dh, dw = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    kh, kw, ow_n = geo[7], geo[8], geo[9]
+    h_n, w_n = x.shape[2], x.shape[3]
+    c, i, j = c0 + k // (kh * kw), k // kw % kh, k % kw
+    top, offset = oh0 * sh - ph + i * dh, j * dw - pw
+    lo, hi = _span(w_n, ow_n, sw, offset)
+    r_lo, r_hi = _span(h_n, rows, sh, top)
+    return lo, hi, r_lo, r_hi, ((n * x.shape[1] + c) * h_n + top) * w_n + offset
+
+
+@register_jitable
+def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
+    """im2col of output rows oh0 .. oh0 + rows of image n, channels c0 ..: row k = (c * kh + i) *
+    kw + j of cols (flat, rows ld apart) gets x[n, c0 + c, (oh0 + r) * sh - ph + i * dh, ow * sw
+    - pw + j * dw] at r * OW + ow, 0 in the padding.
+
+    When the block's rows follow each other in x as in cols (stride 1 and OW = W, as a 'same'
+    convolution's), each k is one long copy, its few padding columns zeroed after: runs of one
+    output row (32 elements) spent 3/4 of their time entering and leaving the vector loop."""
+    sh, sw, ow_n = geo[0], geo[1], geo[9]
+    flat, zero = x.reshape(x.size), cols.dtype.type(0)
+    runs = sw == 1 and sh * x.shape[3] == ow_n
+    for k in range(k_n):
+        lo, hi, r_lo, r_hi, src0 = _tap(k, x, n, c0, geo, oh0, rows)
+        row0 = k * ld
+        _zeros(cols, row0, r_lo * ow_n, zero)
+        _zeros(cols, row0 + r_hi * ow_n, (rows - r_hi) * ow_n, zero)
+        if runs and r_lo < r_hi and lo < hi:
+            first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
+            _copy(cols, row0 + first, flat, src0 + first, last - first, 1)
+            _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)
+            continue
+        for r in range(r_lo, r_hi):
+            dst = row0 + r * ow_n
+            _edges(cols, dst, 0, 1, ow_n, lo, hi, zero)
+            _copy(cols, dst + lo, flat, src0 + r * sh * x.shape[3] + lo * sw, hi - lo, sw)
+
+
+@register_jitable
+def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
+    """_unfold's adjoint: cols added back onto x where _unfold read it (the padding's share is
+    dropped; cols is overwritten)."""
+    sh, sw, ow_n = geo[0], geo[1], geo[9]
+    flat, zero = x.reshape(x.size), cols.dtype.type(0)
+    runs = sw == 1 and sh * x.shape[3] == ow_n
+    for k in range(k_n):
+        lo, hi, r_lo, r_hi, src0 = _tap(k, x, n, c0, geo, oh0, rows)
+        row0 = k * ld
+        if runs and r_lo < r_hi and lo < hi:
+            first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
+            _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)  # (they would add to x's edges)
+            _add(flat, src0 + first, cols, row0 + first, last - first, 1)
+            continue
+        for r in range(r_lo, r_hi):
+            _add(flat, src0 + r * sh * x.shape[3] + lo * sw, cols, row0 + r * ow_n + lo,
+                 hi - lo, sw)
+
+
+@register_jitable
+def _copy(cols, c0, flat, x0, n, step):
+    """cols[c0 + e] = flat[x0 + e * step] for e < n, both starts >= 0. Through views indexed
+    from 0: an index Numba cannot prove non-negative is checked for wrapping around at every
+    element, which kept the loop scalar (4x slower)."""
+    if n > 0:
+        c, x = cols[c0:c0 + n], flat[x0:x0 + (n - 1) * step + 1]
+        for e in range(n):
+            c[e] = x[e * step]
+
+
+@register_jitable
+def _add(flat, x0, cols, c0, n, step):
+    """flat[x0 + e * step] += cols[c0 + e] for e < n (as _copy)."""
+    if n > 0:
+        c, x = cols[c0:c0 + n], flat[x0:x0 + (n - 1) * step + 1]
+        for e in range(n):
+            x[e * step] += c[e]
+
+
+@register_jitable
+def _zeros(cols, c0, n, zero):
+    if n > 0:
+        c = cols[c0:c0 + n]
+        for e in range(n):
+            c[e] = zero
+
+
+@register_jitable
+def _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero):
+    """Zero columns [0, lo) and [hi, OW) of rows r_lo .. r_hi of one k's cols."""
+    for r in range(r_lo, r_hi):
+        dst = row0 + r * ow_n
+        _zeros(cols, dst, lo, zero)
+        _zeros(cols, dst + hi, ow_n - hi, zero)
+
+
+@register_jitable
+def _operand(a):
+    """(BLAS transpose flag, leading dim) of the 2-D view a, whose rows or columns have unit
+    stride (a dim of 1 has any stride: BLAS only asks that the leading dim cover a row)."""
+    rows, cols = a.shape
+    if cols == 1 or a.strides[1] == a.itemsize:
+        return blas.NO_TRANS, max(1, cols, a.strides[0] // a.itemsize if rows > 1 else 1)
+    return blas.TRANS, max(1, rows, a.strides[1] // a.itemsize)
+
+
+@register_jitable
+def _product(code, c, a, b, accumulate):
+    """c = a @ b (c += a @ b with `accumulate`) for 2-D views, c's rows of unit stride."""
+    m, n, k = c.shape[0], c.shape[1], a.shape[1]
+    if code == LOOPS:
+        if not accumulate:
+            for i in range(m):
+                for j in range(n):
+                    c[i, j] = 0
+        for i in range(m):
+            for p in range(k):
+                v = a[i, p]
+                for j in range(n):
+                    c[i, j] += v * b[p, j]
+        return
+    (ta, lda), (tb, ldb) = _operand(a), _operand(b)
+    ldc = max(1, n, c.strides[0] // c.itemsize if m > 1 else 1)
+    beta = 1.0 if accumulate else 0.0
+    if code == SGEMM:
+        blas.sgemm(blas.ROW_MAJOR, ta, tb, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
+                   beta, c.ctypes.data, ldc)
+    else:
+        blas.dgemm(blas.ROW_MAJOR, ta, tb, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
+                   beta, c.ctypes.data, ldc)
+
+
+@register_jitable
+def _task(t, geo, oh_n):
+    """(image, group, first output row, rows) of task t: tasks run over the images, each
+    image's groups, each group's blocks of output rows."""
+    groups, rows = geo[6], geo[10]
+    n_blocks = -(-oh_n // rows)
+    oh0 = t % n_blocks * rows
+    return t // (n_blocks * groups), t // n_blocks % groups, oh0, min(rows, oh_n - oh0)
+
+
+@register_jitable
+def _scratch(k_n, geo, dtype):
+    """(a flat scratch for one block's windows, its rows' spacing, its 2-D view)."""
+    ld = geo[10] * geo[9]
+    flat = np.empty(k_n * ld, dtype)
+    return flat, ld, flat.reshape((k_n, ld))
+
+
+@register_jitable
+def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
+    n_img, o_n, p_n = out.shape
+    ow_n, groups = geo[9], geo[6]
+    og, cg = o_n // groups, x.shape[1] // groups
+    k_n = w.shape[1]
+    flat, ld, cols = _scratch(k_n, geo, x.dtype)
+    for t in range(first, n_img * groups * -(-(p_n // ow_n) // geo[10]), step):
+        n, g, oh0, rows = _task(t, geo, p_n // ow_n)
+        p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
+        _unfold(flat, ld, x, n, g * cg, k_n, geo, oh0, rows)
+        block = cols[:, :p1 - p0]
+        dst = out[n, g * og:(g + 1) * og, p0:p1]
+        _product(code, dst, w[g * og:(g + 1) * og], block, False)
+        if has_bias:
+            for o in range(og):
+                v = bias[g * og + o]
+                for p in range(p1 - p0):
+                    dst[o, p] += v
+
+
+@njit(cache=True, parallel=prange_only())
+def conv_forward(out, x, w, bias, has_bias, code, geo, workers):
+    """out = the convolution of x with w (plus bias, when has_bias), the tasks spread over
+    `workers` threads (1: a plain loop, no thread pool)."""
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    if workers == 1:
+        _forward_tasks(0, 1, out, x, w, bias, has_bias, code, geo)
+    else:
+        for first in prange(workers):
+            _forward_tasks(first, workers, out, x, w, bias, has_bias, code, geo)
+    blas.set_num_threads(threads)
+
+
+@register_jitable
+def _input_tasks(first, step, gx, g, w, code, geo):
+    n_img, o_n, p_n = g.shape
+    ow_n, groups, rows = geo[9], geo[6], geo[10]
+    oh_n, og, cg = p_n // ow_n, o_n // groups, gx.shape[1] // groups
+    k_n = w.shape[1]
+    flat, ld, cols = _scratch(k_n, geo, gx.dtype)
+    for t in range(first, n_img * groups, step):
+        n, q = t // groups, t % groups
+        gx[n, q * cg:(q + 1) * cg] = 0
+        for oh0 in range(0, oh_n, rows):  # in turn: neighbouring blocks' windows overlap
+            p0, p1 = oh0 * ow_n, min(oh0 + rows, oh_n) * ow_n
+            block = cols[:, :p1 - p0]
+            _product(code, block, w[q * og:(q + 1) * og].T, g[n, q * og:(q + 1) * og, p0:p1],
+                     False)
+            _fold(flat, ld, gx, n, q * cg, k_n, geo, oh0, (p1 - p0) // ow_n)
+
+
+@njit(cache=True, parallel=prange_only())
+def conv_input_grad(gx, g, w, code, geo, workers):
+    """gx = the gradient of the convolution by its input for upstream gradient g: a
+    task per image and group, spread over `workers` threads."""
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    if workers == 1:
+        _input_tasks(0, 1, gx, g, w, code, geo)
+    else:
+        for first in prange(workers):
+            _input_tasks(first, workers, gx, g, w, code, geo)
+    blas.set_num_threads(threads)
+
+
+@register_jitable
+def _weight_part(part, partial, g, x, code, geo):
+    """partial[part] += g @ cols^T over run `part` of the tasks."""
+    n_img, o_n, p_n = g.shape
+    ow_n, groups, parts = geo[9], geo[6], partial.shape[0]
+    oh_n, og, cg = p_n // ow_n, o_n // groups, x.shape[1] // groups
+    tasks = n_img * groups * -(-oh_n // geo[10])
+    k_n = partial.shape[2]
+    flat, ld, cols = _scratch(k_n, geo, x.dtype)
+    partial[part] = 0
+    for t in range(tasks * part // parts, tasks * (part + 1) // parts):
+        n, q, oh0, rows = _task(t, geo, oh_n)
+        p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
+        _unfold(flat, ld, x, n, q * cg, k_n, geo, oh0, rows)
+        block = cols[:, :p1 - p0]
+        _product(code, partial[part, q * og:(q + 1) * og], g[n, q * og:(q + 1) * og, p0:p1],
+                 block.T, True)
+
+
+@njit(cache=True, parallel=prange_only())
+def conv_weight_grad(gw, partial, g, x, code, geo, workers):
+    """gw = the gradient of the convolution by its weight for upstream gradient g: the runs'
+    sums into partial ((runs, O, K)), on `workers` threads, then added in run order."""
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    if workers == 1:
+        for part in range(partial.shape[0]):
+            _weight_part(part, partial, g, x, code, geo)
+    else:
+        for part in prange(partial.shape[0]):
+            _weight_part(part, partial, g, x, code, geo)
+    blas.set_num_threads(threads)
+    for i in range(gw.shape[0]):
+        for j in range(gw.shape[1]):
+            s = partial[0, i, j]
+            for part in range(1, partial.shape[0]):
+                s += partial[part, i, j]
+            gw[i, j] = s
+
+
+# -- launchers -----------------------------------------------------------------------------------
+def _code(dtype):
+    if dtype.kind == "f" and blas.AVAILABLE:
+        return SGEMM if dtype == np.float32 else DGEMM
+    return LOOPS
+
+
+def _geometry(x, w, out_shape, stride, padding, dilation, groups, kernel):
+    """The kernels' `geo` array: the output rows split into blocks of equal rows, each at most
+    BLOCK elements of windows (or one row)."""
+    k_n, (oh_n, ow_n) = w.shape[1], out_shape[2:]
+    rows = -(-oh_n // -(-k_n * oh_n * ow_n // BLOCK)) if k_n * oh_n * ow_n > BLOCK else oh_n
+    return np.array((*stride, *padding, *dilation, groups, *kernel, ow_n, rows), np.int64)
+
+
+def _workers(tasks, work):
+    """Threads for `tasks` tasks of `work` multiply-adds in all."""
+    from .linalg import BLAS_PARALLEL_MIN
+    return 1 if work < BLAS_PARALLEL_MIN or single_thread() else max(1, min(num_threads(), tasks))
+
+
+def conv(out, x, w, bias, stride, padding, dilation, groups):
+    """out (N, O, OH, OW) = x (N, C, H, W) convolved with w (O, C / groups, kh, kw), plus bias
+    (O,) or None; all C-contiguous, padding (top, left)."""
+    n, o, oh, ow = out.shape
+    kernel = w.shape[2:]
+    w2 = w.reshape(o, math.prod(w.shape[1:]))
+    geo = _geometry(x, w2, out.shape, stride, padding, dilation, groups, kernel)
+    tasks = n * groups * -(-oh // geo[10])
+    conv_forward(out.reshape(n, o, oh * ow), x, w2, w2[0] if bias is None else bias,
+                 bias is not None, _code(x.dtype), geo, _workers(tasks, out.size * w2.shape[1]))
+
+
+def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
+    """gx (N, C, H, W) = the convolution's gradient by its input for g (N, O, OH, OW)."""
+    n, o, oh, ow = g.shape
+    w2 = w.reshape(o, math.prod(w.shape[1:]))
+    geo = _geometry(gx, w2, g.shape, stride, padding, dilation, groups, w.shape[2:])
+    conv_input_grad(gx, g.reshape(n, o, oh * ow), w2, _code(gx.dtype), geo,
+                    _workers(n * groups, g.size * w2.shape[1]))
+
+
+def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
+    """gw (O, C / groups, kh, kw) = the convolution's gradient by its weight for g."""
+    n, o, oh, ow = g.shape
+    gw2 = gw.reshape(o, math.prod(gw.shape[1:]))
+    geo = _geometry(x, gw2, g.shape, stride, padding, dilation, groups, gw.shape[2:])
+    tasks = n * groups * -(-oh // geo[10])
+    parts = max(1, min(PARTS, tasks, PARTIAL_MAX // max(1, gw.size)))
+    partial = np.empty((parts, o, gw2.shape[1]), gw.dtype)
+    conv_weight_grad(gw2, partial, g.reshape(n, o, oh * ow), x, _code(x.dtype), geo,
+                     _workers(parts, g.size * gw2.shape[1]))

@@ -1,0 +1,71 @@
+"""The 2-d convolution as three recorded ops, one kernel each (backends/<device>/conv.py): the
+forward, and its gradients by the input and by the weight. The convolution is bilinear, so the
+derivatives of each op are the other two (autograd/derivatives.py): create_graph=True
+differentiates them again with the same kernels. nn.functional's conv1d and conv2d check the
+arguments and call `convolution`.
+
+`padding` is (top, bottom, left, right), as 'same' pads unevenly; stride and dilation are
+(h, w) pairs."""
+from ..backends.registry import backend
+from ..creation import allocate
+from ._common import same_device
+
+TENSOR_METHODS = {}  # torch has these in nn.functional only
+
+
+def _dense(t):
+    """t's buffer, C-contiguous."""
+    return t._data if t._data.flags.c_contiguous else t.contiguous()._data
+
+
+def output_size(size, kernel, stride, padding, dilation):
+    """(OH, OW) of a convolution of an input of spatial `size`."""
+    (h, w), (kh, kw), (sh, sw), (top, bottom, left, right), (dh, dw) = \
+        size, kernel, stride, padding, dilation
+    return (h + top + bottom - dh * (kh - 1) - 1) // sh + 1, \
+        (w + left + right - dw * (kw - 1) - 1) // sw + 1
+
+
+def _checked(fn, a, b, bias=None):
+    """The device of a, b (and bias), checked to have a's dtype too."""
+    device = same_device(fn, a, b, *(() if bias is None else (bias,)))
+    for name, t in (("weight", b), ("bias", bias)):
+        if t is not None and t._dtype is not a._dtype:
+            raise RuntimeError(f"{fn}(): input type ({a._dtype.name}) and {name} type "
+                               f"({t._dtype.name}) should be the same; convert one with "
+                               f".to({a._dtype})")
+    return device
+
+
+def convolution(input, weight, bias, stride, padding, dilation, groups):
+    """input (N, C, H, W) cross-correlated with weight (O, C / groups, kh, kw), plus bias (O,)
+    or None."""
+    device = _checked("conv2d", input, weight, bias)
+    n, o = input.shape[0], weight.shape[0]
+    out = allocate((n, o, *output_size(input.shape[2:], weight.shape[2:], stride, padding,
+                                       dilation)), input._dtype, device)
+    if out.numel():
+        backend(device).conv.conv(out._data, _dense(input), _dense(weight),
+                                  None if bias is None else _dense(bias), stride,
+                                  padding[::2], dilation, groups)
+    return out
+
+
+def convolution_input_grad(grad, weight, shape, stride, padding, dilation, groups):
+    """The gradient of `convolution` by its input (of `shape`) for upstream gradient grad."""
+    device = _checked("conv2d_backward", grad, weight)
+    out = allocate(shape, grad._dtype, device)
+    if out.numel():
+        backend(device).conv.conv_grad_input(out._data, _dense(grad), _dense(weight), stride,
+                                             padding[::2], dilation, groups)
+    return out
+
+
+def convolution_weight_grad(grad, input, shape, stride, padding, dilation, groups):
+    """The gradient of `convolution` by its weight (of `shape`) for upstream gradient grad."""
+    device = _checked("conv2d_backward", grad, input)
+    out = allocate(shape, grad._dtype, device)
+    if out.numel():
+        backend(device).conv.conv_grad_weight(out._data, _dense(grad), _dense(input), stride,
+                                              padding[::2], dilation, groups)
+    return out
