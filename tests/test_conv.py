@@ -13,6 +13,8 @@ import jitensor as jt
 from jitensor import nn
 from jitensor.nn import functional as F
 
+from conftest import at_thread_counts, run_python
+
 
 def conv_reference(x, w, b, stride, padding, dilation, groups):
     """Cross-correlation in NumPy float64: windows of the zero-padded input, one einsum per
@@ -328,3 +330,71 @@ def test_integer_inputs_empty_batches_and_argument_forms_follow_torch():
     np.testing.assert_array_equal(F.max_pool1d(jt.tensor(y[0]), 2, []).numpy(),
                                   tf.max_pool1d(torch.tensor(y[0]), 2).numpy())
     assert not isinstance(nn.AdaptiveAvgPool2d(1), nn.AdaptiveAvgPool1d)
+
+
+@given(st.lists(st.integers(1, 5), min_size=2, max_size=4), st.booleans(), st.booleans(),
+       st.sampled_from(["float64", "float32"]), st.integers(0, 2 ** 32 - 1))
+def test_batch_norm_kernels_match_torch(shape, affine, strided, dtype, seed):
+    """Training-mode batch_norm (N, C, ...) against torch: values, running statistics, the
+    input's, weight's and bias's gradients (one kernel) and second derivatives (composed)."""
+    torch = pytest.importorskip("torch")
+    if math.prod(shape) // shape[1] < 2:
+        shape[0] += 1
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3 + 20).astype(dtype)
+    w, b = (rng.standard_normal(shape[1]).astype(dtype) for _ in range(2))
+    upstream = rng.standard_normal(shape).astype(dtype)
+    results = []
+    for lib, kind in ((jt, dtype), (torch, "float64")):  # (float32 against the exact values)
+        x, w, b, upstream = (v.astype(kind) for v in (x, w, b, upstream))
+        a = lib.tensor(x)  # (torch's gradients of some strided layouts differ from its own)
+        if strided and lib is jt:
+            a = jt.tensor(x.swapaxes(0, -1).copy()).swapaxes(0, -1)
+        a.requires_grad_()
+        c, d = (lib.tensor(v, requires_grad=True) if affine else None for v in (w, b))
+        stats = [lib.tensor(np.zeros(shape[1], kind)), lib.tensor(np.ones(shape[1], kind))]
+        y = lib.nn.functional.batch_norm(a, *stats, c, d, training=True, momentum=0.3)
+        params = (a, c, d) if affine else (a,)
+        g = lib.tensor(upstream)
+        first = lib.autograd.grad(y, params, g, retain_graph=True)
+        again = lib.autograd.grad(y, params, g, create_graph=True)
+        second = lib.autograd.grad(sum((t * t).sum() for t in again), params[:2])
+        results.append([t.detach().numpy() for t in (y, *stats, *first, *second)])
+    tol = 1e-9 if dtype == "float64" else 2e-4
+    for got, want in zip(*results):
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, np.abs(want).max()))
+
+
+def test_batch_norm_threads_give_the_same_bits_and_errors():
+    x = jt.tensor(np.random.default_rng(5).standard_normal((64, 8, 16, 16)).astype(np.float32),
+                  requires_grad=True)
+    w = jt.ones(8, requires_grad=True)
+
+    def run():
+        x.grad = w.grad = None
+        y = F.batch_norm(x, None, None, w, None, training=True)
+        (y * y).sum().backward()
+        return [t.detach().numpy().copy() for t in (y, x.grad, w.grad)]
+    results = at_thread_counts(run)
+    for got, want in zip(results[0], results[-1]):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(RuntimeError, match="not implemented for int64 input"):
+        F.batch_norm(jt.ones(4, 2, dtype=jt.int64), None, None, training=True)
+    with pytest.raises(RuntimeError, match=r"expected weight of shape \(2,\)"):
+        F.batch_norm(jt.ones(4, 2), None, None, jt.ones(3), training=True)
+
+
+def test_conv_kernels_load_from_the_disk_cache():
+    """A second process runs the convolution's three kernels without compiling them."""
+    code = ("import jitensor as jt\n"
+            "from jitensor.backends.cpu import conv as k\n"
+            "x = jt.randn(2, 4, 6, 6, requires_grad=True)\n"
+            "jt.nn.Conv2d(4, 8, 3, padding=1)(x).sum().backward()\n"
+            "kernels = [k.conv_forward, k.conv_input_grad, k.conv_weight_grad]\n"
+            "print(sum(sum(f.stats.cache_misses.values()) for f in kernels),\n"
+            "      sum(sum(f.stats.cache_hits.values()) for f in kernels))")
+    run_python(code)
+    misses, hits = map(int, run_python(code).split())
+    assert misses == 0 and hits == 3
+

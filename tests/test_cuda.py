@@ -513,6 +513,28 @@ def test_convolution_in_float16_matches_float32():
     check(got.float(), want, rtol=1e-2, atol=1e-2)
 
 
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_batch_norm_kernels_match_the_cpu(dtype):
+    """Training-mode batch_norm (one kernel forward, one backward; and composed for a second
+    derivative) with and without affine params, and the running statistics."""
+    from jitensor.nn import functional as F
+    x = RNG.standard_normal((3, 2, 2, 3)) * 2 + 5
+    w, b = RNG.standard_normal(2), RNG.standard_normal(2)
+    results = []
+    for device in ("cuda", "cpu"):
+        a, c, d = (jt.tensor(v, dtype=dtype, device=device, requires_grad=True)
+                   for v in (x, w, b))
+        stats = [jt.zeros(2, dtype=dtype, device=device), jt.ones(2, dtype=dtype, device=device)]
+        y = F.batch_norm(a, *stats, c, d, training=True)
+        grads = jt.autograd.grad((y * y.detach()).sum(), (a, c, d))
+        plain = F.batch_norm(a[:, :, 0], None, None, training=True)
+        gx, = jt.autograd.grad((plain * plain).sum(), (a,), create_graph=True)
+        results.append([y.detach(), *grads, *stats, plain.detach(), gx.detach(),
+                        *jt.autograd.grad(gx.square().sum(), (a,))])
+    for got, want in zip(*results):
+        check(got, want, rtol=1e-9 if dtype is jt.float64 else 1e-4, atol=1e-5)
+
+
 def test_multihead_attention_matches_the_cpu():
     from jitensor import nn
     jt.manual_seed(0)

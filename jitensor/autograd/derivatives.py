@@ -728,6 +728,30 @@ def _fused_rms_norm(g, result, input, weight, normalized_shape, eps, stats):
     return _normalization(g, input, weight, None, normalized_shape, eps, stats, False)
 
 
+@rule("native_batch_norm", uses_result=False)
+def _native_batch_norm(g, result, input, weight, bias, eps, stats):
+    """One kernel (N.batch_norm_grad) unless the backward is recorded; then the same formulas
+    composed from ops over every dim but the channels'."""
+    params = _wanted(weight) or _wanted(bias)
+    if not (_recorded(g, input) or grad_mode._enabled[0] and params):
+        dx, dw, db = N.batch_norm_grad(g, input, weight, stats, _wanted(input))
+        return (input, dx), (weight, dw), (bias, db)
+    dims = (0, *range(2, input.ndim))
+    first = input[(slice(0, 1), slice(None)) + (slice(0, 1),) * (input.ndim - 2)].detach()
+    centre = input - first  # less each channel's first element, as the kernels
+    centre = centre - R.mean(centre, dims, keepdim=True)
+    rstd = E.rsqrt(R.mean(E.square(centre), dims, keepdim=True) + eps)
+    xhat = centre * rstd
+    pairs = [(bias, g.sum(dims))] if _wanted(bias) else []
+    if _wanted(weight):
+        pairs.append((weight, (g * xhat).sum(dims)))
+    if _wanted(input):
+        gw = g if weight is None else g * weight.reshape((1, -1) + (1,) * (input.ndim - 2))
+        pairs.append((input, rstd * (gw - R.mean(gw, dims, keepdim=True)
+                                     - xhat * R.mean(gw * xhat, dims, keepdim=True))))
+    return pairs
+
+
 def _normalization(g, input, weight, bias, shape, eps, stats, centred):
     """One kernel (N.norm_grad) unless the backward is recorded; then the same formulas
     (backends/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..autograd import no_grad
 from ..creation import arange, ones
+from ..ops import norm as N
 from ..ops.conv import convolution, output_size
 from ..ops.shape import stack
 from ..tensor import Tensor
@@ -300,8 +301,9 @@ def adaptive_avg_pool1d(input, output_size):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise each channel (dim 1) by the batch's mean and biased variance when training
-    (updating running_mean and running_var in place: momentum blends them, the variance
-    unbiased), else by the running statistics; then scale and shift per channel."""
+    (one kernel, ops/norm.py; running_mean and running_var are updated in place: momentum
+    blends them, the variance unbiased), else by the running statistics; then scale and shift
+    per channel."""
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
                          f"{input.ndim}-D")
@@ -317,18 +319,28 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
-        mean = input.mean(dim=dims, keepdim=True)
-        var = input.var(dim=dims, correction=0, keepdim=True)
+        if not input.dtype.is_floating_point:
+            raise RuntimeError(f"batch_norm: not implemented for {input.dtype.name} input; convert "
+                               f"it with .float()")
+        params = []
+        for name, t in (("weight", weight), ("bias", bias)):
+            if t is not None:
+                if t.device != input.device or tuple(t.shape) != (c,):
+                    raise RuntimeError(f"batch_norm: expected {name} of shape ({c},) on "
+                                       f"{input.device}, got {tuple(t.shape)} on {t.device}")
+                t = t if t.dtype is input.dtype else t.to(input.dtype)
+            params.append(t)
+        stats = N.batch_statistics(input)
+        out = N.native_batch_norm(input, *params, float(eps), stats)
         if running_mean is not None:  # (and running_var: both or neither, checked above)
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.reshape(c) * momentum)
-                running_var.mul_(1 - momentum).add_(
-                    var.reshape(c) * (momentum * count / (count - 1)))
-    else:
-        if running_mean is None:
-            raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
-                               "training")
-        mean, var = running_mean.reshape(along), running_var.reshape(along)
+                running_mean.mul_(1 - momentum).add_(stats[2] * momentum)
+                running_var.mul_(1 - momentum).add_(stats[3] * (momentum * count / (count - 1)))
+        return out
+    if running_mean is None:
+        raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
+                           "training")
+    mean, var = running_mean.reshape(along), running_var.reshape(along)
     # per channel: x * scale + shift, two passes over the input (the channel's numbers are tiny)
     scale = (var + eps).rsqrt()
     if weight is not None:

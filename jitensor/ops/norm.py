@@ -1,9 +1,9 @@
-"""layer_norm and rms_norm, each one kernel forward and one backward: every row of the trailing
-`normalized_shape` dims is normalised (centred too, for layer_norm), then scaled by the weight
-and shifted by the bias (kernels: backends/<device>/norm.py, formulas:
-backends/scalar/norm.py). The forward saves each row's statistics for the backward, which
-computes the gradients of the input, weight and bias in one pass. nn.functional exposes the
-two functions."""
+"""layer_norm, rms_norm and batch_norm by the batch's statistics, each one kernel forward and
+one backward: every row of the trailing `normalized_shape` dims (every channel, for
+batch_norm) is normalised (centred too, but for rms_norm), then scaled by the weight and
+shifted by the bias (kernels: backends/<device>/norm.py, formulas: backends/scalar/norm.py).
+The forward saves each row's statistics for the backward, which computes the gradients of the
+input, weight and bias in one pass. nn.functional exposes the functions."""
 import math
 
 import numpy as np
@@ -156,3 +156,44 @@ def norm_grad(g, input, weight, shape, stats, centred, want_input, want_params):
                                    _rows(input, k), _flat(weight), _rows(g, k), stats._data,
                                    centred)
     return dx, dw, db
+
+
+# -- batch_norm (nn/convolution.py checks its arguments and updates the running statistics) ----
+def _channels(t):
+    """t's buffer as C-contiguous (N, C, S)."""
+    data = _dense(t)
+    return data.reshape(data.shape[0], data.shape[1], math.prod(data.shape[2:]))
+
+
+def _dense(t):
+    return t._data if t._data.flags.c_contiguous else t.contiguous()._data
+
+
+def batch_statistics(input):
+    """The buffer native_batch_norm saves each channel's statistics in: float64 (4, C), its
+    mean's offset from the shift and rstd (for the backward), mean and biased variance."""
+    return allocate((4, input.shape[1]), dtypes.float64, input._device)
+
+
+def native_batch_norm(input, weight, bias, eps, stats):
+    """batch_norm by the batch's own statistics (training), as torch names it: each channel
+    (dim 1) normalised over the other dims, times weight, plus bias ((C,) of input's dtype, or
+    None); `stats` receives each channel's statistics (batch_statistics)."""
+    out = allocate(input._data.shape, input._dtype, input._device)
+    backend(input._device).norm.batch_norm(_channels(out), stats._data, _channels(input),
+                                           _flat(weight), _flat(bias), eps)
+    return out
+
+
+def batch_norm_grad(g, input, weight, stats, want_input):
+    """(d input or None, d weight, d bias) of native_batch_norm's result for upstream g."""
+    if g._dtype is not input._dtype:
+        g = g.to(input._dtype)
+    device, c = input._device, input.shape[1]
+    dx = allocate(input._data.shape, input._dtype, device) if want_input else None
+    dw, db = allocate((c,), input._dtype, device), allocate((c,), input._dtype, device)
+    backend(device).norm.batch_norm_grad(None if dx is None else _channels(dx), dw._data,
+                                         db._data, _channels(input), _flat(weight),
+                                         _channels(g), stats._data)
+    return dx, dw, db
+

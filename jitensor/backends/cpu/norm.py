@@ -1,5 +1,6 @@
 """CPU kernels of layer_norm and rms_norm (formulas: backends/scalar/norm.py) on C-contiguous
-(m, n) buffers, a row being the n elements normalised together.
+(m, n) buffers, a row being the n elements normalised together; and of batch_norm, whose
+"row" is a channel of (N, C, S): N runs of S elements, a channel a task.
 
 Each row is worked whole while it sits in L1: one pass that sums its elements minus its first
 one, and their squares (scalar.moments says why that loses nothing), then a pass in the data's
@@ -178,10 +179,91 @@ def norm_rows_grad(x, g, w, centred, stats, dx, want_x, dw, db, want_wb):
             dw[j], db[j] = total[0, j], total[1, j]
 
 
+# -- batch_norm: the same formulas over each channel of (N, C, S): N runs of S elements ----------
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _channel(x, y, c, w, b, eps, stats):
+    """y[:, c] = channel c of x normalised, times w[c], plus b[c]; stats[:, c] gets its
+    offset, rstd, mean and biased variance."""
+    wide()
+    k = x[0, c, 0]
+    s1 = s2 = 0.0
+    for n in range(x.shape[0]):
+        a1, a2 = _sums(x[n, c], k)
+        s1 += a1
+        s2 += a2
+    count = x.shape[0] * x.shape[2]
+    offset, squares = scalar.moments(s1, s2, count, True)
+    rstd = scalar.rstd(squares, count, eps)
+    stats[0, c], stats[1, c], stats[2, c], stats[3, c] = offset, rstd, np.float64(k) + offset, \
+        squares / count
+    o, r = cast_like(offset, k), cast_like(rstd, k)
+    scale, shift = w[c], b[c]
+    for n in range(x.shape[0]):
+        xs, ys = x[n, c], y[n, c]
+        for i in range(xs.size):
+            ys[i] = scalar.normalized(xs[i] - k, o, r) * scale + shift
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def batch_norm_channels(x, w, b, eps, y, stats):
+    """y = each channel of x (N, C, S; N * S > 0) normalised, times w, plus b; stats (float64,
+    (4, C)): each channel's offset, rstd, mean and biased variance. A channel a task: its sums
+    run in one order whatever the threads."""
+    if serial(x.size):
+        for c in range(x.shape[1]):
+            _channel(x, y, c, w, b, eps, stats)
+    else:
+        for c in prange(x.shape[1]):
+            _channel(x, y, c, w, b, eps, stats)
+
+
+@register_jitable(fastmath=_REASSOC, _nrt=False)
+def _channel_grad(x, g, c, w, stats, dx, want_x, dw, db):
+    """dx[:, c] (when want_x), dw[c] and db[c]: the gradients of channel c for upstream g."""
+    wide()
+    k = x[0, c, 0]
+    o, r = cast_like(stats[0, c], k), cast_like(stats[1, c], k)
+    slope = centre = 0.0  # the sums of g * xhat and g, in float32 runs for float32 (_sums)
+    for n in range(x.shape[0]):
+        xr, gr = x[n, c], g[n, c]
+        for q in range(0, xr.size, SUM_RUN32):
+            xs, gs = xr[q:q + SUM_RUN32], gr[q:q + SUM_RUN32]
+            a1 = a2 = r - r
+            for i in range(xs.size):
+                a1 += gs[i] * scalar.normalized(xs[i] - k, o, r)
+                a2 += gs[i]
+            slope += np.float64(a1)
+            centre += np.float64(a2)
+    dw[c], db[c] = slope, centre
+    if want_x:
+        count = x.shape[0] * x.shape[2]
+        scale = w[c]
+        mean_g = cast_like(centre / count, r) * scale
+        mean_gx = cast_like(slope / count, r) * scale
+        for n in range(x.shape[0]):
+            xs, gs, ds = x[n, c], g[n, c], dx[n, c]
+            for i in range(xs.size):
+                ds[i] = scalar.input_grad(gs[i] * scale, scalar.normalized(xs[i] - k, o, r), r,
+                                          mean_g, mean_gx)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def batch_norm_channels_grad(x, g, w, stats, dx, want_x, dw, db):
+    """The gradients of batch_norm_channels' y for upstream gradient g: by x into dx (when
+    want_x), by w and b into dw and db (C elements each)."""
+    if serial(x.size):
+        for c in range(x.shape[1]):
+            _channel_grad(x, g, c, w, stats, dx, want_x, dw, db)
+    else:
+        for c in prange(x.shape[1]):
+            _channel_grad(x, g, c, w, stats, dx, want_x, dw, db)
+
+
 # -- launchers -------------------------------------------------------------------------------------
-def _weight(weight, x):
-    """The weight buffer, ones where there is none (the kernels always multiply)."""
-    return weight if weight is not None else np.ones(x.shape[1], x.dtype)
+def _weight(weight, x, n=None):
+    """The weight buffer, n (default: x's columns) ones where there is none (the kernels
+    always multiply)."""
+    return weight if weight is not None else np.ones(x.shape[1] if n is None else n, x.dtype)
 
 
 def norm(y, stats, x, weight, bias, eps, centred):
@@ -205,3 +287,22 @@ def norm_grad(dx, dw, db, x, weight, g, stats, centred):
         dw = db = np.empty(0, x.dtype)
     norm_rows_grad(x, g, _weight(weight, x), centred, stats, x if dx is None else dx,
                    dx is not None, dw, db, want_wb)
+
+
+def batch_norm(y, stats, x, weight, bias, eps):
+    """y = batch_norm of x (C-contiguous (N, C, S)) by its own statistics, times weight, plus
+    bias ((C,) or None); stats: float64 (4, C), each channel's offset, rstd (for the backward),
+    mean and biased variance (for the running statistics)."""
+    if y.size:
+        c = x.shape[1]
+        batch_norm_channels(x, _weight(weight, x, c), np.zeros(c, x.dtype) if bias is None
+                            else bias, float(eps), y, stats)
+
+
+def batch_norm_grad(dx, dw, db, x, weight, g, stats):
+    """The gradients of batch_norm's y for upstream gradient g (x's shape): by x into dx (or
+    None), by the weight and bias into dw and db ((C,) each, always)."""
+    if x.size:
+        batch_norm_channels_grad(x, g, _weight(weight, x, x.shape[1]), stats,
+                                 x if dx is None else dx, dx is not None, dw, db)
+

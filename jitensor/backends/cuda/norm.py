@@ -1,5 +1,6 @@
 """CUDA kernels of layer_norm and rms_norm (formulas: backends/scalar/norm.py) on dense (m, n)
-buffers, a row being the n elements normalised together. Everything is computed in float64
+buffers, a row being the n elements normalised together; and of batch_norm, whose "row" is a
+channel of (N, C, S), a block a channel. Everything is computed in float64
 (float16 and float32 data included): the kernels are bound by memory, not arithmetic.
 
 The forward and the input's gradient run one block of threads per row, as softmax: each
@@ -119,6 +120,86 @@ def norm_grad_columns(x, xo, m, n, g, go, centred, stats, so, parts, sums, po):
         e += cuda.gridsize(1)
 
 
+@cuda.jit(device=True, inline="always")
+def _at(j, c, c_n, s_n):
+    """The index in (N, C, S) of element j of channel c's N * S."""
+    return (j // s_n * c_n + c) * s_n + j % s_n
+
+
+@driver.jit
+def batch_norm_channels(x, xo, n_img, c_n, s_n, w, wo, has_w, b, bo, has_b, eps, y, yo, stats,
+                        so):
+    """y = each channel of x (N, C, S) normalised, times w, plus b, a block a channel; stats
+    (4, C) gets each channel's offset, rstd, mean and biased variance."""
+    slot = cuda.shared.array(1, float64)
+    t = cuda.threadIdx.x
+    c = cuda.blockIdx.x
+    count = n_img * s_n
+    while c < c_n:
+        shift = float64(load(x, xo + c * s_n))
+        s1 = s2 = 0.0
+        j = t
+        while j < count:
+            d = float64(load(x, xo + _at(j, c, c_n, s_n))) - shift
+            s1 += d
+            s2 += d * d
+            j += cuda.blockDim.x
+        offset, squares = scalar.moments(block_sum(s1, slot), block_sum(s2, slot), count, True)
+        rstd = scalar.rstd(squares, count, eps)
+        scale = float64(load(w, wo + c)) if has_w else 1.0
+        bias = float64(load(b, bo + c)) if has_b else 0.0
+        j = t
+        while j < count:
+            i = _at(j, c, c_n, s_n)
+            store(y, yo + i,
+                  scalar.normalized(float64(load(x, xo + i)) - shift, offset, rstd) * scale
+                  + bias)
+            j += cuda.blockDim.x
+        if t == 0:
+            store(stats, so + c, offset)
+            store(stats, so + c_n + c, rstd)
+            store(stats, so + 2 * c_n + c, shift + offset)
+            store(stats, so + 3 * c_n + c, squares / count)
+        c += cuda.gridDim.x
+
+
+@driver.jit
+def batch_norm_channels_grad(x, xo, n_img, c_n, s_n, w, wo, has_w, g, go, stats, so, want_x,
+                             dx, dxo, dw, dwo, db, dbo):
+    """The gradients of batch_norm_channels' y for upstream g, a block a channel: dx (when
+    want_x), dw and db."""
+    slot = cuda.shared.array(1, float64)
+    t = cuda.threadIdx.x
+    c = cuda.blockIdx.x
+    count = n_img * s_n
+    while c < c_n:
+        shift = float64(load(x, xo + c * s_n))
+        offset, rstd = load(stats, so + c), load(stats, so + c_n + c)
+        slope = centre = 0.0
+        j = t
+        while j < count:
+            i = _at(j, c, c_n, s_n)
+            gi = float64(load(g, go + i))
+            slope += gi * scalar.normalized(float64(load(x, xo + i)) - shift, offset, rstd)
+            centre += gi
+            j += cuda.blockDim.x
+        slope, centre = block_sum(slope, slot), block_sum(centre, slot)
+        if t == 0:
+            store(dw, dwo + c, slope)
+            store(db, dbo + c, centre)
+        if want_x:
+            scale = float64(load(w, wo + c)) if has_w else 1.0
+            j = t
+            while j < count:
+                i = _at(j, c, c_n, s_n)
+                xhat = scalar.normalized(float64(load(x, xo + i)) - shift, offset, rstd)
+                store(dx, dxo + i, scalar.input_grad(float64(load(g, go + i)) * scale, xhat,
+                                                     rstd, centre / count * scale,
+                                                     slope / count * scale))
+                j += cuda.blockDim.x
+        c += cuda.gridDim.x
+
+
 def _param(t, x):
     """Kernel arguments of a weight or bias: (pointer, offset, present); x's for None."""
     return (*pointer(x if t is None else t), t is not None)
@@ -153,3 +234,21 @@ def norm_grad(dx, dw, db, x, weight, g, stats, centred):
                          *pointer(stats), parts, *pointer(sums))
         reduce(SUM, dw, sums[0], (0,))
         reduce(SUM, db, sums[1], (0,))
+
+
+def batch_norm(y, stats, x, weight, bias, eps):
+    """See the CPU backend's batch_norm."""
+    n, c, s = x.shape
+    if y.size:
+        _launch(batch_norm_channels, c, *pointer(x), n, c, s, *_param(weight, x),
+                *_param(bias, x), float(eps), *pointer(y), *pointer(stats))
+
+
+def batch_norm_grad(dx, dw, db, x, weight, g, stats):
+    """See the CPU backend's batch_norm_grad."""
+    n, c, s = x.shape
+    if x.size:
+        _launch(batch_norm_channels_grad, c, *pointer(x), n, c, s, *_param(weight, x),
+                *pointer(g), *pointer(stats), dx is not None, *pointer(x if dx is None else dx),
+                *pointer(dw), *pointer(db))
+
