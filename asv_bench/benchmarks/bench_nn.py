@@ -1,6 +1,7 @@
-"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, cross-entropy, the
-pointwise losses, convolution and batch norm, embedding, activations, LayerNorm and RMSNorm, and
-autograd's bookkeeping on tiny tensors (NumPy has no autograd: its combinations are skipped)."""
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP and of a small CNN,
+cross-entropy, the pointwise losses, convolution and batch norm, embedding, activations,
+LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
+combinations are skipped)."""
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -33,6 +34,22 @@ class TrainStep:
         loss.backward()
         self.opt.step()
         return loss
+
+
+class CNNTrainStep:
+    """One step of a small CNN (conv-batch_norm-relu twice, pooling, a linear head) with SGD
+    on 32 RGB images of 32 x 32 (jitensor.bench.autograd.cnn_step)."""
+    params = (LIBRARIES, DEVICES)
+    param_names = ("library", "device")
+
+    def setup(self, library, device):
+        from jitensor.bench.autograd import cnn_step
+        peer = Peer(library, device)
+        self.sync, self.step = peer.sync, cnn_step(peer.mod, device=device)
+        warm(self)
+
+    def time_step(self, *_):
+        self.sync(self.step())
 
 
 class Bookkeeping:

@@ -50,6 +50,29 @@ def _mlp(lib, batch=64, sizes=(784, 128, 10)):
     return step
 
 
+def cnn_step(lib, batch=32, device="cpu"):
+    """One training step of a small CNN (two conv-batch_norm-relu blocks, max pooling between,
+    global average pooling, a linear head) with SGD and momentum on 32x32 RGB images; returns
+    the loss (asv_bench's TrainStep times it too)."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32),
+                          nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(32, 10)).to(device)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = lib.randn(batch, 3, 32, 32, device=device)
+    y = lib.randint(0, 10, (batch,), device=device)
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def _libs(jt, torch):
     return {"jitensor": jt, "torch": torch} if torch is not None else {"jitensor": jt}
 
@@ -184,11 +207,13 @@ def measure(quick=False):
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
         + _norms(jt, torch, quick) + _conv(jt, torch, quick)
-    row = {"op": "MLP train step (Adam)", "shape": "64x784-128-10"}
-    for name, lib in (("jitensor", jt), ("torch", torch)):
-        if lib is not None:
-            row[name] = timeit(_mlp(lib), budget=0.5 if quick else 2.0)
-    rows.append(row)
+    for op, shape, step in (("MLP train step (Adam)", "64x784-128-10", _mlp),
+                            ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step)):
+        row = {"op": op, "shape": shape}
+        for name, lib in (("jitensor", jt), ("torch", torch)):
+            if lib is not None:
+                row[name] = timeit(step(lib), budget=0.5 if quick else 2.0)
+        rows.append(row)
     return rows
 
 

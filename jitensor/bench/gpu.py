@@ -80,7 +80,7 @@ def measure(small=False):
             sync()
         rows.append(row)
     rows += [_cross_entropy(peers, small), _bce_with_logits(peers, small),
-             _embedding(peers, small), *_layer_norm(peers, small)]
+             _embedding(peers, small), *_modules(peers, small)]
     return rows
 
 
@@ -128,24 +128,33 @@ def _embedding(peers, small):
     return _nn_row("embedding + bwd", (n, dim, *tokens), peers, small, make)
 
 
-def _layer_norm(peers, small):
-    """nn.LayerNorm over the last dim of 16 sequences of 512 tokens of 768 float32 features,
-    forward alone and with the backward into the input, weight and bias."""
-    shape = (4, 6) if small else (8192, 768)
+def _modules(peers, small):
+    """torch.nn modules on float32 activations, forward alone and with the backward into the
+    input and the parameters: nn.LayerNorm over the last dim of 16 sequences of 512 tokens of
+    768 features; a ResNet stage's 3x3 nn.Conv2d and nn.BatchNorm2d (32 x 64 x 56 x 56)."""
+    rows = []
+    for op, shape, build in (
+            ("layer_norm", (4, 6) if small else (8192, 768),
+             lambda lib, shape: lib.nn.LayerNorm(shape[-1], device="cuda")),
+            ("conv2d 3x3", (2, 3, 5, 5) if small else (32, 64, 56, 56),
+             lambda lib, shape: lib.nn.Conv2d(shape[1], shape[1], 3, padding=1, device="cuda")),
+            ("batch_norm2d", (2, 3, 5, 5) if small else (32, 64, 56, 56),
+             lambda lib, shape: lib.nn.BatchNorm2d(shape[1], device="cuda"))):
+        def make(lib, backward, shape=shape, build=build):
+            module = build(lib, shape)
+            x = lib.randn(shape, device="cuda", requires_grad=backward)
+            if backward:
+                g = lib.ones(module(x).shape, device="cuda")
+                return lambda: module(x).backward(g)
 
-    def make(lib, backward):
-        norm = lib.nn.LayerNorm(shape[-1], device="cuda")
-        x = lib.randn(shape, device="cuda", requires_grad=backward)
-        if backward:
-            g = lib.ones(shape, device="cuda")
-            return lambda: norm(x).backward(g)
-
-        def forward():
-            with lib.no_grad():
-                return norm(x)
-        return forward
-    return [_nn_row("layer_norm", shape, peers, small, lambda lib: make(lib, False)),
-            _nn_row("layer_norm + bwd", shape, peers, small, lambda lib: make(lib, True))]
+            def forward():
+                with lib.no_grad():
+                    return module(x)
+            return forward
+        rows += [_nn_row(op, shape, peers, small, lambda lib, make=make: make(lib, False)),
+                 _nn_row(op + " + bwd", shape, peers, small,
+                         lambda lib, make=make: make(lib, True))]
+    return rows
 
 
 def main(argv=None):
