@@ -150,6 +150,16 @@ def test_conv_dtypes_empty_inputs_and_errors_follow_torch():
         F.conv2d(jt.ones(1, 2, 4, 4), jt.ones(3, 2, 2, 2, dtype=jt.float64))
     with pytest.raises(RuntimeError, match=r"and bias type \(float64\)"):
         F.conv2d(jt.ones(1, 2, 4, 4), jt.ones(3, 2, 2, 2), jt.ones(3, dtype=jt.float64))
+    for shape in ((3, 2, 0, 2), (0, 2, 2, 2)):  # torch refuses these weights too
+        with pytest.raises(RuntimeError, match="at least one output channel and a kernel"):
+            F.conv2d(jt.ones(1, 2, 4, 4), jt.ones(shape))
+    with pytest.raises(NotImplementedError, match="not implemented for bool"):
+        F.conv2d(jt.ones(1, 2, 4, 4, dtype=jt.bool), jt.ones(3, 2, 2, 2, dtype=jt.bool))
+    # an upstream gradient of another dtype is converted, as torch does
+    x, w = jt.ones(1, 2, 4, 4, requires_grad=True), jt.ones(3, 2, 2, 2, requires_grad=True)
+    y = F.conv2d(x, w)
+    y.backward(jt.ones(y.shape, dtype=jt.float64))
+    assert x.grad.dtype is jt.float32 and x.grad.sum().item() == 216  # (torch: 216)
 
 
 def test_conv_gradients_match_finite_differences():
@@ -381,8 +391,16 @@ def test_batch_norm_threads_give_the_same_bits_and_errors():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(RuntimeError, match="not implemented for int64 input"):
         F.batch_norm(jt.ones(4, 2, dtype=jt.int64), None, None, training=True)
-    with pytest.raises(RuntimeError, match=r"expected weight of shape \(2,\)"):
+    with pytest.raises(RuntimeError, match="weight should contain 2 elements on cpu, not 3"):
         F.batch_norm(jt.ones(4, 2), None, None, jt.ones(3), training=True)
+    mean, var = jt.ones(3), jt.ones(2)  # a bad running_var: neither statistic is touched
+    with pytest.raises(RuntimeError, match="running_var should contain 3 elements"):
+        F.batch_norm(jt.randn(4, 3), mean, var, training=True)
+    assert mean.tolist() == [1.0] * 3
+    with pytest.raises(RuntimeError, match="expected weight to have input's dtype float32"):
+        F.batch_norm(jt.randn(4, 3), None, None, jt.ones(3, dtype=jt.float64), training=True)
+    y = F.batch_norm(jt.randn(4, 3), None, None, jt.ones(3, 1), training=True)  # (as torch)
+    assert y.shape == (4, 3)
 
 
 def test_conv_kernels_load_from_the_disk_cache():

@@ -13,8 +13,8 @@ from .. import creation
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
 from ..backends.scalar import loss as LC  # (reduction codes)
-from ..ops import activation as A, conv as C, elementwise as E, indexing as I, linalg as L, loss as Lo, \
-    matrix as M, norm as N, reduction as R, scatter as P, shape as S
+from ..ops import activation as A, conv as C, elementwise as E, indexing as I, linalg as L, \
+    loss as Lo, matrix as M, norm as N, reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode

@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import no_grad
 from ..creation import arange, ones
 from ..ops import norm as N
@@ -91,6 +92,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"conv2d: stride and dilation must be positive, got {stride} and "
                            f"{dilation}")
     out_c, per_group, kh, kw = weight.shape
+    if not out_c or not kh or not kw:
+        raise RuntimeError(f"conv2d: expected a weight with at least one output channel and a "
+                           f"kernel of positive size, got {tuple(weight.shape)}")
+    if weight.dtype is dtypes.bool_:
+        raise NotImplementedError("conv2d: not implemented for bool tensors; convert them with "
+                                  ".int() or .float()")
     if bias is not None and tuple(bias.shape) != (out_c,):
         raise RuntimeError(f"conv2d: expected a bias of shape ({out_c},), got "
                            f"{tuple(bias.shape)}")
@@ -309,9 +316,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                          f"{input.ndim}-D")
     c = input.shape[1]
     along = [1, c] + [1] * (input.ndim - 2)
-    dims = [0] + list(range(2, input.ndim))
     if (running_mean is None) != (running_var is None):
         raise RuntimeError("batch_norm: pass both running_mean and running_var, or neither")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # all checked before any is updated
+        if t is not None and (t.device != input.device or t.numel() != c):
+            raise RuntimeError(f"batch_norm: {name} should contain {c} elements on "
+                               f"{input.device}, not {t.numel()} on {t.device}")
     if not input.numel():
         return input * 1  # (an empty batch: nothing to normalise, no statistics to update)
     if training:
@@ -320,16 +331,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
         if not input.dtype.is_floating_point:
-            raise RuntimeError(f"batch_norm: not implemented for {input.dtype.name} input; convert "
-                               f"it with .float()")
+            raise RuntimeError(f"batch_norm: not implemented for {input.dtype.name} input; "
+                               f"convert it with .float()")
         params = []
         for name, t in (("weight", weight), ("bias", bias)):
-            if t is not None:
-                if t.device != input.device or tuple(t.shape) != (c,):
-                    raise RuntimeError(f"batch_norm: expected {name} of shape ({c},) on "
-                                       f"{input.device}, got {tuple(t.shape)} on {t.device}")
-                t = t if t.dtype is input.dtype else t.to(input.dtype)
-            params.append(t)
+            if t is not None and t.dtype is not input.dtype:
+                if not (input.dtype is dtypes.float16 and t.dtype is dtypes.float32):
+                    raise RuntimeError(f"batch_norm: expected {name} to have input's dtype "
+                                       f"{input.dtype.name}, got {t.dtype.name}; convert it "
+                                       f"with .to({input.dtype})")
+                t = t.to(input.dtype)  # (float32 params of float16 input, as torch's)
+            params.append(None if t is None else t.reshape(c))
         stats = N.batch_statistics(input)
         out = N.native_batch_norm(input, *params, float(eps), stats)
         if running_mean is not None:  # (and running_var: both or neither, checked above)

@@ -3,8 +3,8 @@ allocation, then one call into `backend(device)`. Each module lists the Tensor m
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import (all but
 activation's, conv's, loss's and norm's: torch has those as nn.functional functions only)."""
 from ..tensor import Tensor
-from . import activation, conv, elementwise, indexing, linalg, loss, matrix, norm, reduction, scatter, \
-    shape, sort
+from . import activation, conv, elementwise, indexing, linalg, loss, matrix, norm, reduction, \
+    scatter, shape, sort
 from ..autograd.wrap import install
 
 # ops record the graph when needed

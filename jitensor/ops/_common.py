@@ -18,6 +18,11 @@ def same_device(fn, *tensors):
     return device
 
 
+def dense(t):
+    """t's buffer, C-contiguous (a copy only where it is not)."""
+    return t._data if t._data.flags.c_contiguous else t.contiguous()._data
+
+
 def dim(d, ndim, fn=None):
     """`d` checked against `ndim` and made non-negative (a 0-d tensor accepts -1 and 0)."""
     n = max(ndim, 1)

@@ -8,14 +8,9 @@ arguments and call `convolution`.
 (h, w) pairs."""
 from ..backends.registry import backend
 from ..creation import allocate
-from ._common import same_device
+from ._common import dense, same_device
 
 TENSOR_METHODS = {}  # torch has these in nn.functional only
-
-
-def _dense(t):
-    """t's buffer, C-contiguous."""
-    return t._data if t._data.flags.c_contiguous else t.contiguous()._data
 
 
 def output_size(size, kernel, stride, padding, dilation):
@@ -45,27 +40,29 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
     out = allocate((n, o, *output_size(input.shape[2:], weight.shape[2:], stride, padding,
                                        dilation)), input._dtype, device)
     if out.numel():
-        backend(device).conv.conv(out._data, _dense(input), _dense(weight),
-                                  None if bias is None else _dense(bias), stride,
+        backend(device).conv.conv(out._data, dense(input), dense(weight),
+                                  None if bias is None else dense(bias), stride,
                                   padding[::2], dilation, groups)
     return out
 
 
 def convolution_input_grad(grad, weight, shape, stride, padding, dilation, groups):
     """The gradient of `convolution` by its input (of `shape`) for upstream gradient grad."""
+    grad = grad if grad._dtype is weight._dtype else grad.to(weight._dtype)
     device = _checked("conv2d_backward", grad, weight)
     out = allocate(shape, grad._dtype, device)
     if out.numel():
-        backend(device).conv.conv_grad_input(out._data, _dense(grad), _dense(weight), stride,
+        backend(device).conv.conv_grad_input(out._data, dense(grad), dense(weight), stride,
                                              padding[::2], dilation, groups)
     return out
 
 
 def convolution_weight_grad(grad, input, shape, stride, padding, dilation, groups):
     """The gradient of `convolution` by its weight (of `shape`) for upstream gradient grad."""
+    grad = grad if grad._dtype is input._dtype else grad.to(input._dtype)
     device = _checked("conv2d_backward", grad, input)
     out = allocate(shape, grad._dtype, device)
     if out.numel():
-        backend(device).conv.conv_grad_weight(out._data, _dense(grad), _dense(input), stride,
+        backend(device).conv.conv_grad_weight(out._data, dense(grad), dense(input), stride,
                                               padding[::2], dilation, groups)
     return out

@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import dtypes
 from ..backends.registry import backend
-from ..creation import allocate
+from ..creation import allocate, zeros
 from ..tensor import Tensor
-from ._common import same_device
+from ._common import dense, same_device
 
 TENSOR_METHODS = {}  # torch has these in nn.functional (and as torch.layer_norm) only
 
@@ -107,9 +107,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 # -- the recorded ops (their rules: autograd/derivatives.py) ------------------------------------
 def _rows(t, k):
     """t's buffer as C-contiguous rows of its last k dims (a view when t is contiguous)."""
-    data = t._data
-    if not data.flags.c_contiguous:
-        data = t.contiguous()._data
+    data = dense(t)
     if data.ndim == 2 and k == 1:
         return data
     lead = data.ndim - k
@@ -161,12 +159,8 @@ def norm_grad(g, input, weight, shape, stats, centred, want_input, want_params):
 # -- batch_norm (nn/convolution.py checks its arguments and updates the running statistics) ----
 def _channels(t):
     """t's buffer as C-contiguous (N, C, S)."""
-    data = _dense(t)
+    data = dense(t)
     return data.reshape(data.shape[0], data.shape[1], math.prod(data.shape[2:]))
-
-
-def _dense(t):
-    return t._data if t._data.flags.c_contiguous else t.contiguous()._data
 
 
 def batch_statistics(input):
@@ -191,6 +185,9 @@ def batch_norm_grad(g, input, weight, stats, want_input):
         g = g.to(input._dtype)
     device, c = input._device, input.shape[1]
     dx = allocate(input._data.shape, input._dtype, device) if want_input else None
+    if not input.numel():  # no elements: nothing to sum
+        return dx, zeros(c, dtype=input._dtype, device=device), \
+            zeros(c, dtype=input._dtype, device=device)
     dw, db = allocate((c,), input._dtype, device), allocate((c,), input._dtype, device)
     backend(device).norm.batch_norm_grad(None if dx is None else _channels(dx), dw._data,
                                          db._data, _channels(input), _flat(weight),

@@ -16,8 +16,13 @@ the same place. The weight's is the sum over images and blocks of g @ cols^T, in
 tasks fixed by the shape, each into its own partial sum, added up in run order: serial and
 parallel give the same bits.
 
+Where the images, groups and blocks make fewer than TASKS tasks (a batch of one, a layer of
+many channels), each task is split over slices of its output channels (the input's, for the
+input's gradient), which unfold the same windows: on many cores one task would run alone.
+
 Buffers: x (N, C, H, W), out and g (N, O, OH * OW), w (O, K), all C-contiguous. `geo` holds
-(stride h, w, padding top, left, dilation h, w, groups, kh, kw, OW, rows per block)."""
+(stride h, w, padding top, left, dilation h, w, groups, kh, kw, OW, rows per block, channel
+slices per task)."""
 import math
 
 import numpy as np
@@ -30,6 +35,8 @@ from .kernels import num_threads, prange_only, single_thread
 BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
 PARTS = 16  # runs of tasks the weight's gradient is summed in, at most
 PARTIAL_MAX = 1 << 22  # elements all the runs' partial sums may take together
+TASKS = 16  # tasks a kernel makes at least, where there are channels to split (fixed by the
+# shape, not the threads, so that every machine computes the same bits)
 LOOPS, SGEMM, DGEMM = 0, 1, 2  # how the products run
 
 
@@ -196,22 +203,30 @@ def _scratch(k_n, geo, dtype):
 
 
 @register_jitable
+def _share(s, splits, size):
+    """Slice s of `splits` of range(size)."""
+    return size * s // splits, size * (s + 1) // splits
+
+
+@register_jitable
 def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
     n_img, o_n, p_n = out.shape
-    ow_n, groups = geo[9], geo[6]
+    ow_n, groups, splits = geo[9], geo[6], geo[11]
     og, cg = o_n // groups, x.shape[1] // groups
     k_n = w.shape[1]
     flat, ld, cols = _scratch(k_n, geo, x.dtype)
-    for t in range(first, n_img * groups * -(-(p_n // ow_n) // geo[10]), step):
-        n, g, oh0, rows = _task(t, geo, p_n // ow_n)
+    for t in range(first, n_img * groups * -(-(p_n // ow_n) // geo[10]) * splits, step):
+        n, g, oh0, rows = _task(t // splits, geo, p_n // ow_n)
+        o0, o1 = _share(t % splits, splits, og)
+        o0, o1 = g * og + o0, g * og + o1
         p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
         _unfold(flat, ld, x, n, g * cg, k_n, geo, oh0, rows)
         block = cols[:, :p1 - p0]
-        dst = out[n, g * og:(g + 1) * og, p0:p1]
-        _product(code, dst, w[g * og:(g + 1) * og], block, False)
+        dst = out[n, o0:o1, p0:p1]
+        _product(code, dst, w[o0:o1], block, False)
         if has_bias:
-            for o in range(og):
-                v = bias[g * og + o]
+            for o in range(o1 - o0):
+                v = bias[o0 + o]
                 for p in range(p1 - p0):
                     dst[o, p] += v
 
@@ -233,25 +248,26 @@ def conv_forward(out, x, w, bias, has_bias, code, geo, workers):
 @register_jitable
 def _input_tasks(first, step, gx, g, w, code, geo):
     n_img, o_n, p_n = g.shape
-    ow_n, groups, rows = geo[9], geo[6], geo[10]
-    oh_n, og, cg = p_n // ow_n, o_n // groups, gx.shape[1] // groups
-    k_n = w.shape[1]
-    flat, ld, cols = _scratch(k_n, geo, gx.dtype)
-    for t in range(first, n_img * groups, step):
-        n, q = t // groups, t % groups
-        gx[n, q * cg:(q + 1) * cg] = 0
+    ow_n, groups, rows, splits = geo[9], geo[6], geo[10], geo[11]
+    oh_n, og, cg, taps = p_n // ow_n, o_n // groups, gx.shape[1] // groups, geo[7] * geo[8]
+    flat, ld, cols = _scratch(w.shape[1], geo, gx.dtype)
+    for t in range(first, n_img * groups * splits, step):
+        n, q = t // (groups * splits), t // splits % groups
+        c0, c1 = _share(t % splits, splits, cg)
+        gx[n, q * cg + c0:q * cg + c1] = 0
         for oh0 in range(0, oh_n, rows):  # in turn: neighbouring blocks' windows overlap
             p0, p1 = oh0 * ow_n, min(oh0 + rows, oh_n) * ow_n
-            block = cols[:, :p1 - p0]
-            _product(code, block, w[q * og:(q + 1) * og].T, g[n, q * og:(q + 1) * og, p0:p1],
-                     False)
-            _fold(flat, ld, gx, n, q * cg, k_n, geo, oh0, (p1 - p0) // ow_n)
+            block = cols[:(c1 - c0) * taps, :p1 - p0]
+            _product(code, block, w[q * og:(q + 1) * og, c0 * taps:c1 * taps].T,
+                     g[n, q * og:(q + 1) * og, p0:p1], False)
+            _fold(flat, ld, gx, n, q * cg + c0, (c1 - c0) * taps, geo, oh0, (p1 - p0) // ow_n)
 
 
 @njit(cache=True, parallel=prange_only())
 def conv_input_grad(gx, g, w, code, geo, workers):
-    """gx = the gradient of the convolution by its input for upstream gradient g: a
-    task per image and group, spread over `workers` threads."""
+    """gx = the gradient of the convolution by its input for upstream gradient g: a task per
+    image, group and slice of its channels (no two add into one place), spread over `workers`
+    threads."""
     threads = blas.get_num_threads()
     blas.set_num_threads(1)
     if workers == 1:
@@ -263,22 +279,25 @@ def conv_input_grad(gx, g, w, code, geo, workers):
 
 
 @register_jitable
-def _weight_part(part, partial, g, x, code, geo):
-    """partial[part] += g @ cols^T over run `part` of the tasks."""
+def _weight_part(item, partial, g, x, code, geo):
+    """partial[part] += g @ cols^T over run `part` of the tasks, for slice s of each group's
+    output channels (item = part * splits + s)."""
     n_img, o_n, p_n = g.shape
-    ow_n, groups, parts = geo[9], geo[6], partial.shape[0]
+    ow_n, groups, splits, parts = geo[9], geo[6], geo[11], partial.shape[0]
     oh_n, og, cg = p_n // ow_n, o_n // groups, x.shape[1] // groups
+    part, (o0, o1) = item // splits, _share(item % splits, splits, og)
     tasks = n_img * groups * -(-oh_n // geo[10])
     k_n = partial.shape[2]
     flat, ld, cols = _scratch(k_n, geo, x.dtype)
-    partial[part] = 0
+    for q in range(groups):
+        partial[part, q * og + o0:q * og + o1] = 0
     for t in range(tasks * part // parts, tasks * (part + 1) // parts):
         n, q, oh0, rows = _task(t, geo, oh_n)
         p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
         _unfold(flat, ld, x, n, q * cg, k_n, geo, oh0, rows)
         block = cols[:, :p1 - p0]
-        _product(code, partial[part, q * og:(q + 1) * og], g[n, q * og:(q + 1) * og, p0:p1],
-                 block.T, True)
+        _product(code, partial[part, q * og + o0:q * og + o1],
+                 g[n, q * og + o0:q * og + o1, p0:p1], block.T, True)
 
 
 @njit(cache=True, parallel=prange_only())
@@ -287,12 +306,13 @@ def conv_weight_grad(gw, partial, g, x, code, geo, workers):
     sums into partial ((runs, O, K)), on `workers` threads, then added in run order."""
     threads = blas.get_num_threads()
     blas.set_num_threads(1)
+    items = partial.shape[0] * geo[11]
     if workers == 1:
-        for part in range(partial.shape[0]):
-            _weight_part(part, partial, g, x, code, geo)
+        for item in range(items):
+            _weight_part(item, partial, g, x, code, geo)
     else:
-        for part in prange(partial.shape[0]):
-            _weight_part(part, partial, g, x, code, geo)
+        for item in prange(items):
+            _weight_part(item, partial, g, x, code, geo)
     blas.set_num_threads(threads)
     for i in range(gw.shape[0]):
         for j in range(gw.shape[1]):
@@ -309,12 +329,19 @@ def _code(dtype):
     return LOOPS
 
 
-def _geometry(x, w, out_shape, stride, padding, dilation, groups, kernel):
-    """The kernels' `geo` array: the output rows split into blocks of equal rows, each at most
-    BLOCK elements of windows (or one row)."""
-    k_n, (oh_n, ow_n) = w.shape[1], out_shape[2:]
-    rows = -(-oh_n // -(-k_n * oh_n * ow_n // BLOCK)) if k_n * oh_n * ow_n > BLOCK else oh_n
-    return np.array((*stride, *padding, *dilation, groups, *kernel, ow_n, rows), np.int64)
+def _rows(k_n, out_shape):
+    """Output rows per block: the rows split into blocks of equal rows, each at most BLOCK
+    elements of windows (or one row)."""
+    oh_n, ow_n = out_shape[2:]
+    return -(-oh_n // -(-k_n * oh_n * ow_n // BLOCK)) if k_n * oh_n * ow_n > BLOCK else oh_n
+
+
+def _geometry(w, out_shape, stride, padding, dilation, groups, rows, tasks, channels):
+    """The kernels' `geo` array: `tasks` tasks, each split further over slices of its
+    `channels` until there are TASKS."""
+    splits = min(channels, max(1, -(-TASKS // max(1, tasks))))
+    return np.array((*stride, *padding, *dilation, groups, *w.shape[2:], out_shape[3], rows,
+                     splits), np.int64)
 
 
 def _workers(tasks, work):
@@ -323,34 +350,42 @@ def _workers(tasks, work):
     return 1 if work < BLAS_PARALLEL_MIN or single_thread() else max(1, min(num_threads(), tasks))
 
 
+def _matrix(w):
+    """The weight (O, C / groups, kh, kw) as the (O, K) matrix of the products."""
+    return w.reshape(w.shape[0], math.prod(w.shape[1:]))
+
+
 def conv(out, x, w, bias, stride, padding, dilation, groups):
     """out (N, O, OH, OW) = x (N, C, H, W) convolved with w (O, C / groups, kh, kw), plus bias
     (O,) or None; all C-contiguous, padding (top, left)."""
     n, o, oh, ow = out.shape
-    kernel = w.shape[2:]
-    w2 = w.reshape(o, math.prod(w.shape[1:]))
-    geo = _geometry(x, w2, out.shape, stride, padding, dilation, groups, kernel)
-    tasks = n * groups * -(-oh // geo[10])
+    w2 = _matrix(w)
+    rows = _rows(w2.shape[1], out.shape)
+    tasks = n * groups * -(-oh // rows)
+    geo = _geometry(w, out.shape, stride, padding, dilation, groups, rows, tasks, o // groups)
     conv_forward(out.reshape(n, o, oh * ow), x, w2, w2[0] if bias is None else bias,
-                 bias is not None, _code(x.dtype), geo, _workers(tasks, out.size * w2.shape[1]))
+                 bias is not None, _code(x.dtype), geo,
+                 _workers(tasks * geo[11], out.size * w2.shape[1]))
 
 
 def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
     """gx (N, C, H, W) = the convolution's gradient by its input for g (N, O, OH, OW)."""
     n, o, oh, ow = g.shape
-    w2 = w.reshape(o, math.prod(w.shape[1:]))
-    geo = _geometry(gx, w2, g.shape, stride, padding, dilation, groups, w.shape[2:])
+    w2 = _matrix(w)
+    geo = _geometry(w, g.shape, stride, padding, dilation, groups, _rows(w2.shape[1], g.shape),
+                    n * groups, gx.shape[1] // groups)
     conv_input_grad(gx, g.reshape(n, o, oh * ow), w2, _code(gx.dtype), geo,
-                    _workers(n * groups, g.size * w2.shape[1]))
+                    _workers(n * groups * geo[11], g.size * w2.shape[1]))
 
 
 def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
-    """gw (O, C / groups, kh, kw) = the convolution's gradient by its weight for g."""
+    """gw (O, C / groups, kh, kw) = the convolution's gradient by its weight for g: the tasks
+    in runs, each summed into a partial of its own."""
     n, o, oh, ow = g.shape
-    gw2 = gw.reshape(o, math.prod(gw.shape[1:]))
-    geo = _geometry(x, gw2, g.shape, stride, padding, dilation, groups, gw.shape[2:])
-    tasks = n * groups * -(-oh // geo[10])
-    parts = max(1, min(PARTS, tasks, PARTIAL_MAX // max(1, gw.size)))
-    partial = np.empty((parts, o, gw2.shape[1]), gw.dtype)
-    conv_weight_grad(gw2, partial, g.reshape(n, o, oh * ow), x, _code(x.dtype), geo,
-                     _workers(parts, g.size * gw2.shape[1]))
+    gw2 = _matrix(gw)
+    rows = _rows(gw2.shape[1], g.shape)
+    parts = max(1, min(PARTS, n * groups * -(-oh // rows), PARTIAL_MAX // max(1, gw.size)))
+    geo = _geometry(gw, g.shape, stride, padding, dilation, groups, rows, parts, o // groups)
+    conv_weight_grad(gw2, np.empty((parts, o, gw2.shape[1]), gw.dtype),
+                     g.reshape(n, o, oh * ow), x, _code(x.dtype), geo,
+                     _workers(parts * geo[11], g.size * gw2.shape[1]))

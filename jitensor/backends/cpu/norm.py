@@ -260,10 +260,9 @@ def batch_norm_channels_grad(x, g, w, stats, dx, want_x, dw, db):
 
 
 # -- launchers -------------------------------------------------------------------------------------
-def _weight(weight, x, n=None):
-    """The weight buffer, n (default: x's columns) ones where there is none (the kernels
-    always multiply)."""
-    return weight if weight is not None else np.ones(x.shape[1] if n is None else n, x.dtype)
+def _weight(weight, x):
+    """The weight buffer, ones where there is none (the kernels always multiply)."""
+    return weight if weight is not None else np.ones(x.shape[1], x.dtype)
 
 
 def norm(y, stats, x, weight, bias, eps, centred):
@@ -295,7 +294,7 @@ def batch_norm(y, stats, x, weight, bias, eps):
     mean and biased variance (for the running statistics)."""
     if y.size:
         c = x.shape[1]
-        batch_norm_channels(x, _weight(weight, x, c), np.zeros(c, x.dtype) if bias is None
+        batch_norm_channels(x, _weight(weight, x), np.zeros(c, x.dtype) if bias is None
                             else bias, float(eps), y, stats)
 
 
@@ -303,6 +302,6 @@ def batch_norm_grad(dx, dw, db, x, weight, g, stats):
     """The gradients of batch_norm's y for upstream gradient g (x's shape): by x into dx (or
     None), by the weight and bias into dw and db ((C,) each, always)."""
     if x.size:
-        batch_norm_channels_grad(x, g, _weight(weight, x, x.shape[1]), stats,
+        batch_norm_channels_grad(x, g, _weight(weight, x), stats,
                                  x if dx is None else dx, dx is not None, dw, db)
 

@@ -13,12 +13,12 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..scalar.reduction import SUM
 from . import driver
 from .access import load, store
 from .linalg import _zero, matmul
 from .memory import pointer
 from .reduction import reduce
-from ..scalar.reduction import SUM
 
 CHUNK = 1 << 12 if driver.SIM else 1 << 30  # bytes of windows unfolded at once, at most
 
@@ -137,20 +137,23 @@ def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
 
 
 def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
-    """See the CPU backend's conv_grad_weight."""
+    """See the CPU backend's conv_grad_weight: each chunk's products summed over its images
+    into a row of `sums`, the rows summed last (memory bounded by the chunk, not the batch)."""
     from . import empty, fill
     s = _Shape(x.shape, gw.shape, g.shape, stride, padding, dilation, groups, x.dtype)
     if not s.n:
         fill(gw, 0)
         return
     og = s.o // groups
-    products = empty((s.n * groups, og, s.k), x.dtype)  # each image's, summed after
+    chunks = list(s.chunks())
+    products = empty((s.chunk * groups, og, s.k), x.dtype)
+    sums = empty((len(chunks), s.o * s.k), x.dtype)
     cols = empty((s.chunk * groups, s.k, s.p), x.dtype)
-    for n0, imgs in s.chunks():
-        part = cols[:imgs * groups]
+    for i, (n0, imgs) in enumerate(chunks):
+        part, every = cols[:imgs * groups], np.arange(imgs * groups)
         s.unfold(part, x, n0, imgs)
-        every = np.arange(imgs * groups)
-        matmul(products[n0 * groups:(n0 + imgs) * groups],
-               g[n0:n0 + imgs].reshape(imgs * groups, og, s.p), part.transpose(0, 2, 1), every,
-               every)
-    reduce(SUM, gw.reshape(s.o * s.k), products.reshape(s.n, s.o * s.k), (0,))
+        each = products[:imgs * groups]
+        matmul(each, g[n0:n0 + imgs].reshape(imgs * groups, og, s.p), part.transpose(0, 2, 1),
+               every, every)
+        reduce(SUM, sums[i], each.reshape(imgs, s.o * s.k), (0,))
+    reduce(SUM, gw.reshape(s.o * s.k), sums, (0,))
