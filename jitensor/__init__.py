@@ -16,9 +16,10 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
 from .threads import get_num_threads, set_num_threads
-from .ops import elementwise as _elementwise, indexing as _indexing, linalg as _linalg, \
-    matrix as _matrix, reduction as _reduction, scatter as _scatter, shape as _shape, \
-    sort as _sort
+from .ops import einsum as _einsum, elementwise as _elementwise, indexing as _indexing, \
+    linalg as _linalg, matrix as _matrix, reduction as _reduction, scatter as _scatter, \
+    shape as _shape, sort as _sort
+from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
@@ -49,7 +50,7 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
     "zeros", "zeros_like",
 ]
-for _m in (_elementwise, _indexing, _linalg, _matrix, _reduction, _scatter, _shape, _sort):
+for _m in (_einsum, _elementwise, _indexing, _linalg, _matrix, _reduction, _scatter, _shape, _sort):
     __all__ += _m.__all__
 
 __all__ += ["load", "nn", "optim", "save"]

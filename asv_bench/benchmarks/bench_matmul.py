@@ -1,5 +1,5 @@
 """Matrix products: square matmul at three sizes (float BLAS and the integer kernel), a batch of
-small products, and matrix-vector."""
+small products, matrix-vector, and einsum (attention scores, a row-wise dot)."""
 from .common import DEVICES, DTYPES, FLOATS, LIBRARIES, Peer, warm
 
 
@@ -41,3 +41,21 @@ class Batched:
 
     def time_matvec(self, *_):
         self.sync(self.m @ self.v)
+
+
+class Einsum:
+    """einsum of float32 operands: attention scores of 8 x 8 heads of 128 queries and keys of 64
+    (a batched product), and a row-wise dot of 4096 x 64 (a product summed over one dim)."""
+    params = (LIBRARIES, DEVICES, ("bhqd,bhkd->bhqk", "bi,bi->b"))
+    param_names = ("library", "device", "equation")
+
+    def setup(self, library, device, equation):
+        peer = Peer(library, device)
+        shape = (8, 8, 128, 64) if equation.startswith("bhqd") else (4096, 64)
+        self.sync, self.einsum, self.equation = peer.sync, peer.mod.einsum, equation
+        self.a, self.b = peer.random(shape, "float32"), peer.random(shape, "float32", seed=1)
+        warm(self)
+
+    def time_einsum(self, *_):
+        self.sync(self.einsum(self.equation, self.a, self.b))
+

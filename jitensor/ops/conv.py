@@ -48,21 +48,21 @@ def convolution(input, weight, bias, stride, padding, dilation, groups):
 
 def convolution_input_grad(grad, weight, shape, stride, padding, dilation, groups):
     """The gradient of `convolution` by its input (of `shape`) for upstream gradient grad."""
-    grad = grad if grad._dtype is weight._dtype else grad.to(weight._dtype)
-    device = _checked("conv2d_backward", grad, weight)
-    out = allocate(shape, grad._dtype, device)
-    if out.numel():
-        backend(device).conv.conv_grad_input(out._data, dense(grad), dense(weight), stride,
-                                             padding[::2], dilation, groups)
-    return out
+    return _gradient("conv_grad_input", grad, weight, shape, stride, padding, dilation, groups)
 
 
 def convolution_weight_grad(grad, input, shape, stride, padding, dilation, groups):
     """The gradient of `convolution` by its weight (of `shape`) for upstream gradient grad."""
-    grad = grad if grad._dtype is input._dtype else grad.to(input._dtype)
-    device = _checked("conv2d_backward", grad, input)
+    return _gradient("conv_grad_weight", grad, input, shape, stride, padding, dilation, groups)
+
+
+def _gradient(launcher, grad, other, shape, stride, padding, dilation, groups):
+    """A gradient op's result of `shape`, from grad (converted to other's dtype, as torch's
+    engine does) and the forward's other operand."""
+    grad = grad if grad._dtype is other._dtype else grad.to(other._dtype)
+    device = _checked("conv2d_backward", grad, other)
     out = allocate(shape, grad._dtype, device)
     if out.numel():
-        backend(device).conv.conv_grad_weight(out._data, dense(grad), dense(input), stride,
-                                              padding[::2], dilation, groups)
+        getattr(backend(device).conv, launcher)(out._data, dense(grad), dense(other), stride,
+                                                padding[::2], dilation, groups)
     return out
