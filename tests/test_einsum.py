@@ -80,6 +80,16 @@ def test_einsum_forms_broadcasting_and_errors_follow_torch():
     for mine, theirs in pairs:
         assert tuple(mine.shape) == tuple(theirs.shape)
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-12)
+    for shapes in (((0, 3), (3, 4)), ((2, 3), (3, 0)), ((0, 2, 3), (3, 4))):  # empty results
+        mine = jt.einsum("...ij,jk->...ik", *(jt.ones(s) for s in shapes))
+        assert tuple(mine.shape) == tuple(torch.einsum("...ij,jk->...ik",
+                                                       *(torch.ones(s) for s in shapes)).shape)
+    a2 = rng.standard_normal((2, 3))  # sublist ints: 0-25 are 'A'-'Z', 26-51 'a'-'z', as torch's
+    for sub in ([27, 0], [26, 25], [0, np.int64(1)]):
+        np.testing.assert_array_equal(jt.einsum(jt.tensor(a2), sub).numpy(),
+                                      torch.einsum(torch.tensor(a2), sub).numpy())
+    with pytest.raises(ValueError, match="at least one operand"):
+        jt.einsum("ij")
     x = jt.ones(2, 3)
     for equation, operands, match in (
             ("ab,bc->ac", (x, jt.ones(4, 5)), "subscript b has size 4"),

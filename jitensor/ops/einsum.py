@@ -10,13 +10,15 @@ is `...` followed by the subscripts used once, in alphabetical order. The sublis
 einsum(a, [0, 1], b, [1, 2], [0, 2]), is accepted too."""
 import math
 
+import numpy as np
+
 from ..tensor import Tensor
 from ._common import same_device
 from .linalg import matmul
 
 __all__ = ["einsum"]
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # (sublist ints, as torch's)
 
 
 def _sublists(args):
@@ -28,8 +30,9 @@ def _sublists(args):
         for s in sub:
             if s is Ellipsis:
                 out += "..."
-            elif isinstance(s, int) and 0 <= s < len(_LETTERS):
-                out += _LETTERS[s]
+            elif isinstance(s, (int, np.integer)) and not isinstance(s, bool) and \
+                    0 <= s < len(_LETTERS):
+                out += _LETTERS[int(s)]
             else:
                 raise ValueError(f"einsum(): subscript in sublist format must be Ellipsis or an "
                                  f"int in [0, {len(_LETTERS)}), got {s!r}")
@@ -99,7 +102,7 @@ def _pair(a, la, b, lb, keep):
                 raise RuntimeError(f"einsum(): subscript {_name(lab)} has size {s} for an "
                                    f"operand which does not broadcast with previously seen size "
                                    f"{size[lab]}")
-            size[lab] = max(size.get(lab, 1), s)
+            size[lab] = s if size.get(lab, 1) == 1 else size[lab]  # (size 0 stays 0)
     shared = [lab for lab in la if lab in lb]
     summed = [lab for lab in shared if lab not in keep]
     for lab in summed:  # a summed subscript of size 1 on one side: sum the other side first
@@ -144,14 +147,16 @@ def einsum(*args):
     product; "...ij->...ji" a transpose of the last two dims."""
     if not args:
         raise TypeError("einsum(): missing the equation")
+    if len(args) == 1 or isinstance(args[0], str) and len(args) == 2 and \
+            isinstance(args[1], (list, tuple)) and not args[1]:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if isinstance(args[0], str):
         equation, operands = args[0], args[1:]
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = tuple(operands[0])
     else:
         equation, operands = _sublists(args)
-    if not operands:
-        raise RuntimeError("einsum(): must provide at least one operand")
     for t in operands:
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): expected Tensor operands, got {type(t).__name__}")
