@@ -43,3 +43,25 @@ class Axis:
 
     def time_argmax(self, *_):
         self.sync(self.mod.argmax(self.m, self.axis))
+
+
+class ShortRows:
+    """Many short rows reduced along the last dim (x.sum(-1) of activations, per-sample losses):
+    per-row overhead, not bandwidth."""
+    params = (LIBRARIES, DEVICES, FLOATS, (8, 64))
+    param_names = ("library", "device", "dtype", "row")
+
+    def setup(self, library, device, dtype, row):
+        peer = Peer(library, device)
+        self.mod, self.sync = peer.mod, peer.sync
+        self.m = peer.random(((1 << 18) // row, row), dtype)
+        warm(self)
+
+    def time_sum(self, *_):
+        self.sync(self.mod.sum(self.m, -1))
+
+    def time_amax(self, *_):
+        self.sync(self.mod.amax(self.m, -1))
+
+    def time_argmax(self, *_):
+        self.sync(self.mod.argmax(self.m, -1))

@@ -12,6 +12,7 @@ from . import compare, optional
 
 BIG = 1 << 26
 SQUARE = (4096, 4096)
+SHORT = (1 << 16, 16)  # many short rows: per-row costs, not bandwidth
 
 
 def _np_softmax(a):
@@ -29,8 +30,10 @@ def _cases(jt, torch, quick):
     rng = np.random.default_rng(0)
     big = rng.standard_normal(BIG, dtype=np.float32)
     sq = rng.standard_normal(SQUARE, dtype=np.float32)
-    jb, js = jt.from_numpy(big), jt.from_numpy(sq)
-    tb, ts = (torch.from_numpy(big), torch.from_numpy(sq)) if torch else (None, None)
+    short = rng.standard_normal(SHORT, dtype=np.float32)
+    jb, js, jr = jt.from_numpy(big), jt.from_numpy(sq), jt.from_numpy(short)
+    tb, ts, tr = (torch.from_numpy(big), torch.from_numpy(sq), torch.from_numpy(short)) if torch \
+        else (None, None, None)
     rows = [
         ("sum", "2^26", lambda: jb.sum(), lambda: big.sum(), lambda: tb.sum()),
         ("sum(dim=0)", "4096^2", lambda: js.sum(0), lambda: sq.sum(0), lambda: ts.sum(0)),
@@ -42,6 +45,8 @@ def _cases(jt, torch, quick):
          lambda: (sq.max(-1), sq.argmax(-1)), lambda: ts.max(dim=-1)),
         ("softmax(dim=-1)", "4096^2", lambda: jt.softmax(js, -1), lambda: _np_softmax(sq),
          lambda: torch.softmax(ts, -1)),
+        ("sum(dim=-1)", "2^16x16", lambda: jr.sum(-1), lambda: short.sum(-1),
+         lambda: tr.sum(-1)),
     ]
     if not quick:
         rows += [
@@ -56,6 +61,10 @@ def _cases(jt, torch, quick):
              lambda: _np_softmax(sq.T).T, lambda: torch.softmax(ts, 0)),
             ("cumsum(dim=-1)", "4096^2", lambda: js.cumsum(-1), lambda: sq.cumsum(-1),
              lambda: ts.cumsum(-1)),
+            ("max(dim=-1)", "2^16x16", lambda: jr.max(dim=-1),
+             lambda: (short.max(-1), short.argmax(-1)), lambda: tr.max(dim=-1)),
+            ("var(dim=-1)", "2^16x16", lambda: jr.var(-1), lambda: short.var(-1, ddof=1),
+             lambda: tr.var(-1)),
         ]
     return rows
 
