@@ -773,3 +773,14 @@ def test_common_powers_run_as_exact_products_and_roots(exponent, dtype):
     np.testing.assert_allclose(a.grad.numpy(), exponent * a.detach().numpy() ** (exponent - 1),
                                rtol=1e-12)
     assert (jt.tensor([2, 3]) ** 2).tolist() == [4, 9]  # integers keep the integer power
+
+
+@pytest.mark.parametrize("a, b", [((0,), (3, 1)), ((3, 1), (0,)), ((0, 1), (1, 4)), ((2, 0), (1,)),
+                                  ((0,), ())])
+def test_empty_operands_broadcast_as_torch(a, b):
+    """An empty operand has stride 0 like a broadcast scalar but no element to read: it
+    broadcasts to an empty result of NumPy's shape, in every family."""
+    x, y = jt.zeros(a), jt.ones(b)
+    shape = np.broadcast_shapes(a, b)
+    for got in (x + y, y * x, jt.where(x > 0, y, 2.0), jt.maximum(x, y), x == y):
+        assert got.shape == shape and got.numel() == 0

@@ -177,7 +177,7 @@ def _operand(x, compute, shape, b, number=True):
             data = converted
     if data.shape == shape and (data.size <= 1 or any(data.strides) or not number):
         return data
-    if number and (data.size == 1 or not any(data.strides)):  # one element, broadcast
+    if number and (data.size == 1 or data.size and not any(data.strides)):  # one, broadcast
         return b.one_element(data, shape)
     return b.broadcast_to(data, shape)
 
