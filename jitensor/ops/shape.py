@@ -2,21 +2,31 @@
 both ways), carry torch's strides, and never have negative strides. Each view is computed here
 as (sizes, strides, offset) in elements and built by the backend's `as_strided`, except
 permutations, which are the buffer's own transpose; cat, stack and flip copy through the
-backend's copy kernels."""
+backend's copy kernels. The rest of torch's shape functions (the stacks and splits, meshgrid,
+rot90, select, repeat_interleave, take_along_dim, block_diag, ...) are composed from those and
+from gather/index_select, so they record their gradients and run on every device without
+kernels of their own."""
 import operator
+import warnings
 from functools import reduce
 
 from .. import dtypes
 from ..backends.registry import backend
-from ..creation import allocate
-from ..tensor import Size, Tensor, _wrap, preserve_format
-from ._common import broadcast_shapes, check_out, same_device, shares_memory
-from ._common import dim as _dim, dims as _dims
+from ..creation import allocate, ones, zeros
+from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
+from ._common import broadcast_shapes as _broadcast_shapes
+from ._common import check_out, same_device, shares_memory
+from ._common import dim as _dim
+from ._common import dims as _dims
 
-__all__ = ["broadcast_tensors", "broadcast_to", "cat", "chunk", "clone", "concat", "concatenate",
-           "flatten", "flip", "movedim", "moveaxis", "narrow", "numel", "permute", "reshape",
-           "roll", "split", "squeeze", "stack", "swapaxes", "swapdims", "t", "tile", "transpose",
-           "unbind", "unflatten", "unsqueeze"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+           "broadcast_tensors", "broadcast_to", "cartesian_prod", "cat", "chunk", "clone",
+           "column_stack", "concat", "concatenate", "dsplit", "dstack", "flatten", "flip",
+           "fliplr", "flipud", "hsplit", "hstack", "meshgrid", "moveaxis", "movedim", "narrow",
+           "numel", "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90",
+           "row_stack", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
+           "take_along_dim", "tensor_split", "tile", "transpose", "unbind", "unflatten",
+           "unsqueeze", "vsplit", "vstack"]
 
 VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least one "
                      "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -53,6 +63,16 @@ def _ints(args, fn, name="size"):
                             f"element of type {type(a).__name__} at pos {pos}: {a!r}")
         out.append(operator.index(a))
     return out
+
+
+_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                 "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                 "float64": "Double"}
+
+
+def scalar_name(dtype):
+    """torch's C++ name of `dtype` ('Long', 'Float', ...), which its dtype errors quote."""
+    return _SCALAR_NAMES[dtype.name]
 
 
 def _infer_size(shape, numel):
@@ -187,6 +207,12 @@ def flatten(input, start_dim=0, end_dim=-1):
     shape = list(input._data.shape)
     merged = reduce(operator.mul, shape[start:end + 1], 1)
     return reshape(input, shape[:start] + [merged] + shape[end + 1:])
+
+
+def ravel(input):
+    """`input` as 1-D: a view when it is contiguous, else a copy (torch tests contiguity, not
+    whether the strides happen to allow a flat view, as reshape does)."""
+    return view(input.contiguous(), -1)
 
 
 def unflatten(input, dim, sizes):
@@ -347,8 +373,79 @@ def broadcast_tensors(*tensors):
     """Views of `tensors` expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = broadcast_shapes(*(t.shape for t in tensors))
+    shape = _broadcast_shapes(*(t.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of `shapes` broadcast to, as a Size. These are torch's Python-level
+    rules, not the tensor ops' (_common.broadcast_shapes): an int stands for a 1-D shape, None
+    is skipped, and the errors name the argument that does not fit."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for s in shapes:
+        if not isinstance(s, (list, tuple)):
+            raise RuntimeError(  # noqa: TRY004 (torch's exception type)
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+        for k, n in enumerate(s):
+            if not isinstance(n, int):
+                raise TypeError(f"broadcast_shapes(): a shape takes an iterable of 'int' (item {k} "
+                                f"of {s} is '{type(n).__name__}')")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] == common[i] or s[i] == 1:
+                continue
+            if common[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[i]} at {i}! "
+                                   f"Mismatching argument at index {arg} had {s}; but expected "
+                                   f"shape should be broadcastable to {common}")
+            if s[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            common[i] = s[i]
+    return Size(common)
+
+
+def _at_least_1d(x):
+    return reshape(x, 1) if x.ndim == 0 else x
+
+
+def _at_least_2d(x):
+    return reshape(x, 1, 1) if x.ndim == 0 else unsqueeze(x, 0) if x.ndim == 1 else x
+
+
+def _at_least_3d(x):
+    """torch's placement: a vector becomes (1, n, 1), a matrix (m, n, 1)."""
+    if x.ndim == 0:
+        return reshape(x, 1, 1, 1)
+    if x.ndim == 1:
+        x = unsqueeze(x, 0)
+    return unsqueeze(x, -1) if x.ndim == 2 else x
+
+
+def _at_least(fn, tensors, grow):
+    """One tensor grown (a view, or itself), or a tuple of them for several tensors or one
+    sequence of them."""
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    if len(tensors) == 1 and not single:
+        tensors = tensors[0]
+    grown = [grow(x) for x in _tensor_list(tensors, fn)]
+    return grown[0] if single else tuple(grown)
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (a 0-d one as shape (1,)); others are returned as they
+    are."""
+    return _at_least("atleast_1d", tensors, _at_least_1d)
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims: a vector as one row."""
+    return _at_least("atleast_2d", tensors, _at_least_2d)
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims: a vector as (1, n, 1), a matrix as (m, n, 1)."""
+    return _at_least("atleast_3d", tensors, _at_least_3d)
 
 
 # -- slices along one dim ----------------------------------------------------------------------
@@ -413,6 +510,91 @@ def chunk(input, chunks, dim=0):
     if n == 0:  # torch: `chunks` empty pieces
         return tuple(_slice(input, d, 0, 0) for _ in range(chunks))
     return split(input, -(-n // chunks), d)
+
+
+def select(input, dim, index):
+    """The slice at `index` of dim `dim`, without that dim: a view (narrow, then squeeze, so
+    that autograd records it)."""
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _dim(dim, input.ndim, "select")
+    i, n = operator.index(index), input._data.shape[d]
+    if not -n <= i < n:
+        raise IndexError(f"select(): index {i} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return squeeze(narrow(input, d, i % n, 1), d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of `input` along `dim`: `sections` pieces as equal as can be (the first ones one
+    longer), or the pieces between `indices` (read as slice bounds: negative ones count from the
+    end, out-of-range ones are clamped, a bound below the previous one gives an empty piece)."""
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _dim(dim, input.ndim, "tensor_split")
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        what = "tensor_split expected tensor_indices_or_sections to"
+        if arg._device.type != "cpu":
+            raise RuntimeError(f"{what} be on cpu, but it's on {arg._device}")
+        if arg._dtype is not dtypes.int64:
+            raise RuntimeError(f"{what} have dtype of long, but got {scalar_name(arg._dtype)}")
+        if arg.ndim > 1:
+            raise RuntimeError(f"{what} be a zero-dimensional or one-dimensional tensor, but got "
+                               f"a tensor with {arg.ndim} dims")
+        arg = arg.tolist()
+    n = input._data.shape[d]
+    if isinstance(arg, (list, tuple)):
+        bounds = _ints((arg,), "tensor_split", "indices")
+    else:
+        if isinstance(arg, bool) or not hasattr(arg, "__index__"):
+            raise TypeError(f"tensor_split(): argument 'indices_or_sections' must be an int, a "
+                            f"sequence of ints or a tensor, not {type(arg).__name__}")
+        sections = operator.index(arg)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        size, longer = divmod(n, sections)
+        bounds = [k * size + min(k, longer) for k in range(1, sections)]
+    pieces, start = [], 0
+    for end in bounds + [n]:
+        first, last, _ = slice(start, end).indices(n)
+        pieces.append(narrow(input, d, first, max(last - first, 0)))
+        start = end
+    return tuple(pieces)
+
+
+def _split_along(fn, input, indices_or_sections, dim, min_dims):
+    """hsplit, vsplit and dsplit: tensor_split along `dim`, where a number of sections must
+    divide the dim evenly."""
+    if input.ndim < min_dims:
+        raise RuntimeError(f"{fn} requires a tensor with at least {min_dims} dimension, but got a "
+                           f"tensor with {input.ndim} dimensions!")
+    if isinstance(indices_or_sections, Tensor):
+        raise TypeError(f"{fn}(): argument 'indices_or_sections' must be an int or a sequence of "
+                        f"ints, not Tensor")
+    if isinstance(indices_or_sections, int):
+        n = input._data.shape[dim]
+        if indices_or_sections == 0 or n % indices_or_sections:
+            raise RuntimeError(f"{fn} attempted to split along dimension {dim}, but the size of "
+                               f"the dimension {n} is not divisible by the split_size "
+                               f"{indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """tensor_split along the columns (dim 1; dim 0 of a vector), in equal sections."""
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """tensor_split along the rows (dim 0) of a tensor of 2 or more dims."""
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """tensor_split along the depth (dim 2) of a tensor of 3 or more dims."""
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
 def unbind(input, dim=0):
@@ -519,6 +701,148 @@ def flip(input, dims):
     return out
 
 
+def fliplr(input):
+    """A copy with the columns (dim 1) in reverse order."""
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input):
+    """A copy with the rows (dim 0) in reverse order."""
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+def _nonempty(tensors, fn):
+    tensors = _tensor_list(tensors, fn)
+    if not tensors:
+        raise RuntimeError(f"{fn} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors, *, out=None):
+    """cat along the columns: dim 1, or dim 0 when the tensors are vectors (0-d ones count as
+    vectors of one)."""
+    tensors = [_at_least_1d(x) for x in _nonempty(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    """cat along the rows (dim 0), vectors taken as rows."""
+    return cat([_at_least_2d(x) for x in _nonempty(tensors, "vstack")], 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    """cat along the depth (dim 2), after atleast_3d."""
+    return cat([_at_least_3d(x) for x in _nonempty(tensors, "dstack")], 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    """cat along dim 1, vectors (and 0-d tensors) taken as columns."""
+    tensors = _nonempty(tensors, "column_stack")
+    return cat([reshape(x, x.numel(), 1) if x.ndim <= 1 else x for x in tensors], 1, out=out)
+
+
+# -- grids, blocks and gathers (views, cat and gather: they record their gradients) ------------
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of the 0-d or 1-D `tensors` (varargs or one sequence), each expanded
+    to the shape of all their lengths (views). With 'ij' the k-th tensor varies along dim k;
+    'xy' swaps the roles of the first two (Cartesian order: x along the columns)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    tensors = _nonempty(tensors, "meshgrid")
+    for x in tensors:
+        if x.ndim > 1:
+            raise RuntimeError(f"meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                               f"{x}")
+        if x._dtype is not tensors[0]._dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if x._device != tensors[0]._device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    if indexing is None:
+        warnings.warn("meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f'{indexing}')
+    swap = indexing == "xy" and len(tensors) >= 2  # torch's way: 'ij' of the two swapped
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    n = len(tensors)
+    shape = [x.numel() for x in tensors]
+    grids = [expand(view(x, [-1 if i == k else 1 for i in range(n)]), shape)
+             for k, x in enumerate(tensors)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """The rows of all combinations of one element from each vector (in 'ij' order: the last
+    varies fastest); one vector is returned itself."""
+    tensors = _tensor_list(tensors, "cartesian_prod")
+    for x in tensors:
+        if x.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([flatten(g) for g in meshgrid(tensors, indexing="ij")], 1)
+
+
+def block_diag(*tensors):
+    """The 0-, 1- or 2-D `tensors` (vectors as rows) as the blocks of a block-diagonal matrix,
+    zeros elsewhere, in their result_type (as torch: 0-d blocks rank below the others)."""
+    tensors = _tensor_list(tensors, "block_diag")
+    for i, x in enumerate(tensors):
+        if x.ndim > 2:
+            raise RuntimeError(f"block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {x.ndim} dimensions")
+    if not tensors:
+        return zeros(1, 0)
+    device = same_device("block_diag", *tensors)
+    dtype = dtypes.result_type(*tensors)
+    blocks = [_at_least_2d(x).to(dtype) for x in tensors]
+    width, left, rows = sum(b.shape[1] for b in blocks), 0, []
+    for b in blocks:
+        m, n = b.shape
+        rows.append(cat([zeros(m, left, dtype=dtype, device=device), b,
+                         zeros(m, width - left - n, dtype=dtype, device=device)], 1))
+        left += n
+    return cat(rows, 0)
+
+
+def take_along_dim(input, indices, dim=None):
+    """The elements of `input` at `indices` along `dim`, the two broadcast against each other
+    outside `dim` (gather); with dim None, of the flattened input (which must be viewable as
+    1-D, as in torch)."""
+    from .indexing import gather
+    same_device("take_along_dim", input, indices)
+    if dim is None:
+        return gather(view(input, -1), 0, view(indices, -1))
+    if indices._dtype is not dtypes.int64:
+        raise RuntimeError(f"take_along_dim(): dtype of indices should be Long but got "
+                           f"{scalar_name(indices._dtype)}")
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"take_along_dim(): input and indices should have the same number of "
+                           f"dimensions, but got {input.ndim} dimensions for input, and "
+                           f"{indices.ndim} dimensions for indices")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _dim(dim, input.ndim, "take_along_dim")
+    sizes = list(input.shape)
+    sizes[d] = indices.shape[d]
+    sizes = list(_broadcast_shapes(sizes, indices.shape))
+    indices = expand(indices, sizes)
+    sizes[d] = input.shape[d]
+    return gather(expand(input, sizes), d, indices)
+
+
 # -- repeats and rotations (built from views, reshape and cat: they record their gradients) ---
 def repeat(input, *sizes):
     """input tiled `sizes[d]` times along each dim d (new leading dims where `sizes` is
@@ -573,6 +897,86 @@ def roll(input, shifts, dims=None):
     return out if out is not input else input.clone()
 
 
+def rot90(input, k=1, dims=(0, 1)):
+    """input rotated by k quarter turns in the plane of `dims`, from the first dim towards the
+    second: a flip and a transpose (a view of the flipped copy, with torch's strides)."""
+    dims = _ints((dims,), "rot90", "dims")
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    a, b = (_dim(d, input.ndim, "rot90") for d in dims)
+    if a == b:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = operator.index(k) % 4
+    if k == 1:
+        return transpose(flip(input, b), a, b)
+    if k == 2:
+        return flip(input, (a, b))
+    if k == 3:
+        return transpose(flip(input, a), a, b)
+    return input.clone()
+
+
+def _repeated_positions(repeats, output_size):
+    """0, 1, ... each repeated repeats[i] times (in repeats' dtype): a 1 added where each run
+    but the first starts, then a running sum, so that the work is linear in the output."""
+    from .reduction import cumsum
+    from .scatter import index_add
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats._dtype not in (dtypes.int32, dtypes.int64):
+        raise NotImplementedError(f'"repeat_interleave_{repeats._device.type}" not implemented '
+                                  f"for '{scalar_name(repeats._dtype)}'")
+    if (repeats < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    ends = cumsum(repeats, 0)
+    total = ends[-1].item() if repeats.numel() else 0
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    starts = narrow(ends, 0, 0, max(ends.numel() - 1, 0))
+    device = repeats._device
+    marks = index_add(zeros(total + 1, dtype=dtypes.int64, device=device), 0, starts,
+                      ones(starts.numel(), dtype=dtypes.int64, device=device))
+    return narrow(cumsum(marks, 0), 0, 0, total).to(repeats._dtype)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (each slice along `dim`; of the flattened input when dim is None) repeated
+    `repeats` times, or repeats[i] times for the i-th: a copy. With one tensor of counts,
+    repeat_interleave(repeats) gives the positions 0, 1, ... each repeated its count."""
+    if repeats is None:
+        return _repeated_positions(input, output_size)
+    d = _dim(0 if dim is None else dim, input.ndim, "repeat_interleave")
+    if dim is None:
+        input = flatten(input)
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        n = input._data.shape[d]
+        if repeats.numel() == 1:
+            repeats = expand(reshape(repeats, 1), n)
+        elif repeats.shape[0] != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {repeats.shape[0]} and input.size({d}) = {n}")
+        from .indexing import index_select
+        return index_select(input, d, _repeated_positions(repeats, output_size))
+    if isinstance(repeats, bool) or not hasattr(repeats, "__index__"):
+        raise TypeError(f"repeat_interleave(): argument 'repeats' must be an int or a Tensor, not "
+                        f"{type(repeats).__name__}")
+    r = operator.index(repeats)
+    if r < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    tiled = unsqueeze(input, d + 1)
+    sizes = list(tiled.shape)
+    sizes[d + 1] = r
+    if output_size is not None and output_size != r * sizes[d]:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {r * sizes[d]} but "
+                           f"got {output_size}")
+    return flatten(expand(tiled, sizes).clone(memory_format=contiguous_format), d, d + 1)
+
+
 def clone(input, *, memory_format=preserve_format):
     """A copy of input with its own memory (Tensor.clone)."""
     return input.clone(memory_format=memory_format)
@@ -590,5 +994,7 @@ TENSOR_METHODS = {
     "movedim": movedim, "moveaxis": moveaxis, "unsqueeze": unsqueeze, "squeeze": squeeze,
     "expand": expand, "expand_as": expand_as, "broadcast_to": broadcast_to, "narrow": narrow,
     "split": split, "chunk": chunk, "unbind": unbind, "flip": flip, "repeat": repeat,
-    "tile": tile, "roll": roll,
+    "tile": tile, "roll": roll, "ravel": ravel, "select": select, "tensor_split": tensor_split,
+    "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "fliplr": fliplr, "flipud": flipud,
+    "rot90": rot90, "repeat_interleave": repeat_interleave, "take_along_dim": take_along_dim,
 }
