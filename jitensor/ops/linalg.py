@@ -1,5 +1,5 @@
 """Matrix products with torch's rules: `matmul` (the @ operator), `mm`, `bmm`, `mv`, `dot`,
-`outer` / `ger`.
+`outer` / `ger`; and the ops composed from them (see "composites" below).
 
 Every product is planned here as a stack of matrix products: the operands viewed as
 (..., m, k) and (..., k, n) (a 1-D operand becomes a row or a column), their batch dimensions
@@ -8,16 +8,25 @@ matrix for every output matrix. The backend's `linalg.matmul` then runs the whol
 kernel call. As in torch, both operands must have the same dtype (no promotion) and bool is not
 implemented; `outer` is an elementwise product and promotes."""
 import math
+import warnings
 
 import numpy as np
 
 from .. import dtypes
 from ..backends.registry import backend
-from ..creation import allocate
-from ..tensor import Tensor
-from ._common import broadcast_shapes, output, same_device, shares_memory
+from ..creation import allocate, ones, ones_like
+from ..tensor import Tensor, check_fill_value
+from ._common import broadcast_shapes, in_place, output, same_device, shares_memory
+from ._common import dim as _dim
+from ._common import dims as _dims
+from .elementwise import add, clamp, mul
+from .indexing import masked_fill
+from .reduction import _write_out, norm
+from .reduction import sum as _sum
+from .shape import cat, expand, narrow, stack, unbind
 
-__all__ = ["bmm", "dot", "ger", "matmul", "mm", "mv", "outer"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "cdist", "cross", "dist", "dot",
+           "ger", "inner", "kron", "matmul", "mm", "mv", "outer", "tensordot", "vdot"]
 
 
 # -- checks -----------------------------------------------------------------------------------
@@ -289,6 +298,289 @@ def linear(input, weight, bias=None):
     return out if bias is None else out.add_(bias)  # out is new: no copy for the sum
 
 
+# -- composites -------------------------------------------------------------------------------
+# Built from the products above and elementwise ops, so autograd records them through those ops
+# and they run on every device. Their out= is torch's (see reduction._write_out).
+COMPOSED = ("addmm", "addmv", "addr", "baddbmm", "addbmm")  # their in-place forms run them
+
+
+def _scaled(t, s):
+    """s * t for a scalar s already in t's dtype. s = 0 gives zeros even where t is NaN or inf
+    (BLAS never reads a term scaled by 0), which still differentiate (to 0) in t."""
+    if s == 0:
+        return masked_fill(t, ones((), dtype=dtypes.bool_, device=t._device), 0)
+    return t if s == 1 else mul(t, s)
+
+
+def _blend(input, product, beta, alpha, zero_alpha_drops=True):
+    """beta * input + alpha * product in product's dtype, `input` broadcast to product's shape
+    and never beyond it (as the in-place forms need). beta and alpha are converted as torch
+    converts them (a float truncates for an integer dtype; one out of range raises); beta = 0
+    drops input, NaN and inf included, and so does alpha = 0 the product where torch's kernel
+    is BLAS's (`zero_alpha_drops`)."""
+    dtype = product._dtype
+    beta, alpha = check_fill_value(beta, dtype), check_fill_value(alpha, dtype)
+    scaled = _scaled(product, alpha) if zero_alpha_drops or alpha else mul(product, alpha)
+    return add(_scaled(expand(input, product.shape).to(dtype), beta), scaled)
+
+
+def _check_batches(fn, batch1, batch2):
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{fn}(): {name} must be a 3D tensor, but got a {t.ndim}-D tensor "
+                               f"of shape {tuple(t.shape)}")
+    _check_dtypes(fn, batch1, batch2)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat1 @ mat2), input broadcast to the product's shape; all three
+    of one dtype. beta = 0 ignores input (NaN and inf too), alpha = 0 the product."""
+    _check_tensors("addmm", input=input, mat1=mat1, mat2=mat2)
+    _check_ndim("addmm", "mat1", mat1, 2, "a matrix")
+    _check_ndim("addmm", "mat2", mat2, 2, "a matrix")
+    _check_dtypes("addmm", mat1, mat2)
+    _check_dtypes("addmm", input, mat1)
+    return _write_out("addmm", out, _blend(input, mm(mat1, mat2), beta, alpha), exact=True)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat @ vec), input a vector (or a number) broadcast to the
+    product's length; all three of one dtype. Zero beta or alpha drops its term, as addmm's."""
+    _check_tensors("addmv", input=input, mat=mat, vec=vec)
+    if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"addmv(): vector + matrix @ vector expected, got {input.ndim}, "
+                           f"{mat.ndim}, {vec.ndim}")
+    if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
+        raise RuntimeError(f"addmv(): size mismatch, got input ({input.numel()}), mat "
+                           f"({_fmt(mat.shape)}), vec ({vec.shape[0]})")
+    _check_dtypes("addmv", mat, vec)
+    _check_dtypes("addmv", input, mat)
+    return _write_out("addmv", out, _blend(input, mv(mat, vec), beta, alpha), exact=True)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2), in the promoted dtype of all three (for bool:
+    an or of ands). As torch's, an integer or bool result refuses a float beta or alpha, and
+    only a bool result takes a bool one."""
+    _check_tensors("addr", input=input, vec1=vec1, vec2=vec2)
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    product = outer(vec1, vec2)
+    dtype = dtypes.promote_types(input._dtype, product._dtype)
+    for name, s in (("beta", beta), ("alpha", alpha)):
+        if isinstance(s, bool) and dtype is not dtypes.bool_:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if isinstance(s, (float, np.floating)) and not dtype.is_floating_point:
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               f"floating point number.")
+    result = _blend(input, product.to(dtype), beta, alpha, zero_alpha_drops=False)
+    return _write_out("addr", out, result)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * bmm(batch1, batch2), input broadcast to the (b, n, p) product; all
+    three of one dtype. beta = 0 ignores input (NaN and inf too)."""
+    _check_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
+    _check_batches("baddbmm", batch1, batch2)
+    want = [batch1.shape[0], batch1.shape[2]]
+    if list(batch2.shape[:2]) != want:
+        raise RuntimeError(f"baddbmm(): Expected size for first two dimensions of batch2 tensor to "
+                           f"be: {want} but got: {list(batch2.shape[:2])}.")
+    _check_dtypes("baddbmm", input, batch1)
+    result = _blend(input, bmm(batch1, batch2), beta, alpha, zero_alpha_drops=False)
+    return _write_out("baddbmm", out, result, exact=True)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i], as one (n, b*k)
+    @ (b*k, p) product; all three of one dtype. Zero beta or alpha drops its term."""
+    _check_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
+    _check_batches("addbmm", batch1, batch2)
+    (b, n, k), (b2, k2, p) = batch1.shape, batch2.shape
+    if b != b2:
+        raise RuntimeError(f"addbmm(): batch1 and batch2 must have same number of batches, got "
+                           f"{b} and {b2}")
+    if k != k2:
+        raise RuntimeError(f"addbmm(): Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
+    _check_dtypes("addbmm", input, batch1)
+    product = mm(batch1.permute(1, 0, 2).reshape(n, b * k), batch2.reshape(b * k, p))
+    return _write_out("addbmm", out, _blend(input, product, beta, alpha), exact=True)
+
+
+def _contracted(dims, ndim_a, ndim_b):
+    """tensordot's `dims` (an int, a pair of lists, or a tensor holding either) as the two lists
+    of dims, as given (negative dims included)."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist() if dims.numel() > 1 else int(dims.item())
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(ndim_a, ndim_b):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        return list(range(-dims, 0)), list(range(dims))
+    if not isinstance(dims, (tuple, list)):
+        raise RuntimeError(  # noqa: TRY004 (torch's type)
+            f"tensordot expects dims to be int or tuple[list[int], list[int]] or list[list[int]] "
+            f"containing two lists, but got dims={dims}")
+    dims_a, dims_b = dims
+    for ds in (dims_a, dims_b):
+        if not isinstance(ds, (tuple, list)) or not all(
+                isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in ds):
+            raise TypeError(f"tensordot(): argument 'dims' must be an int or a pair of lists of "
+                            f"ints, but got {dims!r}")
+    return list(dims_a), list(dims_b)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """The sum of products over pairs of dims, one of `a`, one of `b`: dims=n pairs a's last n
+    with b's first n, a pair of lists names them. A contracted dim of size 1 pairs with any size
+    (the other is summed first), as in torch. The result has a's free dims, then b's; a and b
+    have one dtype. Computed as one matrix product of the two, permuted and flattened."""
+    _check_tensors("tensordot", a=a, b=b)
+    dims_a, dims_b = _contracted(dims, a.ndim, b.ndim)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("tensordot(): both dimension lists should have same length")
+    _check_dtypes("tensordot", a, b)
+    ia = [_dim(d, a.ndim, "tensordot") for d in dims_a]
+    ib = [_dim(d, b.ndim, "tensordot") for d in dims_b]
+    _dims(ia, a.ndim, "tensordot")  # (raises for a dim named twice)
+    _dims(ib, b.ndim, "tensordot")
+    for da, db, given_a, given_b in zip(ia, ib, dims_a, dims_b):
+        na, nb = a.shape[da], b.shape[db]
+        if nb == 1 and na != 1:
+            a = _sum(a, da, keepdim=True, dtype=a.dtype)
+        elif na == 1 and nb != 1:
+            b = _sum(b, db, keepdim=True, dtype=b.dtype)
+        elif na != nb:
+            raise RuntimeError(f"tensordot(): contracted dimensions need to match, but first has "
+                               f"size {na} in dim {given_a} and second has size {nb} in dim "
+                               f"{given_b}")
+    free_a = [d for d in range(a.ndim) if d not in ia]
+    free_b = [d for d in range(b.ndim) if d not in ib]
+    m, k, n = (math.prod(t.shape[d] for d in ds) for t, ds in ((a, free_a), (a, ia), (b, free_b)))
+    product = mm(a.permute(free_a + ia).reshape(m, k), b.permute(ib + free_b).reshape(k, n))
+    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    return _write_out("tensordot", out, product.reshape(shape), exact=True)
+
+
+def inner(input, other, *, out=None):
+    """Sums of products over the last dim of both (shape input.shape[:-1] + other.shape[:-1]);
+    with a 0-d operand, the elementwise product, which promotes."""
+    _check_tensors("inner", input=input, other=other)
+    if not (input.ndim and other.ndim):
+        return _write_out("inner", out, mul(input, other))
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]), out=out)
+
+
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
+    return _write_out("vdot", out, dot(input, other), exact=True)
+
+
+def kron(input, other, *, out=None):
+    """The Kronecker product: the block at index i is input[i] * other, the shapes aligned at
+    the right (the shorter padded with 1s). A broadcast product of the two with their dims
+    interleaved, so it promotes as mul."""
+    _check_tensors("kron", input=input, other=other)
+    ndim = max(input.ndim, other.ndim)
+    sa = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    sb = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    a = input.reshape([n for size in sa for n in (size, 1)])
+    b = other.reshape([n for size in sb for n in (1, size)])
+    return _write_out("kron", out, mul(a, b).reshape([x * y for x, y in zip(sa, sb)]))
+
+
+def cross(input, other, dim=None, *, out=None):
+    """The cross product of 3-vectors along `dim` (broadcast over the other dims); without dim,
+    the first dim of input of size 3, torch's deprecated default."""
+    _check_tensors("cross", input=input, other=other)
+    if dim is None:
+        warnings.warn("Using cross without specifying the dim arg is deprecated (as in torch, "
+                      "whose default will become dim=-1, as linalg.cross's); pass dim explicitly",
+                      UserWarning, stacklevel=2)
+        dim = next((d for d, size in enumerate(input.shape) if size == 3), None)
+        if dim is None:
+            raise RuntimeError("cross(): no dimension of size 3 in input")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _dim(dim, input.ndim, "cross")
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    _check_dtypes("cross", input, other)
+    if input._dtype is dtypes.bool_:
+        raise NotImplementedError("cross(): not implemented for 'Bool' (as in torch)")
+    a0, a1, a2 = unbind(input, d)
+    b0, b1, b2 = unbind(other, d)
+    result = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return _write_out("cross", out, result, exact=True)
+
+
+CDIST_CHUNK = 1 << 22  # differences cdist forms at once (16 MiB of float32)
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 (..., P, M) and each of x2 (..., R, M), as a
+    (..., P, R) tensor, the batch dims broadcast. p = 0 counts the differing coordinates, inf
+    takes the largest difference. As torch, p = 2 is one matrix product, |a|^2 + |b|^2 - 2 a.b
+    (_euclidean), for more than 25 rows on either side (the default compute_mode) or always
+    ("use_mm_for_euclid_dist"): fast, though small distances lose digits to cancellation. Other
+    cases take the differences directly, a few rows of x1 at a time; their gradient is `norm`'s,
+    0 at a zero distance as torch's (for p = inf tied largest differences share it, where
+    torch's cdist gives each the whole)."""
+    _check_tensors("cdist", x1=x1, x2=x2)
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+        if not x._dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{x._dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} "
+                           f"X2: {x2.shape[-1]}")
+    _check_dtypes("cdist", x1, x2)
+    if p < 0:
+        raise RuntimeError(f"cdist only supports non-negative p values, got p={p}")
+    batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    (n1, m), n2 = x1.shape[-2:], x2.shape[-2]
+    if p == 2 and (compute_mode == _CDIST_MODES[1]
+                   or compute_mode == _CDIST_MODES[0] and max(n1, n2) > 25):
+        return _euclidean(x1, x2)
+    a = x1.expand(batch + (n1, m)).unsqueeze(-2)
+    b = x2.expand(batch + (n2, m)).unsqueeze(-3)
+    # the differences of a few rows of x1 at a time: memory stays bounded (all at once, two
+    # 4096 x 128 float32 sets would need 8 GiB)
+    rows = max(1, CDIST_CHUNK // max(1, math.prod(batch) * n2 * m))
+    parts = [norm(narrow(a, a.ndim - 3, i, min(rows, n1 - i)) - b, float(p), -1)
+             for i in range(0, max(n1, 1), rows)]
+    return parts[0] if len(parts) == 1 else cat(parts, -2)
+
+
+def _euclidean(x1, x2):
+    """torch's _euclidean_dist, op for op (so values and gradients agree): the squared norms
+    appended to the rows, one batched product, clamped at 1e-30 before the square root."""
+    n1 = _sum(x1 * x1, -1, keepdim=True)
+    n2 = _sum(x2 * x2, -1, keepdim=True)
+    a = cat([x1 * -2, n1, ones_like(n1)], -1)
+    b = cat([x2, ones_like(n2), n2], -1)
+    return clamp(matmul(a, b.transpose(-2, -1)), min=1e-30).sqrt()
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast) as a 0-d tensor: `norm`'s p (inf, -inf, 0, any
+    number) and gradient (0 at a zero distance)."""
+    _check_tensors("dist", input=input, other=other)
+    return norm(input - other, float(p))
+
+
 def _matmul_operator(self, other):
     if not isinstance(other, Tensor):
         return NotImplemented  # Python then raises torch's "unsupported operand type(s) for @"
@@ -305,4 +597,7 @@ def _rmatmul_operator(self, other):
 TENSOR_METHODS = {
     "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "outer": outer, "ger": ger,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul_operator,
+    "addmm": addmm, "addmv": addmv, "addr": addr, "baddbmm": baddbmm, "addbmm": addbmm,
+    "inner": inner, "vdot": vdot, "kron": kron, "cross": cross, "dist": dist,
 }
+TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in COMPOSED})

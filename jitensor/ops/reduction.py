@@ -1,5 +1,6 @@
 """Reductions (sum, mean, prod, max, min, amax, amin, argmax, argmin, all, any, var, std,
-logsumexp), softmax / log_softmax and cumsum, with torch's signatures, dtype rules and errors.
+logsumexp), softmax / log_softmax and cumsum, with torch's signatures, dtype rules and errors;
+and the reductions composed from those and elementwise ops (see "composites" below).
 
 Each front end validates every argument, picks the result dtype, allocates the result and calls
 one launcher of `backend(device).reduction`: `reduce` for the reductions (over any set of dims
@@ -8,64 +9,70 @@ dims form more than two strided blocks) and `along` for the ops whose result has
 shape. A result meant for `out=` is computed into a new buffer and copied into `out`
 (cast to its dtype), so a failed check, or an out that aliases the input, is harmless."""
 import math
+import operator
 import types
 import warnings
 
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import is_grad_enabled
 from ..backends.registry import backend
 from ..backends.scalar import reduction as codes
 from ..creation import allocate
 from ..dtypes import to_dtype
 from ..tensor import Tensor, _wrap
-from ._common import check_out, dim as _one_dim, dims as _dims
+from ._common import check_out
+from ._common import dim as _one_dim
+from ._common import dims as _dims
+from .elementwise import isnan, logical_xor, ne, sub
+from .indexing import masked_fill
+from .shape import cat, narrow
 
-__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumsum", "log_softmax", "logsumexp",
-           "max", "mean", "min", "norm", "prod", "return_types", "softmax", "std", "sum", "var"]
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cumsum",
+           "diff", "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm",
+           "prod", "return_types", "softmax", "std", "std_mean", "sum", "var", "var_mean"]
 
 
 # -- torch.return_types ---------------------------------------------------------------------------
-class _ValuesIndices(tuple):
-    """A (values, indices) pair, as torch.return_types.max: a tuple with named fields."""
+class _Pair(tuple):
+    """A pair with named fields, as torch.return_types.max (values, indices) and aminmax (min,
+    max): a tuple whose two entries are also attributes, named by `_fields`."""
 
     __slots__ = ()
+    _fields = ("values", "indices")
 
-    def __new__(cls, values, indices):
-        return tuple.__new__(cls, (values, indices))
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
+    def __new__(cls, first, second):
+        return tuple.__new__(cls, (first, second))
 
     def __repr__(self):
-        return (f"jitensor.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
-                f"indices={self[1]!r})")
+        (a, b), name = self._fields, type(self).__name__
+        return f"jitensor.return_types.{name}(\n{a}={self[0]!r},\n{b}={self[1]!r})"
 
     def __reduce__(self):
         return (_rebuild, (type(self).__name__, self[0], self[1]))
 
 
-def _return_type(name):
-    cls = type(name, (_ValuesIndices,), {"__slots__": (), "__module__": "jitensor.return_types"})
+def _return_type(name, fields=_Pair._fields):
+    cls = type(name, (_Pair,), {"__slots__": (), "__module__": "jitensor.return_types",
+                                "_fields": fields, fields[0]: property(operator.itemgetter(0)),
+                                fields[1]: property(operator.itemgetter(1))})
     cls.__qualname__ = name
     return cls
 
 
-def _rebuild(name, values, indices):
+def _rebuild(name, first, second):
     """Unpickle a return type (its module, jitensor.return_types, is a namespace, not a file)."""
-    return getattr(return_types, name)(values, indices)
+    return getattr(return_types, name)(first, second)
 
 
-return_types = types.SimpleNamespace(**{name: _return_type(name) for name in ("max", "min",
-                                                                             "sort", "topk")})
-for _name, _args in (("max", "dim"), ("min", "dim"), ("sort", "dim"), ("topk", "k, dim")):
-    getattr(return_types, _name).__doc__ = \
-        f"The (values, indices) that jitensor.{_name}(input, {_args}) returns."
+return_types = types.SimpleNamespace(aminmax=_return_type("aminmax", ("min", "max")),
+                                     **{name: _return_type(name)
+                                        for name in ("max", "min", "sort", "topk")})
+for _name, _args in (("max", "dim"), ("min", "dim"), ("sort", "dim"), ("topk", "k, dim"),
+                     ("aminmax", "dim=dim")):
+    _cls = getattr(return_types, _name)
+    _cls.__doc__ = f"The ({', '.join(_cls._fields)}) that jitensor.{_name}(input, {_args}) returns."
 
 
 # -- argument checks ------------------------------------------------------------------------------
@@ -173,6 +180,34 @@ def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
     backend(input._device).reduction.reduce(op, res._data, input._data, reduced,
                                             correction=correction)
     return _finish(res, shape, out)
+
+
+def _write_out(fn, out, result, exact=False):
+    """`result`, or (given out=) out holding its values, as torch's out= of the composed ops:
+    out must have the result's dtype (`exact`) or one it casts into, and is resized (with
+    torch's warning when it held elements) where its shape differs. The result is computed
+    first, so a failed check leaves out as it was and an out aliasing an input is harmless."""
+    if out is None:
+        return result
+    if exact:
+        _check_exact_out(fn, out, result._dtype)
+    shape = result._data.shape
+    # (check_out's checks but the shape's: a shape that differs is resized)
+    check_out(fn, out, out._data.shape if isinstance(out, Tensor) else shape, result._dtype,
+              result._device)
+    if result.requires_grad or out.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
+                           f"differentiation, but one of the arguments requires grad; call it "
+                           f"without out= or under jitensor.no_grad()")
+    if out._data.shape != shape:
+        if out._data.size:
+            warnings.warn(f"{fn}(): An output with one or more elements was resized since it had "
+                          f"shape {list(out.shape)}, which does not match the required output "
+                          f"shape {list(shape)} (torch deprecates this: pass an out of that "
+                          f"shape, or an empty one)", UserWarning, stacklevel=3)
+        out._data = allocate(shape, out._dtype, out._device)._data
+    backend(out._device).copy(out._data, result._data)
+    return out
 
 
 def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
@@ -397,8 +432,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
                            f"{input._dtype}; convert it with .float() or pass dtype=")
     p = 2 if p == "fro" else p
     if isinstance(p, (str, bool)) or not isinstance(p, (int, float)):
-        raise ValueError(f"norm(): p={p!r} is not supported; use a number, inf, -inf or 'fro' "
-                         f"('nuc', the nuclear norm, needs an SVD, which jitensor lacks)")
+        raise ValueError(  # noqa: TRY004 (a value jitensor does not support, as 'nuc')
+            f"norm(): p={p!r} is not supported; use a number, inf, -inf or 'fro' ('nuc', the "
+            f"nuclear norm, needs an SVD, which jitensor lacks)")
     a = input.abs()
     if p == math.inf or p == -math.inf:
         return (amax if p > 0 else amin)(a, () if dim is None else dim, keepdim)
@@ -480,9 +516,109 @@ def cumsum(input, dim, *, dtype=None, out=None):
     return _along("cumsum", codes.CUMSUM, input, dim, dtype, out)
 
 
+# -- composites -----------------------------------------------------------------------------------
+# Built from the reductions above and elementwise ops, so autograd records them through those
+# ops and they run on every device. Their out= is torch's: resized where its shape differs
+# (see _write_out).
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """sum, with NaN counted as zero (its gradient there is 0); sum's dtypes and dims, but
+    out= does not set the dtype (torch sums in the result's, then casts into out)."""
+    _input("nansum", input)
+    dtype = _sum_dtype("nansum", input, _dtype_arg(dtype), None)
+    values = masked_fill(input, isnan(input), 0) if input._dtype.is_floating_point else input
+    return _write_out("nansum", out, sum(values, dim, keepdim, dtype=dtype))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The mean of the elements that are not NaN (NaN where all are); floating input only."""
+    _input("nanmean", input)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {input._dtype.name}")
+    dtype = _float_dtype("nanmean", input, _dtype_arg(dtype))
+    count = sum(~isnan(input), dim, keepdim)
+    return _write_out("nanmean", out, nansum(input, dim, keepdim, dtype=dtype) / count)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over `dim`, with var's arguments (a bool `dim` is torch's legacy unbiased)."""
+    over = None if isinstance(dim, bool) else dim
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, over, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over `dim`, with std's arguments."""
+    over = None if isinstance(dim, bool) else dim
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, over, keepdim)
+
+
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements (NaN included) over `dim` (an int or a tuple), int64."""
+    return sum(ne(_input("count_nonzero", input), 0), dim)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """``return_types.aminmax(min, max)``: amin and amax over one dim, or over all; NaN
+    propagates, ties share the gradient (as amin's and amax's)."""
+    _input("aminmax", input)
+    if dim is None:
+        if not input._data.size:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        dim = ()
+    else:
+        d = _int_dim("aminmax", input, dim)
+        _check_nonempty("aminmax", input, () if d is None else (d,), False)
+    pair = (amin(input, dim, keepdim), amax(input, dim, keepdim))
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"aminmax(): argument 'out' must be a (min, max) pair of tensors, not "
+                            f"{type(out).__name__}")
+        pair = (_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair))
+    return return_types.aminmax(*pair)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    """The n-th forward difference along `dim` (bool: xor of neighbours), after `prepend` and
+    `append` are concatenated to input there (which promotes, as cat)."""
+    _input("diff", input)
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"diff(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _one_dim(dim, input.ndim, "diff")
+    for name, t in (("prepend", prepend), ("append", append)):
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(t).__name__}")
+        if t.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for k in range(input.ndim):
+            if k != d and t.shape[k] != input.shape[k]:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to "
+                                   f"match that of input except along the differencing "
+                                   f"dimension; input.size({k}) = {input.shape[k]}, but got "
+                                   f"tensor.size({k}) = {t.shape[k]}")
+    if n == 0:  # (torch's: a copy of input, prepend and append ignored)
+        return _write_out("diff", out, input.clone())
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        length = x.shape[d]
+        if not length:
+            break
+        later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
+        x = logical_xor(later, earlier) if x._dtype is dtypes.bool_ else sub(later, earlier)
+    return _write_out("diff", out, x)
+
+
 TENSOR_METHODS = {
     "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
     "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
     "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum,
-    "norm": norm,
+    "norm": norm, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
+    "aminmax": aminmax, "diff": diff,
 }
