@@ -31,7 +31,7 @@ def grads_for(step, dtype):
 
 def run_both(torch, make_mine, make_theirs, dtype, steps=6):
     """Step jitensor's and torch's optimizers over the same parameters and gradients, checking
-    the parameters after every step; returns both optimizers."""
+    the parameters after every step; returns both optimizers and both parameter lists."""
     arrays, mine = make_params(dtype)
     theirs = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in arrays]
     opt, ref = make_mine(mine), make_theirs(theirs)

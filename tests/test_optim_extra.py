@@ -13,26 +13,8 @@ import jitensor as jt
 from jitensor import nn, optim
 from jitensor.optim import lr_scheduler
 
-DTYPES = [jt.float32, jt.float64]
-SHAPES = [(3, 4), (5,), ()]  # the 0-d parameter never gets a gradient: it must stay untouched
-
-
-def tol(dtype):
-    if dtype is jt.float32:
-        return {"rtol": 1e-5, "atol": 1e-6}
-    return {"rtol": 1e-12, "atol": 1e-13}
-
-
-def make_params(dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    arrays = [rng.standard_normal(s).astype(dtype.np) for s in SHAPES]
-    return arrays, [nn.Parameter(jt.tensor(a)) for a in arrays]
-
-
-def grads_for(step, dtype):
-    """The gradients of step `step` for the first two parameters (the third has none)."""
-    rng = np.random.default_rng(100 + step)
-    return [rng.standard_normal(s).astype(dtype.np) for s in SHAPES[:2]]
+from test_optim import DTYPES, assert_states_match, grads_for, make_params, tol
+from test_optim import run_both as _run_both
 
 
 def set_grads(params, step, dtype, lib=jt):
@@ -41,30 +23,9 @@ def set_grads(params, step, dtype, lib=jt):
 
 
 def run_both(torch, name, kwargs, dtype, steps=6):
-    """Step jitensor's and torch's optimizer `name` over the same parameters and gradients,
-    checking the parameters after every step; returns (mine, theirs, my params, their params)."""
-    arrays, mine = make_params(dtype)
-    theirs = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in arrays]
-    opt, ref = getattr(optim, name)(mine, **kwargs), getattr(torch.optim, name)(theirs, **kwargs)
-    for step in range(steps):
-        set_grads(mine, step, dtype)
-        set_grads(theirs, step, dtype, torch)
-        opt.step()
-        ref.step()
-        for p, q in zip(mine, theirs):
-            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **tol(dtype),
-                                       err_msg=f"step {step}")
-    np.testing.assert_array_equal(mine[2].detach().numpy(), arrays[2])
-    return opt, ref, mine, theirs
-
-
-def assert_states_match(opt, ref, mine, theirs, dtype):
-    for p, q in zip(mine, theirs):
-        assert list(opt.state[p]) == list(ref.state[q])
-        for key, value in ref.state[q].items():
-            got = opt.state[p][key]
-            assert got.dtype.name == str(value.dtype).replace("torch.", ""), key
-            np.testing.assert_allclose(got.numpy(), value.numpy(), **tol(dtype), err_msg=key)
+    """test_optim's run_both for the optimizer `name` of both libraries, built with `kwargs`."""
+    return _run_both(torch, lambda p: getattr(optim, name)(p, **kwargs),
+                     lambda p: getattr(torch.optim, name)(p, **kwargs), dtype, steps)
 
 
 def assert_same_error(make_mine, make_theirs):
