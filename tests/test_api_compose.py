@@ -1,7 +1,8 @@
 """The ops composed from other ops -- addmm, addmv, addr, baddbmm, addbmm, inner, tensordot,
 vdot, kron, cross, cdist, dist (ops/linalg.py) and nansum, nanmean, var_mean, std_mean,
 count_nonzero, aminmax, diff (ops/reduction.py) -- against torch: values, dtypes and shapes over
-drawn shapes and dtypes, gradients, torch's errors, out= (resized, dtype-checked), the in-place
+drawn shapes and dtypes, gradients, torch's errors, out= (an empty one resized, dtype-checked), the
+in-place
 forms, NaN handling, and a few on CUDA."""
 import math
 import warnings
@@ -266,7 +267,7 @@ def test_cdist_euclidean_modes_as_torch(rows):
     included, and its gradients), and the direct differences with "donot_use_mm_..."."""
     rng = np.random.default_rng(4)
     x1 = values((rows, 3), jt.float64, rng)
-    x2 = np.concatenate([x1 + 1e-3, values((4, 3), jt.float64, rng)])
+    x2 = np.concatenate([x1 + 1e-3, values((4, 3), jt.float64, rng), x1[:2]])
     for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                  "donot_use_mm_for_euclid_dist"):
         j1, j2 = (jt.tensor(x, requires_grad=True) for x in (x1, x2))
@@ -277,6 +278,10 @@ def test_cdist_euclidean_modes_as_torch(rows):
         want.sum().backward()
         check(j1.grad, t1.grad, rtol=1e-6)
         check(j2.grad, t2.grad, rtol=1e-6)
+    ones = jt.ones(rows, 2, dtype=jt.float64, requires_grad=True)  # squares exactly 0
+    zero = jt.cdist(ones, jt.ones(1, 2, dtype=jt.float64))
+    zero.sum().backward()
+    assert not zero.detach().numpy().any() and not ones.grad.numpy().any()  # torch's 0s
     x1 = x1.astype(np.float32)  # the direct differences keep small distances' digits
     direct = torch.cdist(torch.from_numpy(x1), torch.from_numpy(x1 + np.float32(1e-3)),
                          compute_mode="donot_use_mm_for_euclid_dist")
@@ -662,19 +667,22 @@ def out_cases():
 
 @pytest.mark.parametrize("case", out_cases(), ids=lambda c: c[0])
 def test_out_is_resized_and_dtype_checked_like_torch(case):
+    """An empty out is resized silently, as torch's; one with elements must have the result's
+    shape (torch resizes it with a deprecation warning, which would detach a view from its
+    base here) and is left as it was otherwise."""
     fn, arrays, kwargs, exact = case
     want = getattr(torch, fn)(*(torch.from_numpy(a) for a in arrays), **kwargs)
     args = [jt.from_numpy(a) for a in arrays]
-    for before in (jt.empty(0), jt.full((5,), 7.0)):
-        if before.numel():
-            with pytest.warns(UserWarning, match="was resized since it had shape"):
-                got = getattr(jt, fn)(*args, **kwargs, out=before)
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # an empty out resizes silently
-                got = getattr(jt, fn)(*args, **kwargs, out=before)
-        assert got is before
-        check(before, want)
+    before = jt.empty(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = getattr(jt, fn)(*args, **kwargs, out=before)
+    assert got is before
+    check(before, want)
+    other = jt.full((5,), 7.0)
+    with pytest.raises(RuntimeError, match="pass an out tensor of that shape"):
+        getattr(jt, fn)(*args, **kwargs, out=other)
+    assert other.tolist() == [7.0] * 5
     wide = jt.empty(tuple(want.shape), dtype=jt.float64)
     if exact:
         with pytest.raises(RuntimeError):
@@ -764,3 +772,10 @@ def test_composed_ops_run_on_cuda():
     w = jt.tensor(m1, device="cuda", requires_grad=True)
     jt.addmm(jt.tensor(a, device="cuda"), w, jt.tensor(m2, device="cuda")).sum().backward()
     np.testing.assert_allclose(w.grad.cpu().numpy(), np.ones((2, 2)) @ m2.T, rtol=1e-6)
+
+
+def test_aminmax_out_checks_both_before_writing_either():
+    low, high = jt.zeros(3), jt.zeros(3, dtype=jt.float64)  # high: the wrong dtype
+    with pytest.raises(RuntimeError, match="dtype"):
+        jt.aminmax(jt.ones(2, 3), dim=0, out=(low, high))
+    assert not low.numpy().any()

@@ -13,7 +13,7 @@ import jitensor as jt
 from jitensor import nn, optim
 from jitensor.optim import lr_scheduler
 
-from test_optim import DTYPES, assert_states_match, grads_for, make_params, tol
+from test_optim import DTYPES, assert_states_match, grads_for, make_params
 from test_optim import run_both as _run_both
 
 

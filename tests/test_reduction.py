@@ -88,17 +88,20 @@ def test_whole_tensor_reductions_match_the_general_path(shape, dtype, view, nan)
 
 
 @pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int32, jt.bool], ids=dtype_id)
-@pytest.mark.parametrize("n", [1, 7, 8, 129, 4097])
-def test_dense_rows_match_the_strided_route(dtype, n):
+@pytest.mark.parametrize("rows, n", [(5, 7), (5, 8), (5, 64), (5, 129), (3, 4096), (4096, 17)])
+def test_dense_rows_match_the_strided_route(dtype, rows, n):
     """Contiguous rows run a loop specialised per op (the commonest reduction, x.sum(-1)): every
-    op gives the bits the general row code gives the same rows laid out column-major (gathered
-    first), with NaNs and ties where argmax/argmin must find the first."""
-    a = sample(dtype, (5, n), seed=n)
+    op gives the bits the general row code gives the same rows with their elements spaced out
+    (gathered first), with NaNs and ties where argmax/argmin must find the first; 4096 x 17 runs the
+    parallel kernels. Sums and means are also checked against float64 NumPy."""
+    a = sample(dtype, (rows, n), seed=n)
     if dtype.is_floating_point and n > 1:
         a[1, n // 2] = np.nan
         a[2, :] = a[2, 0]  # ties: the first index wins
     x = jt.from_numpy(a)
-    columns = jt.from_numpy(np.asfortranarray(a))  # rows of stride 5: the generic path
+    spaced = np.zeros((rows, 2 * n), a.dtype)
+    spaced[:, ::2] = a
+    strided = jt.from_numpy(spaced)[:, ::2]  # elements 2 apart: the general rows, gathered
     calls = [lambda t: t.any(-1), lambda t: t.all(-1), lambda t: t.sum(-1),
              lambda t: t.amax(-1), lambda t: t.amin(-1), lambda t: t.prod(-1)]
     if dtype is not jt.bool:
@@ -107,10 +110,13 @@ def test_dense_rows_match_the_strided_route(dtype, n):
         calls += [lambda t: t.mean(-1), lambda t: t.var(-1), lambda t: t.std(-1),
                   lambda t: t.logsumexp(-1)]
     for call in calls:
-        got, ref = call(x), call(columns)
+        got, ref = call(x), call(strided)
         assert got.dtype is ref.dtype and got.numpy().tobytes() == ref.numpy().tobytes()
-    np.testing.assert_array_equal(x.argmax(-1).numpy() if dtype is not jt.bool else 0,
-                                  np.argmax(a, -1) if dtype is not jt.bool else 0)
+    if dtype is not jt.bool:
+        np.testing.assert_array_equal(x.argmax(-1).numpy(), np.argmax(a, -1))
+    if dtype.is_floating_point:
+        np.testing.assert_allclose(x.mean(-1).numpy(), a.astype(np.float64).mean(-1),
+                                   rtol=1e-6 if dtype is jt.float32 else 1e-14, atol=1e-6)
 
 
 def test_whole_tensor_reductions_of_large_and_empty_tensors():

@@ -460,3 +460,19 @@ def test_gradients_on_cuda_and_device_errors():
         jt.meshgrid(jt.zeros(2, device="cuda"), jt.zeros(2), indexing="ij")
     with pytest.raises(RuntimeError, match="same device"):
         jt.block_diag(jt.zeros(2, device="cuda"), jt.zeros(2))
+
+
+def test_rot90_by_whole_turns_is_a_contiguous_copy():
+    x = jt.arange(12).reshape(3, 4).t()
+    for k in (0, 4, -4):
+        r = jt.rot90(x, k)
+        assert r.stride() == (3, 1) and r.tolist() == x.tolist()  # torch's strides
+        r[0, 0] = 99
+        assert x[0, 0].item() == 0
+
+
+def test_hsplit_sections_may_be_numpy_ints():
+    x = jt.arange(12).reshape(2, 6)
+    assert [p.shape[1] for p in jt.hsplit(x, np.int64(3))] == [2, 2, 2]
+    with pytest.raises(RuntimeError, match="not divisible by the split_size 4"):
+        jt.hsplit(x, np.int64(4))

@@ -19,7 +19,7 @@ from ..tensor import Tensor, check_fill_value
 from ._common import broadcast_shapes, in_place, output, same_device, shares_memory
 from ._common import dim as _dim
 from ._common import dims as _dims
-from .elementwise import add, clamp, mul
+from .elementwise import add, mul, where
 from .indexing import masked_fill
 from .reduction import _write_out, norm
 from .reduction import sum as _sum
@@ -565,13 +565,17 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def _euclidean(x1, x2):
-    """torch's _euclidean_dist, op for op (so values and gradients agree): the squared norms
-    appended to the rows, one batched product, clamped at 1e-30 before the square root."""
+    """torch's _euclidean_dist, op for op (so the values agree): the squared norms appended to
+    the rows, one batched product, whose entries of 0 or below (an exact zero, or cancellation)
+    give 0. Their gradient is 0, as torch's: the root is taken of 1 there, then replaced (a root
+    of 0 would send inf * 0 = NaN back)."""
     n1 = _sum(x1 * x1, -1, keepdim=True)
     n2 = _sum(x2 * x2, -1, keepdim=True)
     a = cat([x1 * -2, n1, ones_like(n1)], -1)
     b = cat([x2, ones_like(n2), n2], -1)
-    return clamp(matmul(a, b.transpose(-2, -1)), min=1e-30).sqrt()
+    squares = matmul(a, b.transpose(-2, -1))
+    positive = squares > 0
+    return where(positive, where(positive, squares, 1).sqrt(), 0)
 
 
 def dist(input, other, p=2):

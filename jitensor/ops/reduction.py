@@ -27,7 +27,7 @@ from ._common import dim as _one_dim
 from ._common import dims as _dims
 from .elementwise import isnan, logical_xor, ne, sub
 from .indexing import masked_fill
-from .shape import cat, narrow
+from .shape import cat, narrow, scalar_name
 
 __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cumsum",
            "diff", "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm",
@@ -182,30 +182,31 @@ def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
     return _finish(res, shape, out)
 
 
-def _write_out(fn, out, result, exact=False):
-    """`result`, or (given out=) out holding its values, as torch's out= of the composed ops:
-    out must have the result's dtype (`exact`) or one it casts into, and is resized (with
-    torch's warning when it held elements) where its shape differs. The result is computed
-    first, so a failed check leaves out as it was and an out aliasing an input is harmless."""
-    if out is None:
-        return result
+def _check_write_out(fn, out, result, exact=False):
+    """_write_out's checks of `out` for `result`, without writing."""
     if exact:
         _check_exact_out(fn, out, result._dtype)
     shape = result._data.shape
-    # (check_out's checks but the shape's: a shape that differs is resized)
-    check_out(fn, out, out._data.shape if isinstance(out, Tensor) else shape, result._dtype,
-              result._device)
+    # (check_out's checks; an empty out of another shape is resized, as torch's)
+    check_out(fn, out, out._data.shape if isinstance(out, Tensor) and not out._data.size
+              else shape, result._dtype, result._device)
     if result.requires_grad or out.requires_grad and is_grad_enabled():
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
                            f"differentiation, but one of the arguments requires grad; call it "
                            f"without out= or under jitensor.no_grad()")
-    if out._data.shape != shape:
-        if out._data.size:
-            warnings.warn(f"{fn}(): An output with one or more elements was resized since it had "
-                          f"shape {list(out.shape)}, which does not match the required output "
-                          f"shape {list(shape)} (torch deprecates this: pass an out of that "
-                          f"shape, or an empty one)", UserWarning, stacklevel=3)
-        out._data = allocate(shape, out._dtype, out._device)._data
+
+
+def _write_out(fn, out, result, exact=False):
+    """`result`, or (given out=) out holding its values, as torch's out= of the composed ops:
+    out must have the result's dtype (`exact`) or one it casts into, and its shape, unless it
+    is empty (then it is resized; torch also resizes one with elements, a deprecated form that
+    would detach a view from its base here). The result is computed first, so a failed check
+    leaves out as it was and an out aliasing an input is harmless."""
+    if out is None:
+        return result
+    _check_write_out(fn, out, result, exact)
+    if out._data.shape != result._data.shape:
+        out._data = allocate(result._data.shape, out._dtype, out._device)._data
     backend(out._device).copy(out._data, result._data)
     return out
 
@@ -530,11 +531,12 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """The mean of the elements that are not NaN (NaN where all are); floating input only."""
+    """The mean of the elements that are not NaN (NaN where all are); floating input only.
+    Where all are NaN the gradient is 0 (torch's is NaN: its 1/0 times a mask of zeros)."""
     _input("nanmean", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {input._dtype.name}")
+                           f"but got {scalar_name(input._dtype)}")
     dtype = _float_dtype("nanmean", input, _dtype_arg(dtype))
     count = sum(~isnan(input), dim, keepdim)
     return _write_out("nanmean", out, nansum(input, dim, keepdim, dtype=dtype) / count)
@@ -574,7 +576,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"aminmax(): argument 'out' must be a (min, max) pair of tensors, not "
                             f"{type(out).__name__}")
-        pair = (_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair))
+        for t, r in zip(out, pair):  # both checked before either is written
+            _check_write_out("aminmax", t, r, exact=True)
+        pair = [_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair)]
     return return_types.aminmax(*pair)
 
 

@@ -573,7 +573,9 @@ def _split_along(fn, input, indices_or_sections, dim, min_dims):
     if isinstance(indices_or_sections, Tensor):
         raise TypeError(f"{fn}(): argument 'indices_or_sections' must be an int or a sequence of "
                         f"ints, not Tensor")
-    if isinstance(indices_or_sections, int):
+    if not isinstance(indices_or_sections, (list, tuple)) and hasattr(indices_or_sections,
+                                                                      "__index__"):
+        indices_or_sections = operator.index(indices_or_sections)  # (NumPy ints too)
         n = input._data.shape[dim]
         if indices_or_sections == 0 or n % indices_or_sections:
             raise RuntimeError(f"{fn} attempted to split along dimension {dim}, but the size of "
@@ -916,7 +918,7 @@ def rot90(input, k=1, dims=(0, 1)):
         return flip(input, (a, b))
     if k == 3:
         return transpose(flip(input, a), a, b)
-    return input.clone()
+    return input.clone(memory_format=contiguous_format)  # (as torch's, whatever input's strides)
 
 
 def _repeated_positions(repeats, output_size):

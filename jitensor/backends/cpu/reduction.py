@@ -62,7 +62,8 @@ def _sum(seg, acc):
     value and its rounding error: as accurate, and streamed from memory ~1.4x faster than
     converting every element to float64 (fewer instructions per cache line keep more loads in
     flight). Other data is summed in acc's type and leaves no error term. A segment of at most
-    SUM_RUN elements is a single run of either kind: one fold, the same bits."""
+    SUM_RUN elements is a single run of either kind: one fold, the same bits as the runs when
+    acc is 0 (every caller's: a segment's state starts from the identity)."""
     always_inline()
     if seg.size <= SUM_RUN:
         return _fold_loop(SUM, seg, acc), 0.0
@@ -296,7 +297,7 @@ def _dense_rows_by_op(op, *args):
         _dense_rows(VAR, *args)
     elif op == STD:
         _dense_rows(STD, *args)
-    else:
+    elif op == LSE:
         _dense_rows(LSE, *args)
 
 
@@ -306,7 +307,7 @@ def _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo,
     """Items lo..hi-1, item t = part t % parts of row t // parts (row = a * C + c): written out
     when parts == 1, else their states stored at v[t], w[t], k[t]."""
     n_c, parts_blocks = shape[3], shape[1] * ((shape[2] + BLOCK - 1) // BLOCK)
-    if parts == 1 and n_c == 1 and shape[1] == 1 and ss[2] == 1 and shape[2] <= BLOCK:
+    if parts == 1 and n_c == 1 and shape[1] == 1 and ss[2] == 1 and 0 < shape[2] <= BLOCK:
         _dense_rows_by_op(op, src, so, shape[2], ss[0], out, idx, oo, os[0], init, correction,
                           lo, hi)
         return
