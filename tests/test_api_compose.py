@@ -605,7 +605,7 @@ ERRORS = [
      "input dtype should be"),
     (lambda m: m.dist(ones(m, 2, 3), ones(m, 4)), RuntimeError, "must match the size"),
     (lambda m: m.nanmean(ones(m, 3, dtype="int64")), RuntimeError,
-     "expected input to have floating point or complex dtype but got int64"),
+     "expected input to have floating point or complex dtype but got Long"),
     (lambda m: m.nanmean(ones(m, 3), dtype=m.int64), RuntimeError, "could not infer output dtype"),
     (lambda m: m.nansum(ones(m, 2, 3), (0, 0)), RuntimeError, "appears multiple times"),
     (lambda m: m.var_mean(ones(m, 3, dtype="int64")), RuntimeError,
