@@ -113,6 +113,16 @@ def leaf(data, dtype=jt.float64):
     return jt.tensor(np.asarray(data, dtype=np.float64), dtype=dtype, requires_grad=True)
 
 
+def assert_grads_match_torch(torch, rng, out, theirs_out, mine, theirs, rtol, atol):
+    """Backpropagate one random upstream gradient through jitensor's `out` and torch's
+    `theirs_out`, then compare the gradients of the inputs `mine` and `theirs`."""
+    g = rng.standard_normal(tuple(theirs_out.shape))
+    out.backward(jt.tensor(g))
+    theirs_out.backward(torch.tensor(g))
+    for a, b in zip(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol, atol=atol)
+
+
 def grad_checked(t):
     """t.grad as NumPy, after checking it exists with t's shape and dtype."""
     assert t.grad is not None

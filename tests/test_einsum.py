@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jitensor as jt
+from conftest import assert_grads_match_torch
 
 
 @st.composite
@@ -52,12 +53,8 @@ def test_einsum_gradients_match_torch(case):
     arrays = [rng.standard_normal(s) for s in shapes]
     mine = [jt.tensor(a, requires_grad=True) for a in arrays]
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    y, ty = jt.einsum(equation, *mine), torch.einsum(equation, *theirs)
-    g = rng.standard_normal(tuple(ty.shape))
-    y.backward(jt.tensor(g))
-    ty.backward(torch.tensor(g))
-    for a, b in zip(mine, theirs):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert_grads_match_torch(torch, rng, jt.einsum(equation, *mine),
+                             torch.einsum(equation, *theirs), mine, theirs, 1e-12, 1e-12)
 
 
 def test_einsum_forms_broadcasting_and_errors_follow_torch():

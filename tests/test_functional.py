@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jitensor as jt
+from conftest import assert_grads_match_torch
 from jitensor.nn import functional as F
 
 NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
@@ -170,11 +171,7 @@ def test_scaled_dot_product_attention_matches_numpy_and_torch(options):
     theirs = torch.nn.functional.scaled_dot_product_attention(
         *theirs_in, **{key: torch.tensor(val) if key == "attn_mask" else val
                        for key, val in kw.items()})
-    g = rng.standard_normal(tuple(theirs.shape))
-    mine.backward(jt.tensor(g))
-    theirs.backward(torch.tensor(g))
-    for a, b in zip(tensors, theirs_in):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_grads_match_torch(torch, rng, mine, theirs, tensors, theirs_in, 1e-10, 1e-12)
 
 
 def test_scaled_dot_product_attention_errors_and_dropout():

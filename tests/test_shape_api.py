@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import CPU_DTYPES, to_torch_dtype
+from conftest import CPU_DTYPES, assert_grads_match_torch, to_torch_dtype
 from hypothesis import given
 from hypothesis import strategies as st
 from test_shape import assert_same_error, same_layout, sample, shares
@@ -310,10 +310,7 @@ def test_gradients_match_torch(name):
     if isinstance(expected, tuple):
         got, expected = jt.cat([g.reshape(-1) for g in got]), \
             torch.cat([e.reshape(-1) for e in expected])
-    g = rng.standard_normal(tuple(expected.shape))
-    got.backward(jt.tensor(g))
-    expected.backward(torch.tensor(g))
-    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert_grads_match_torch(torch, rng, got, expected, [x], [t], 1e-12, 0)
 
 
 # -- errors ------------------------------------------------------------------------------------

@@ -102,13 +102,18 @@ def _link(t, edges, versions, keep):
         versions.append((m, 0))
 
 
+def out_with_grad_error(name):
+    """The error of an op given out= where autograd would record it (torch's rule)."""
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                        f"differentiation, but one of the arguments requires grad; call it "
+                        f"without out= or under jitensor.no_grad()")
+
+
 def record(cls, fn, args, kwargs):
     """Run `fn(*args, **kwargs)` without recording inside it, then record it as a `cls` node.
     (On the path of every op with grad: written for speed.)"""
     if kwargs and kwargs.get("out") is not None:
-        raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support "
-                           f"automatic differentiation, but one of the arguments requires grad; "
-                           f"call it without out= or under jitensor.no_grad()")
+        raise out_with_grad_error(fn.__name__)
     grad_mode._enabled[0] = False
     try:
         result = fn(*args, **kwargs)

@@ -2,6 +2,8 @@
 import numpy as np
 
 from .. import dtypes
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import out_with_grad_error
 from ..backends.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
@@ -87,6 +89,40 @@ def output(fn, out, shape, dtype, device):
     if out is None:
         return allocate(shape, dtype, device)
     check_out(fn, out, shape, dtype, device)
+    return out
+
+
+def check_exact_out(fn, out, dtype):
+    """Ops whose out= must have exactly the result dtype (torch's rule for amax, argmax, ...)."""
+    if out is not None and isinstance(out, Tensor) and out._dtype is not dtype:
+        raise RuntimeError(f"{fn}(): expected out tensor to have dtype {dtype.name}, but got "
+                           f"{out._dtype.name} instead; pass out with dtype={dtype}")
+
+
+def check_write_out(fn, out, result, exact=False):
+    """write_out's checks of `out` for `result`, without writing."""
+    if exact:
+        check_exact_out(fn, out, result._dtype)
+    shape = result._data.shape
+    # (check_out's checks; an empty out of another shape is resized, as torch's)
+    check_out(fn, out, out._data.shape if isinstance(out, Tensor) and not out._data.size
+              else shape, result._dtype, result._device)
+    if result.requires_grad or out.requires_grad and is_grad_enabled():
+        raise out_with_grad_error(fn)
+
+
+def write_out(fn, out, result, exact=False):
+    """`result`, or (given out=) out holding its values, as torch's out= of composed ops:
+    out must have the result's dtype (`exact`) or one it casts into, and its shape, unless it
+    is empty (then it is resized; torch also resizes one with elements, a deprecated form that
+    would detach a view from its base here). The result is computed first, so a failed check
+    leaves out as it was and an out aliasing an input is harmless."""
+    if out is None:
+        return result
+    check_write_out(fn, out, result, exact)
+    if out._data.shape != result._data.shape:
+        out._data = allocate(result._data.shape, out._dtype, out._device)._data
+    backend(out._device).copy(out._data, result._data)
     return out
 
 

@@ -16,12 +16,12 @@ from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate, ones, ones_like
 from ..tensor import Tensor, check_fill_value
-from ._common import broadcast_shapes, in_place, output, same_device, shares_memory
+from ._common import broadcast_shapes, in_place, output, same_device, shares_memory, write_out
 from ._common import dim as _dim
 from ._common import dims as _dims
 from .elementwise import add, mul, where
 from .indexing import masked_fill
-from .reduction import _write_out, norm
+from .reduction import norm
 from .reduction import sum as _sum
 from .shape import cat, expand, narrow, stack, unbind
 
@@ -300,7 +300,7 @@ def linear(input, weight, bias=None):
 
 # -- composites -------------------------------------------------------------------------------
 # Built from the products above and elementwise ops, so autograd records them through those ops
-# and they run on every device. Their out= is torch's (see reduction._write_out).
+# and they run on every device. Their out= is torch's (see _common.write_out).
 COMPOSED = ("addmm", "addmv", "addr", "baddbmm", "addbmm")  # their in-place forms run them
 
 
@@ -340,7 +340,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     _check_ndim("addmm", "mat2", mat2, 2, "a matrix")
     _check_dtypes("addmm", mat1, mat2)
     _check_dtypes("addmm", input, mat1)
-    return _write_out("addmm", out, _blend(input, mm(mat1, mat2), beta, alpha), exact=True)
+    return write_out("addmm", out, _blend(input, mm(mat1, mat2), beta, alpha), exact=True)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -355,7 +355,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
                            f"({_fmt(mat.shape)}), vec ({vec.shape[0]})")
     _check_dtypes("addmv", mat, vec)
     _check_dtypes("addmv", input, mat)
-    return _write_out("addmv", out, _blend(input, mv(mat, vec), beta, alpha), exact=True)
+    return write_out("addmv", out, _blend(input, mv(mat, vec), beta, alpha), exact=True)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -375,7 +375,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
                                f"floating point number.")
     result = _blend(input, product.to(dtype), beta, alpha, zero_alpha_drops=False)
-    return _write_out("addr", out, result)
+    return write_out("addr", out, result)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -389,7 +389,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
                            f"be: {want} but got: {list(batch2.shape[:2])}.")
     _check_dtypes("baddbmm", input, batch1)
     result = _blend(input, bmm(batch1, batch2), beta, alpha, zero_alpha_drops=False)
-    return _write_out("baddbmm", out, result, exact=True)
+    return write_out("baddbmm", out, result, exact=True)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -405,7 +405,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         raise RuntimeError(f"addbmm(): Incompatible matrix sizes for bmm ({n}x{k} and {k2}x{p})")
     _check_dtypes("addbmm", input, batch1)
     product = mm(batch1.permute(1, 0, 2).reshape(n, b * k), batch2.reshape(b * k, p))
-    return _write_out("addbmm", out, _blend(input, product, beta, alpha), exact=True)
+    return write_out("addbmm", out, _blend(input, product, beta, alpha), exact=True)
 
 
 def _contracted(dims, ndim_a, ndim_b):
@@ -461,7 +461,7 @@ def tensordot(a, b, dims=2, out=None):
     m, k, n = (math.prod(t.shape[d] for d in ds) for t, ds in ((a, free_a), (a, ia), (b, free_b)))
     product = mm(a.permute(free_a + ia).reshape(m, k), b.permute(ib + free_b).reshape(k, n))
     shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
-    return _write_out("tensordot", out, product.reshape(shape), exact=True)
+    return write_out("tensordot", out, product.reshape(shape), exact=True)
 
 
 def inner(input, other, *, out=None):
@@ -469,7 +469,7 @@ def inner(input, other, *, out=None):
     with a 0-d operand, the elementwise product, which promotes."""
     _check_tensors("inner", input=input, other=other)
     if not (input.ndim and other.ndim):
-        return _write_out("inner", out, mul(input, other))
+        return write_out("inner", out, mul(input, other))
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got "
                            f"shapes {list(input.shape)} and {list(other.shape)}")
@@ -478,7 +478,7 @@ def inner(input, other, *, out=None):
 
 def vdot(input, other, *, out=None):
     """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
-    return _write_out("vdot", out, dot(input, other), exact=True)
+    return write_out("vdot", out, dot(input, other), exact=True)
 
 
 def kron(input, other, *, out=None):
@@ -491,7 +491,7 @@ def kron(input, other, *, out=None):
     sb = (1,) * (ndim - other.ndim) + tuple(other.shape)
     a = input.reshape([n for size in sa for n in (size, 1)])
     b = other.reshape([n for size in sb for n in (1, size)])
-    return _write_out("kron", out, mul(a, b).reshape([x * y for x, y in zip(sa, sb)]))
+    return write_out("kron", out, mul(a, b).reshape([x * y for x, y in zip(sa, sb)]))
 
 
 def cross(input, other, dim=None, *, out=None):
@@ -517,7 +517,7 @@ def cross(input, other, dim=None, *, out=None):
     a0, a1, a2 = unbind(input, d)
     b0, b1, b2 = unbind(other, d)
     result = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
-    return _write_out("cross", out, result, exact=True)
+    return write_out("cross", out, result, exact=True)
 
 
 CDIST_CHUNK = 1 << 22  # differences cdist forms at once (16 MiB of float32)

@@ -16,15 +16,17 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
 from ..backends.registry import backend
 from ..backends.scalar import reduction as codes
 from ..creation import allocate
 from ..dtypes import to_dtype
 from ..tensor import Tensor, _wrap
+from ._common import check_exact_out as _check_exact_out
 from ._common import check_out
+from ._common import check_write_out as _check_write_out
 from ._common import dim as _one_dim
 from ._common import dims as _dims
+from ._common import write_out as _write_out
 from .elementwise import isnan, logical_xor, ne, sub
 from .indexing import masked_fill
 from .shape import cat, narrow, scalar_name
@@ -146,13 +148,6 @@ def _check_nonempty(fn, input, reduced, full):
             raise IndexError(f"{fn}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _check_exact_out(fn, out, dtype):
-    """Ops whose out= must have exactly the result dtype (torch's rule for amax, argmax, ...)."""
-    if out is not None and isinstance(out, Tensor) and out._dtype is not dtype:
-        raise RuntimeError(f"{fn}(): expected out tensor to have dtype {dtype.name}, but got "
-                           f"{out._dtype.name} instead; pass out with dtype={dtype}")
-
-
 # -- the shared path ------------------------------------------------------------------------------
 def _shapes(input, reduced, keepdim):
     """The kept shape (the kernel's output) and the result shape (with keepdim's 1s)."""
@@ -180,35 +175,6 @@ def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
     backend(input._device).reduction.reduce(op, res._data, input._data, reduced,
                                             correction=correction)
     return _finish(res, shape, out)
-
-
-def _check_write_out(fn, out, result, exact=False):
-    """_write_out's checks of `out` for `result`, without writing."""
-    if exact:
-        _check_exact_out(fn, out, result._dtype)
-    shape = result._data.shape
-    # (check_out's checks; an empty out of another shape is resized, as torch's)
-    check_out(fn, out, out._data.shape if isinstance(out, Tensor) and not out._data.size
-              else shape, result._dtype, result._device)
-    if result.requires_grad or out.requires_grad and is_grad_enabled():
-        raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
-                           f"differentiation, but one of the arguments requires grad; call it "
-                           f"without out= or under jitensor.no_grad()")
-
-
-def _write_out(fn, out, result, exact=False):
-    """`result`, or (given out=) out holding its values, as torch's out= of the composed ops:
-    out must have the result's dtype (`exact`) or one it casts into, and its shape, unless it
-    is empty (then it is resized; torch also resizes one with elements, a deprecated form that
-    would detach a view from its base here). The result is computed first, so a failed check
-    leaves out as it was and an out aliasing an input is harmless."""
-    if out is None:
-        return result
-    _check_write_out(fn, out, result, exact)
-    if out._data.shape != result._data.shape:
-        out._data = allocate(result._data.shape, out._dtype, out._device)._data
-    backend(out._device).copy(out._data, result._data)
-    return out
 
 
 def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
