@@ -1,23 +1,20 @@
-"""jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`."""
-from . import functional, init
-from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .layers import (CELU, ELU, GELU, SELU, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d,
-                     AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Dropout, Embedding,
-                     Flatten, Hardsigmoid, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU,
-                     Linear, LogSigmoid, LogSoftmax, MaxPool1d, MaxPool2d, Mish, ReLU, ReLU6,
-                     RMSNorm, Sigmoid, SiLU, Softmax, Softplus, Tanh, Threshold)
-from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MSELoss, NLLLoss, SmoothL1Loss)
+"""jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`.
+Each module file lists what it exports in __all__."""
+from . import activations, attention, containers, functional, init, layers, loss, normalization, \
+    padding, recurrent, sampling
+from .activations import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .containers import *  # noqa: F401,F403
+from .layers import *  # noqa: F401,F403
+from .loss import *  # noqa: F401,F403
 from .module import Module
+from .normalization import *  # noqa: F401,F403
+from .padding import *  # noqa: F401,F403
 from .parameter import Parameter
+from .recurrent import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
-           "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "CELU", "Conv1d", "Conv2d",
-           "CrossEntropyLoss", "Dropout", "ELU", "Embedding", "Flatten", "GELU", "Hardsigmoid",
-           "Hardswish", "Hardtanh", "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LayerNorm",
-           "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss", "MaxPool1d", "MaxPool2d",
-           "Mish", "Module", "ModuleDict", "ModuleList", "MultiheadAttention", "NLLLoss",
-           "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU", "ReLU6", "SELU",
-           "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
-           "Threshold", "TransformerEncoder", "TransformerEncoderLayer", "functional", "init"]
+__all__ = ["Module", "Parameter", "functional", "init"]
+for _m in (activations, attention, containers, layers, loss, normalization, padding, recurrent,
+           sampling):
+    __all__ += _m.__all__

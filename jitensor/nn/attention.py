@@ -13,6 +13,8 @@ from .layers import Dropout, LayerNorm, Linear
 from .module import Module
 from .parameter import Parameter
 
+__all__ = ["MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer"]
+
 
 class NonDynamicallyQuantizableLinear(Linear):
     """out_proj's class, named as torch's (its repr and type checks)."""

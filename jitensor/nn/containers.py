@@ -5,6 +5,8 @@ from collections import OrderedDict
 
 from .module import Module, _addindent
 
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+
 
 class _Store(Module):
     """A container over one of the module's stores (`_store`: its attribute name)."""

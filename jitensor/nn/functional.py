@@ -630,3 +630,11 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     if weight is not None:
         picked = picked * _along(weight, d, input.ndim)
     return _reduce(-picked.sum(d), reduction)
+
+
+# functional forms defined beside their modules (those files do not import this one)
+from . import normalization as _normalization, sampling as _sampling  # noqa: E402
+
+for _module in (_normalization, _sampling):
+    globals().update((_name, getattr(_module, _name)) for _name in _module.FUNCTIONS)
+    __all__ += _module.FUNCTIONS

@@ -11,6 +11,12 @@ from . import convolution as C, functional as F, init
 from .module import Module
 from .parameter import Parameter
 
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BatchNorm1d",
+           "BatchNorm2d", "CELU", "Conv1d", "Conv2d", "Dropout", "ELU", "Embedding", "Flatten",
+           "GELU", "Hardsigmoid", "Hardswish", "Hardtanh", "Identity", "LayerNorm", "LeakyReLU",
+           "Linear", "LogSigmoid", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "RMSNorm",
+           "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Threshold"]
+
 
 class Identity(Module):
     """Returns its input; accepts and ignores any constructor arguments, as torch's does."""

@@ -3,6 +3,9 @@ dict), as in torch."""
 from . import functional as F
 from .module import Module
 
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+           "MSELoss", "NLLLoss", "SmoothL1Loss"]
+
 
 class _Loss(Module):
     """What every loss module holds: its reduction, from `reduction` or torch's deprecated

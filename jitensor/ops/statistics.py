@@ -1,0 +1,5 @@
+"""(being written)"""
+
+__all__ = []
+
+TENSOR_METHODS = {}

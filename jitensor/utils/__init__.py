@@ -1,0 +1,2 @@
+"""jitensor.utils: torch.utils's data loading (`data`)."""
+from . import data  # noqa: F401
