@@ -1,10 +1,12 @@
 """jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`.
 Each module file lists what it exports in __all__."""
-from . import activations, attention, containers, functional, init, layers, loss, normalization, \
-    padding, recurrent, sampling
+from . import activations, attention, containers, distance, dropout, functional, init, layers, \
+    loss, normalization, padding, recurrent, sampling
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
+from .dropout import *  # noqa: F401,F403
 from .layers import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .module import Module
@@ -15,6 +17,6 @@ from .recurrent import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 
 __all__ = ["Module", "Parameter", "functional", "init"]
-for _m in (activations, attention, containers, layers, loss, normalization, padding, recurrent,
-           sampling):
+for _m in (activations, attention, containers, distance, dropout, layers, loss, normalization,
+           padding, recurrent, sampling):
     __all__ += _m.__all__

@@ -19,6 +19,9 @@ from ..ops.conv import convolution, output_size
 from ..ops.shape import stack
 from ..tensor import Tensor
 
+FUNCTIONS = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
+             "conv1d", "conv2d", "max_pool1d", "max_pool2d"]  # re-exported by nn.functional
+
 
 def _pair(value, name, n=2):
     """An int (or NumPy int) or a sequence of 1 or n ints as a tuple of n ints."""

@@ -16,18 +16,15 @@ from ..ops import activation as _activation, indexing as _indexing, linalg as _l
 from ..ops._common import broadcast_shapes, same_device
 from ..ops.shape import cat
 from ..tensor import Tensor
-from .convolution import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d,
-                          batch_norm, conv1d, conv2d, max_pool1d, max_pool2d)
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d",
-           "conv2d", "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding",
-           "gelu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div",
-           "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax",
-           "logsigmoid", "max_pool1d", "max_pool2d", "mish", "mse_loss", "nll_loss", "normalize",
-           "one_hot", "pad", "pairwise_distance", "relu", "relu6", "relu_", "rms_norm",
-           "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
-           "softmax", "softplus", "tanh", "threshold", "threshold_"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
+           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss",
+           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
+           "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
+           "relu", "relu6", "relu_", "rms_norm", "scaled_dot_product_attention", "selu", "selu_",
+           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh", "threshold",
+           "threshold_"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -632,9 +629,12 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     return _reduce(-picked.sum(d), reduction)
 
 
-# functional forms defined beside their modules (those files do not import this one)
-from . import normalization as _normalization, sampling as _sampling  # noqa: E402
+# functional forms defined beside their modules; imported last, as those files import this one
+from . import activations as _activations, convolution as _convolution, distance as _distance, \
+    dropout as _dropout, loss as _loss_modules, normalization as _normalization, \
+    sampling as _sampling  # noqa: E402
 
-for _module in (_normalization, _sampling):
+for _module in (_activations, _convolution, _distance, _dropout, _loss_modules, _normalization,
+                _sampling):
     globals().update((_name, getattr(_module, _name)) for _name in _module.FUNCTIONS)
     __all__ += _module.FUNCTIONS

@@ -3,6 +3,7 @@ dict), as in torch."""
 from . import functional as F
 from .module import Module
 
+FUNCTIONS = []  # re-exported by nn.functional
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
            "MSELoss", "NLLLoss", "SmoothL1Loss"]
 

@@ -1,0 +1,4 @@
+"""(being written)"""
+
+__all__ = []
+FUNCTIONS = []  # re-exported by nn.functional
