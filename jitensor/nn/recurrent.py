@@ -1,3 +1,502 @@
-"""(being written)"""
+"""torch.nn's recurrent layers: RNN (tanh or relu), LSTM (with proj_size), GRU and their
+single-step cells, with torch's constructor arguments, parameter names, shapes and order
+(state dicts load from torch's), initialisation, repr, checks and gate order.
 
-__all__ = []
+Composed from ops (linear, sigmoid, tanh, relu, unbind, stack, cat), so autograd
+differentiates them on every device. Each layer and direction projects the input of all time
+steps in one product; only the hidden-to-hidden product and the gates run step by step.
+PackedSequence inputs are not supported (jitensor has no nn.utils.rnn): pad the sequences and
+pass a tensor."""
+import math
+import warnings
+from numbers import Number
+
+from ..creation import empty, zeros
+from ..ops.shape import cat, stack
+from ..tensor import Tensor
+from . import functional as F, init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# -- one time step of each mode ------------------------------------------------------------------
+# `projected` is the input's product with weight_ih plus bias_ih -- and, for every mode but GRU,
+# plus bias_hh as well (the sum is the same, added once for all steps). GRU keeps bias_hh
+# inside its hidden product: its candidate gate multiplies (W_hn h + b_hn) by r.
+def _tanh_step(projected, state, w_hh, b_hh, w_hr):
+    return (F.tanh(projected + F.linear(state[0], w_hh)),)
+
+
+def _relu_step(projected, state, w_hh, b_hh, w_hr):
+    return (F.relu(projected + F.linear(state[0], w_hh)),)
+
+
+def _lstm_step(projected, state, w_hh, b_hh, w_hr):
+    """Gates i, f, g, o in torch's order: c' = f c + i g, h' = o tanh(c') (times weight_hr
+    with a projection)."""
+    h, c = state
+    i, f, g, o = (projected + F.linear(h, w_hh)).chunk(4, -1)
+    c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+    h = F.sigmoid(o) * F.tanh(c)
+    return (h if w_hr is None else F.linear(h, w_hr), c)
+
+
+def _gru_step(projected, state, w_hh, b_hh, w_hr):
+    """Gates r, z, n in torch's order: n = tanh(W_in x + b_in + r (W_hn h + b_hn)),
+    h' = (1 - z) n + z h."""
+    h = state[0]
+    x_r, x_z, x_n = projected.chunk(3, -1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = F.sigmoid(x_r + h_r), F.sigmoid(x_z + h_z)
+    n = F.tanh(x_n + r * h_n)
+    return (n + z * (h - n),)
+
+
+_STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
+
+
+def _slices(t):
+    """t's slices along dim 0, as unbind gives them. One slice is taken by squeeze: the
+    autograd graph hands a node of one output its gradient bare rather than in a tuple, and
+    unbind's rule then reads the rows of that gradient as the pieces' gradients."""
+    return (t.squeeze(0),) if t.shape[0] == 1 else t.unbind(0)
+
+
+def _project(mode, x, w_ih, b_ih, b_hh):
+    """x @ w_ih.T + b_ih (+ b_hh but for GRU), for every step of x at once."""
+    out = F.linear(x, w_ih, b_ih)
+    return out if b_hh is None or mode == "GRU" else out + b_hh
+
+
+class RNNBase(Module):
+    """What RNN, LSTM and GRU share: their parameters -- for layer k and each direction
+    ("_reverse" for the backward one), weight_ih_l{k} (gates * hidden_size, input features),
+    weight_hh_l{k} (gates * hidden_size, hidden features), bias_ih_l{k}, bias_hh_l{k} (with
+    bias) and, for an LSTM with proj_size > 0, weight_hr_l{k} (proj_size, hidden_size), which
+    makes the hidden state proj_size wide -- all drawn from U(-1/sqrt(hidden_size),
+    1/sqrt(hidden_size)), and the multi-layer, bidirectional forward pass."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, device=None,
+                 dtype=None):
+        super().__init__()
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        if not isinstance(dropout, Number) or isinstance(dropout, bool) \
+                or not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, \
+            proj_size
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so "
+                          f"non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+        for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
+                                  ("input_size", input_size, int),
+                                  ("hidden_size", hidden_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f"{name} should be of type {kind.__name__}, got: "
+                                f"{type(value).__name__}")
+            if kind is int and value <= 0:
+                raise ValueError(f"{name} must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gates = _GATES[mode] * hidden_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        options = dict(device=device, dtype=dtype)
+        self._flat_weights_names, self._all_weights = [], []
+        for layer in range(num_layers):
+            for direction in range(2 if bidirectional else 1):
+                layer_input = input_size if layer == 0 else real_hidden * (2 if bidirectional
+                                                                           else 1)
+                shapes = [("weight_ih_l{}{}", (gates, layer_input)),
+                          ("weight_hh_l{}{}", (gates, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih_l{}{}", (gates,)), ("bias_hh_l{}{}", (gates,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr_l{}{}", (proj_size, hidden_size))]
+                suffix = "_reverse" if direction == 1 else ""
+                names = [name.format(layer, suffix) for name, _ in shapes]
+                for name, (_, shape) in zip(names, shapes):
+                    setattr(self, name, Parameter(empty(shape, **options)))
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        """The parameters in registration order (torch's attribute of that name)."""
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        """One list of parameters per layer and direction, in torch's order."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        """A no-op: torch packs the weights into one buffer for cuDNN, and jitensor's forward
+        reads the parameters as they are."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # -- checks (torch's) ---------------------------------------------------------------------
+    def check_input(self, input, batch_sizes=None):
+        weight = self._flat_weights[0]
+        if input.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
+        if input.dim() != 3:
+            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes=None):
+        batch = input.size(0) if self.batch_first else input.size(1)
+        width = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, width)
+
+    def check_hidden_size(self, hx, expected_hidden_size,
+                          msg="Expected hidden size {}, got {}"):
+        if tuple(hx.shape) != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input, hidden, batch_sizes=None):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def _check_tensor_input(self, input):
+        """The input's dim, 2 (unbatched) or 3; a PackedSequence or other non-tensor raises."""
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: expected input to be a jitensor Tensor of shape (L, N, "
+                            f"H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in), got "
+                            f"{type(input).__name__} (PackedSequence is not supported: pad "
+                            f"the sequences instead)")
+        if input.dim() not in (2, 3):
+            tail = " tensor instead" if self.mode.startswith("RNN") else " instead"
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tail}")
+        return input.dim()
+
+    def _zeros(self, input, width):
+        batch = input.size(0) if self.batch_first else input.size(1)
+        return zeros(self.num_layers * (2 if self.bidirectional else 1), batch, width,
+                     dtype=input.dtype, device=input.device)
+
+    # -- the recurrence ---------------------------------------------------------------------
+    def _run(self, input, states):
+        """(output, final states): input (L, N, H_in) -- (N, L, H_in) with batch_first --
+        and `states` a tuple of (layers * directions, N, width) tensors (h, or h and c)."""
+        if input.size(1 if self.batch_first else 0) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        x = input.transpose(0, 1) if self.batch_first else input
+        step, directions = _STEPS[self.mode], 2 if self.bidirectional else 1
+        initial = [_slices(s) for s in states]
+        finals = [[] for _ in states]
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                names = self._all_weights[index]
+                out, state = self._direction(x, tuple(s[index] for s in initial), names,
+                                             step, reverse=direction == 1)
+                outputs.append(out)
+                for store, value in zip(finals, state):
+                    store.append(value)
+            x = outputs[0] if directions == 1 else cat(outputs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        output = x.transpose(0, 1) if self.batch_first else x
+        return output, tuple(stack(store) for store in finals)
+
+    def _direction(self, x, state, names, step, reverse):
+        """One layer in one direction over x (L, N, features): the input projection of every
+        step in one product, then the steps in order (reversed for the backward direction)."""
+        p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names)))
+        w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
+        projected = _slices(_project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh))
+        outputs = [None] * len(projected)
+        for t in (reversed(range(len(projected))) if reverse else range(len(projected))):
+            state = step(projected[t], state, w_hh, b_hh, w_hr)
+            outputs[t] = state[0]
+        return stack(outputs), state
+
+
+def _reject_proj_size(cls, kwargs):
+    """RNN and GRU take no proj_size (torch's ValueError), nor any other unknown keyword."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if kwargs:
+        raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
+
+
+class _SingleState(RNNBase):
+    """RNN and GRU: one hidden state hx (layers * directions, N, hidden_size)."""
+
+    def forward(self, input, hx=None):
+        """(output (L, N, directions * hidden_size) -- batch first with batch_first, (L, ...)
+        unbatched --, h_n (layers * directions, N, hidden_size)); hx defaults to zeros."""
+        batched = self._check_tensor_input(input) == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not batched:
+            input = input.unsqueeze(batch_dim)
+            if hx is not None:
+                if hx.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
+                                       f"{hx.dim()}-D tensor")
+                hx = hx.unsqueeze(1)
+        elif hx is not None and hx.dim() != 3:
+            raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got "
+                               f"{hx.dim()}-D tensor")
+        if hx is None:
+            hx = self._zeros(input, self.hidden_size)
+        self.check_forward_args(input, hx)
+        output, (hidden,) = self._run(input, (hx,))
+        if not batched:
+            output, hidden = output.squeeze(batch_dim), hidden.squeeze(1)
+        return output, hidden
+
+
+class RNN(_SingleState):
+    """Elman RNN: h_t = nonlinearity(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), nonlinearity
+    'tanh' or 'relu', over num_layers layers (dropout between them while training), in both
+    directions when bidirectional (outputs concatenated, forward first)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None,
+                 **kwargs):
+        _reject_proj_size(type(self), kwargs)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             f"'relu'.")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+
+class GRU(_SingleState):
+    """Gated recurrent unit (gates r, z, n as torch orders them in weight_ih and weight_hh):
+    r = sigmoid(W_ir x + b_ir + W_hr h + b_hr), z likewise, n = tanh(W_in x + b_in +
+    r (W_hn h + b_hn)), h' = (1 - z) n + z h; layers, dropout and directions as RNN's."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+        _reject_proj_size(type(self), kwargs)
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, device=device, dtype=dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory (gates i, f, g, o as torch orders them): c' = f c + i g,
+    h' = o tanh(c'), projected to proj_size features by weight_hr when proj_size > 0; layers,
+    dropout and directions as RNN's. State (h, c): h is proj_size (else hidden_size) wide, c
+    hidden_size."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device=device, dtype=dtype)
+
+    def get_expected_cell_size(self, input, batch_sizes=None):
+        batch = input.size(0) if self.batch_first else input.size(1)
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes=None):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def forward(self, input, hx=None):
+        """(output (L, N, directions * H_out), (h_n (layers * directions, N, H_out), c_n
+        (layers * directions, N, hidden_size))), H_out = proj_size or hidden_size; hx = (h_0,
+        c_0) defaults to zeros."""
+        batched = self._check_tensor_input(input) == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not batched:
+            input = input.unsqueeze(batch_dim)
+        if hx is None:
+            hx = (self._zeros(input, self.proj_size if self.proj_size > 0 else self.hidden_size),
+                  self._zeros(input, self.hidden_size))
+        else:
+            want = 3 if batched else 2
+            if hx[0].dim() != want or hx[1].dim() != want:
+                kind = "batched 3-D" if batched else "unbatched 2-D"
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            if not batched:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        self.check_forward_args(input, hx)
+        output, (h, c) = self._run(input, tuple(hx))
+        if not batched:
+            output, h, c = output.squeeze(batch_dim), h.squeeze(1), c.squeeze(1)
+        return output, (h, c)
+
+
+# -- cells -------------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    """A single step: weight_ih (chunks * hidden_size, input_size), weight_hh (chunks *
+    hidden_size, hidden_size), bias_ih and bias_hh (with bias), drawn from
+    U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)). Inputs (N, input_size) or unbatched
+    (input_size,)."""
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        options = dict(device=device, dtype=dtype)
+        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, **options))
+        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, **options))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, **options))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, **options))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _batched(self, input, hidden, what):
+        """Whether input is 2-D (else 1-D: unbatched); torch's ValueError for other dims."""
+        name = type(self).__name__
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: expected input to be a jitensor Tensor, got "
+                            f"{type(input).__name__}")
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
+                             f"instead")
+        for label, h in zip(what, hidden):
+            if h.dim() not in (1, 2):
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.dim()}D "
+                                 f"instead")
+        return input.dim() == 2
+
+    def _step(self, mode, input, state):
+        """One step of `mode` from state (each (N, hidden_size)), with torch's checks of the
+        input and hidden sizes."""
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
+                               f"expected {self.input_size}")
+        for i, h in enumerate(state):
+            if h.dim() and h.size(0) != input.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                                   f"batch size {h.size(0)}")
+            if h.dim() > 1 and h.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
+                                   f"expected {self.hidden_size}")
+            if h.dim() != 2:
+                want = (input.size(0), self.hidden_size)
+                raise RuntimeError(f"hidden{i} should be of shape {want} (batch, hidden_size), "
+                                   f"got {tuple(h.shape)}")
+        projected = _project(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
+        return _STEPS[mode](projected, state, self.weight_hh, self.bias_hh, None)
+
+    def _zeros(self, input):
+        return zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
+
+
+class RNNCell(RNNCellBase):
+    """h' = nonlinearity(x W_ih^T + b_ih + h W_hh^T + b_hh), nonlinearity 'tanh' or 'relu'."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        """h' (N, hidden_size), or (hidden_size,) unbatched; hx defaults to zeros."""
+        batched = self._batched(input, () if hx is None else (hx,), ("hidden",))
+        if not batched:
+            input = input.unsqueeze(0)
+        hx = self._zeros(input) if hx is None else hx if batched else hx.unsqueeze(0)
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        (h,) = self._step(mode, input, (hx,))
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """(h', c'): gates i, f, g, o of x W_ih^T + b_ih + h W_hh^T + b_hh; c' = f c + i g,
+    h' = o tanh(c')."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        """(h', c'), each (N, hidden_size) or (hidden_size,) unbatched; hx = (h, c) defaults
+        to zeros."""
+        batched = self._batched(input, () if hx is None else hx, ("hx[0]", "hx[1]"))
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = (self._zeros(input),) * 2
+        elif not batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        h, c = self._step("LSTM", input, tuple(hx))
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """h': gates r, z, n; n = tanh(W_in x + b_in + r (W_hn h + b_hn)), h' = (1 - z) n + z h."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input, hx=None):
+        """h' (N, hidden_size), or (hidden_size,) unbatched; hx defaults to zeros."""
+        batched = self._batched(input, () if hx is None else (hx,), ("hidden",))
+        if not batched:
+            input = input.unsqueeze(0)
+        hx = self._zeros(input) if hx is None else hx if batched else hx.unsqueeze(0)
+        (h,) = self._step("GRU", input, (hx,))
+        return h if batched else h.squeeze(0)
