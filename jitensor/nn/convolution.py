@@ -20,7 +20,8 @@ from ..ops.shape import stack
 from ..tensor import Tensor
 
 FUNCTIONS = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
-             "conv1d", "conv2d", "max_pool1d", "max_pool2d"]  # re-exported by nn.functional
+             "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d",
+             "max_pool2d"]  # re-exported by nn.functional
 
 
 def _pair(value, name, n=2):
@@ -134,6 +135,82 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     p = padding if isinstance(padding, str) else (0, _pair(padding, "padding", 1)[0])
     return _batched(lambda x: conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), p,
                                      (1, d), groups).squeeze(2), input, 1)
+
+
+# -- transposed convolution ------------------------------------------------------------------------
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv2d's adjoint (the gradient of a convolution with respect to its input) of (N, C, H,
+    W) (or (C, H, W)) input with weights (C, O / groups, kh, kw): output (N, O, (H - 1) sh - 2 ph
+    + dh (kh - 1) + oph + 1, ...). Per group a matrix product of the transposed weight and the
+    input gives each input pixel's kh x kw block of contributions (col2im's columns), which
+    sampling._col2im adds onto the output, padding cropped; output_padding extends the far end
+    (zeros where no block reaches)."""
+    from .sampling import _col2im  # (sampling imports this module)
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        raise RuntimeError(f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels "
+                           f"/ groups, kh, kw), got {getattr(weight, 'shape', weight)}")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    padding, output_padding = _pair(padding, "padding"), _pair(output_padding, "output_padding")
+    if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or min(output_padding) < 0:
+        raise RuntimeError(f"conv_transpose2d: stride and dilation must be positive and padding "
+                           f"and output_padding non-negative, got stride={stride}, dilation="
+                           f"{dilation}, padding={padding}, output_padding={output_padding}")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding_height: {output_padding[0]} output_padding_width:"
+                           f" {output_padding[1]} stride_height: {stride[0]} stride_width: "
+                           f"{stride[1]} dilation_height: {dilation[0]} dilation_width: "
+                           f"{dilation[1]}")
+    in_c, per_group, kh, kw = weight.shape
+    if not isinstance(groups, int) or groups < 1 or in_c % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {[list(weight.shape)]} "
+                           f"instead")
+    out_c = per_group * groups
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv_transpose2d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
+    if weight.dtype is dtypes.bool_:
+        raise NotImplementedError("conv_transpose2d: not implemented for bool tensors; convert "
+                                  "them with .int() or .float()")
+
+    def run(x):
+        n, c, h, w = x.shape
+        if c != in_c:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                               f"expected input{list(x.shape)} to have {in_c} channels, but got "
+                               f"{c} channels instead")
+        if weight.device != x.device:
+            raise RuntimeError(f"conv_transpose2d: input is on {x.device} but weight on "
+                               f"{weight.device}; move them to one device")
+        size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
+                     zip((h, w), stride, padding, dilation, (kh, kw), output_padding))
+        if min(size) <= 0:
+            raise RuntimeError(f"conv_transpose2d: the output would be {size[0]}x{size[1]}; "
+                               f"padding {padding} is too large for input {h}x{w}")
+        # (groups, kk O/g, C/g) @ (N, groups, C/g, H W) -> (N, groups, O/g kk, H W)
+        mat = weight.reshape(groups, in_c // groups, per_group * kh * kw).transpose(1, 2)
+        cols = mat @ x.reshape(n, groups, in_c // groups, h * w)
+        out = _col2im(cols.reshape(n, out_c * kh * kw, h * w), out_c, (h, w), (kh, kw),
+                      dilation, stride, size, padding)
+        return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+    return _batched(run, input, 2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv_transpose2d over a height of 1 for (N, C, L) (or (C, L)) input and weights (C,
+    O / groups, k)."""
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise RuntimeError(f"conv_transpose1d: expected a 3-D weight (in_channels, out_channels "
+                           f"/ groups, k), got {getattr(weight, 'shape', weight)}")
+    (s,), (p,) = _pair(stride, "stride", 1), _pair(padding, "padding", 1)
+    (op,), (d,) = _pair(output_padding, "output_padding", 1), _pair(dilation, "dilation", 1)
+    # (the height's output padding 0 < stride 1 keeps conv_transpose2d's check to the width)
+    return _batched(lambda x: conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias,
+                                               (1, s), (0, p), (0, op), groups,
+                                               (1, d)).squeeze(2), input, 1)
 
 
 # -- pooling ---------------------------------------------------------------------------------------

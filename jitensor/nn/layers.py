@@ -12,10 +12,12 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BatchNorm1d",
-           "BatchNorm2d", "CELU", "Conv1d", "Conv2d", "Dropout", "ELU", "Embedding", "Flatten",
+           "BatchNorm2d", "CELU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+           "Dropout", "ELU", "Embedding", "Flatten",
            "GELU", "Hardsigmoid", "Hardswish", "Hardtanh", "Identity", "LayerNorm", "LeakyReLU",
            "Linear", "LogSigmoid", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "RMSNorm",
-           "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Threshold"]
+           "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "Softmax", "Softplus", "Tanh", "Threshold",
+           "Unflatten"]
 
 
 class Identity(Module):
@@ -409,6 +411,32 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    """Splits dim `dim` into unflattened_size (a tuple or list of ints; one may be -1)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if isinstance(dim, str):
+            raise TypeError("Unflatten: a dim named by a string needs named tensors, which "
+                            "jitensor does not have; pass the dim's index")
+        if not isinstance(dim, int):
+            raise TypeError("invalid argument type for dim parameter")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for i, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(size).__name__} at pos {i}")
+        self.dim, self.unflattened_size = dim, unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 # -- convolutions, poolings, batch norm (functions: nn/convolution.py) -----------------------------
 class _ConvNd(_Affine):
     """Conv1d and Conv2d: weight (out, in / groups, *kernel) and bias drawn as torch draws
@@ -479,6 +507,96 @@ class Conv1d(_ConvNd):
 
 
 class Conv2d(_ConvNd):
+    _n = 2
+
+
+class _ConvTransposeNd(_Affine):
+    """ConvTranspose1d and ConvTranspose2d: weight (in, out / groups, *kernel) and bias (out,),
+    drawn as torch draws them (kaiming_uniform_(a=sqrt(5)) with fan_in from weight's dim 1, so
+    out / groups * kernel elements; bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))). forward's
+    output_size picks the output_padding that gives that size."""
+
+    _n = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        super().__init__()
+        n = self._n
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f'{type(self).__name__}')
+        if not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"groups must be a positive integer, got {groups!r}")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by groups ({groups})")
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} takes int or tuple paddings, not "
+                             f"padding={padding!r}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = C._pair(kernel_size, "kernel_size", n)
+        self.stride, self.padding = C._pair(stride, "stride", n), C._pair(padding, "padding", n)
+        self.dilation = C._pair(dilation, "dilation", n)
+        self.output_padding = C._pair(output_padding, "output_padding", n)
+        self.padding_mode = padding_mode
+        self.weight = Parameter(empty(in_channels, out_channels // groups, *self.kernel_size,
+                                      device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def _output_padding(self, input, output_size):
+        """output_padding, or the one that gives output_size ((*spatial) or with the
+        batch and channel dims), checked against the range of sizes reachable, as torch's."""
+        n = self._n
+        if output_size is None:
+            return self.output_padding
+        non_spatial = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == non_spatial + n:
+            output_size = output_size[non_spatial:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must "
+                             f"have {n} or {non_spatial + n} elements (got {len(output_size)})")
+        spatial = input.shape[non_spatial:]
+        low = [(size - 1) * s - 2 * p + d * (k - 1) + 1 for size, s, p, d, k in
+               zip(spatial, self.stride, self.padding, self.dilation, self.kernel_size)]
+        high = [m + s - 1 for m, s in zip(low, self.stride)]
+        if any(not lo <= size <= hi for size, lo, hi in zip(output_size, low, high)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                             f"range from {low} to {high} (for an input of {spatial})")
+        return tuple(size - lo for size, lo in zip(output_size, low))
+
+    def forward(self, input, output_size=None):
+        fn = C.conv_transpose2d if self._n == 2 else C.conv_transpose1d
+        return fn(input, self.weight, self.bias, self.stride, self.padding,
+                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def extra_repr(self):
+        n = self._n
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * n:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
 
 
