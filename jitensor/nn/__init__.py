@@ -1,7 +1,8 @@
 """jitensor.nn: modules, parameters, layers, losses (torch.nn's API), `functional` and `init`.
 Each module file lists what it exports in __all__."""
-from . import activations, attention, containers, distance, dropout, functional, init, layers, \
-    loss, normalization, padding, recurrent, sampling
+from . import functional  # first: its end imports the files that define functional forms
+from . import activations, attention, containers, distance, dropout, init, layers, loss, \
+    normalization, padding, recurrent, sampling
 from .activations import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .containers import *  # noqa: F401,F403
