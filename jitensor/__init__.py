@@ -16,12 +16,13 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
 from .threads import get_num_threads, set_num_threads
-from .ops import einsum as _einsum, elementwise as _elementwise, indexing as _indexing, \
-    linalg as _linalg, matrix as _matrix, pointwise as _pointwise, reduction as _reduction, \
-    sampling as _sampling, scatter as _scatter, shape as _shape, sort as _sort, \
-    statistics as _statistics
+from .ops import einsum as _einsum, elementwise as _elementwise, factor as _factor, \
+    indexing as _indexing, linalg as _linalg, matrix as _matrix, pointwise as _pointwise, \
+    reduction as _reduction, sampling as _sampling, scatter as _scatter, shape as _shape, \
+    sort as _sort, statistics as _statistics
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
+from .ops.factor import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
@@ -54,17 +55,17 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
     "zeros", "zeros_like",
 ]
-for _m in (_einsum, _elementwise, _indexing, _linalg, _matrix, _pointwise, _reduction, _sampling,
-           _scatter, _shape, _sort, _statistics):
+for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwise, _reduction,
+           _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
-__all__ += ["load", "nn", "optim", "save", "utils"]
+__all__ += ["linalg", "load", "nn", "optim", "save", "utils"]
 
 
 def __getattr__(name):
-    """nn, optim, utils, save and load are imported on first use, which keeps `import jitensor`
-    light (they build on everything above)."""
-    if name in ("nn", "optim", "utils"):
+    """linalg, nn, optim, utils, save and load are imported on first use, which keeps `import
+    jitensor` light (they build on everything above)."""
+    if name in ("linalg", "nn", "optim", "utils"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

@@ -1351,3 +1351,12 @@ def test_grad_is_not_aliased_to_upstream_gradient():
     with jt.no_grad():
         a.grad.mul_(10)
     np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("split", [lambda x: x.unbind(0), lambda x: x.split(1),
+                                   lambda x: x.chunk(1), lambda x: x.split([1])])
+def test_a_split_into_one_piece_backpropagates(split):
+    x = jt.arange(15.0).reshape(1, 3, 5).requires_grad_()
+    (piece,) = split(x)
+    (piece * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 3, 5), 2.0))

@@ -13,8 +13,8 @@ from .. import creation
 from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
 from ..backends.scalar import loss as LC  # (reduction codes)
-from ..ops import activation as A, conv as C, elementwise as E, indexing as I, linalg as L, \
-    loss as Lo, matrix as M, norm as N, reduction as R, scatter as P, shape as S
+from ..ops import activation as A, conv as C, elementwise as E, factor as Fa, indexing as I, \
+    linalg as L, loss as Lo, matrix as M, norm as N, reduction as R, scatter as P, shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -890,7 +890,9 @@ def _narrow(g, result, input, dim, start, length):
 
 
 def _pieces(g, result, input, dim):
-    """One gradient per piece of a split of `input` along `dim` (zeros for pieces unused)."""
+    """One gradient per piece of a split of `input` along `dim` (zeros for pieces unused); a
+    split into one piece is a node of one output, whose gradient comes bare."""
+    g = g if isinstance(g, tuple) else (g,)
     return [gi if gi is not None else creation.zeros(r.shape, dtype=r.dtype, device=r.device)
             for gi, r in zip(g, result)]
 
@@ -1061,6 +1063,74 @@ def _masked_select(g, result, input, mask):
 @rule("masked_fill", uses_inputs=False, uses_result=False)
 def _masked_fill(g, result, input, mask, value):
     return (input, _pass(~mask, g)), (value, R.sum(_pass(mask, g)))
+
+
+# -- factorisations and solvers (ops/factor.py) -------------------------------------------------
+def _batched_outer(u, v):
+    return S.unsqueeze(u, -1) * S.unsqueeze(v, -2)
+
+
+@rule("solve")
+def _solve(g, X, A, B, *, left=True, out=None):
+    # A X = B: dX = A^-1 (dB - dA X), so gB = A^-T g and gA = -gB X^T (X A = B: mirrored)
+    gB = Fa.solve(S.transpose(A, -2, -1), g, left=left)
+    if not left:
+        return (A, -L.matmul(S.transpose(X, -2, -1), gB)), (B, gB)
+    if Fa._vector_case(A, B):
+        return (A, -_batched_outer(gB, X)), (B, gB)
+    return (A, -L.matmul(gB, S.transpose(X, -2, -1))), (B, gB)
+
+
+@rule("inv", uses_inputs=False)
+def _inv(g, Y, A, *, out=None):
+    Yt = S.transpose(Y, -2, -1)
+    return ((A, -L.matmul(L.matmul(Yt, g), Yt)),)
+
+
+def _inverse_transposed(A):
+    """A^-T without the singular check: the gradients of det and slogdet at a singular A
+    come out inf/NaN here (torch's are finite there: the adjugate)."""
+    return S.transpose(Fa.inv_ex(A).inverse, -2, -1)
+
+
+@rule("det")
+def _det(g, d, A, *, out=None):
+    scale = S.unsqueeze(S.unsqueeze(g * d, -1), -1)
+    return ((A, scale * _inverse_transposed(A)),)
+
+
+@rule("slogdet", uses_result=False)
+def _slogdet(g, result, A, *, out=None):
+    g = g[1]  # sign is piecewise constant
+    if g is None:
+        return ()
+    return ((A, S.unsqueeze(S.unsqueeze(g, -1), -1) * _inverse_transposed(A)),)
+
+
+@rule("cholesky", uses_inputs=False)
+def _cholesky(g, result, A, *, upper=False, out=None):
+    # A = L L^T: gA = sym(L^-T Phi(L^T gL) L^-1), Phi the lower triangle with half its diagonal
+    Lo_, gL = (S.transpose(result, -2, -1), S.transpose(g, -2, -1)) if upper else (result, g)
+    phi = M.tril(L.matmul(S.transpose(Lo_, -2, -1), gL))
+    phi = phi - 0.5 * M.diag_embed(M.diagonal(phi, 0, -2, -1))
+    X = Fa.solve_triangular(Lo_, phi, upper=False, left=False)  # Phi L^-1
+    gA = Fa.solve_triangular(S.transpose(Lo_, -2, -1), X, upper=True)  # L^-T Phi L^-1
+    return ((A, 0.5 * (gA + S.transpose(gA, -2, -1))),)
+
+
+@rule("solve_triangular")
+def _solve_triangular(g, X, A, B, *, upper, left=True, unitriangular=False, out=None):
+    At = S.transpose(A, -2, -1)
+    gB = Fa.solve_triangular(At, g, upper=not upper, left=left, unitriangular=unitriangular)
+    Xt = S.transpose(X, -2, -1)
+    gA = -(L.matmul(gB, Xt) if left else L.matmul(Xt, gB))
+    k = int(unitriangular)
+    return (A, M.triu(gA, k) if upper else M.tril(gA, -k)), (B, gB)
+
+
+@rule("lu_solve", uses_result=False)
+def _lu_solve(g, result, LU, pivots, B, *, left=True, adjoint=False, out=None):
+    return ((B, Fa.lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)),)
 
 
 def index_put(input, key, value):

@@ -3,15 +3,15 @@ allocation, then one call into `backend(device)`. Each module lists the Tensor m
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import (all but
 activation's, conv's, loss's and norm's: torch has those as nn.functional functions only)."""
 from ..tensor import Tensor
-from . import activation, conv, elementwise, indexing, linalg, loss, matrix, norm, pointwise, \
-    reduction, sampling, scatter, shape, sort, statistics
+from . import activation, conv, elementwise, factor, indexing, linalg, loss, matrix, norm, \
+    pointwise, reduction, sampling, scatter, shape, sort, statistics
 from ..autograd.wrap import install
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm, conv, pointwise, sampling, statistics))
+         norm, conv, factor, pointwise, sampling, statistics))
 
-for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, pointwise,
-                sampling, statistics):
+for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
+                pointwise, sampling, statistics):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

@@ -37,35 +37,38 @@ __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_n
 
 
 # -- torch.return_types ---------------------------------------------------------------------------
-class _Pair(tuple):
-    """A pair with named fields, as torch.return_types.max (values, indices) and aminmax (min,
-    max): a tuple whose two entries are also attributes, named by `_fields`."""
+class _Named(tuple):
+    """A tuple with named fields, as torch.return_types.max (values, indices), aminmax (min,
+    max) or linalg_lu (P, L, U): its entries are also attributes, named by `_fields`."""
 
     __slots__ = ()
     _fields = ("values", "indices")
 
-    def __new__(cls, first, second):
-        return tuple.__new__(cls, (first, second))
+    def __new__(cls, *items):
+        if len(items) != len(cls._fields):
+            raise TypeError(f"{cls.__name__} takes {len(cls._fields)} entries, got {len(items)}")
+        return tuple.__new__(cls, items)
 
     def __repr__(self):
-        (a, b), name = self._fields, type(self).__name__
-        return f"jitensor.return_types.{name}(\n{a}={self[0]!r},\n{b}={self[1]!r})"
+        body = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+        return f"jitensor.return_types.{type(self).__name__}(\n{body})"
 
     def __reduce__(self):
-        return (_rebuild, (type(self).__name__, self[0], self[1]))
+        return (_rebuild, (type(self).__name__, *self))
 
 
-def _return_type(name, fields=_Pair._fields):
-    cls = type(name, (_Pair,), {"__slots__": (), "__module__": "jitensor.return_types",
-                                "_fields": fields, fields[0]: property(operator.itemgetter(0)),
-                                fields[1]: property(operator.itemgetter(1))})
+def _return_type(name, fields=_Named._fields):
+    cls = type(name, (_Named,), {"__slots__": (), "__module__": "jitensor.return_types",
+                                 "_fields": fields,
+                                 **{f: property(operator.itemgetter(i))
+                                    for i, f in enumerate(fields)}})
     cls.__qualname__ = name
     return cls
 
 
-def _rebuild(name, first, second):
+def _rebuild(name, *items):
     """Unpickle a return type (its module, jitensor.return_types, is a namespace, not a file)."""
-    return getattr(return_types, name)(first, second)
+    return getattr(return_types, name)(*items)
 
 
 return_types = types.SimpleNamespace(aminmax=_return_type("aminmax", ("min", "max")),

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import conv, elementwise, indexing, kernels, linalg, loss, norm, optim, reduction, sort  # noqa: F401,E501 (op families)
+from . import conv, elementwise, factor, indexing, kernels, linalg, loss, norm, optim, reduction, sort  # noqa: F401,E501 (op families)
 from . import custom  # noqa: F401 (user-written kernels: jitensor/custom.py)
 from .strided import as_4d
 

@@ -1,0 +1,177 @@
+"""torch.linalg: the factorisations and solvers of ops/factor.py (LU with partial pivoting,
+Cholesky, triangular solves; their kernels are jitensor's own, on both devices) and the
+norms and products composed from other ops.
+
+Not here yet: the decompositions that need an iterative eigen-solver (svd, svdvals, eig,
+eigh, eigvals(h), qr, pinv, matrix_rank, cond, lstsq) and matrix_exp; matrix_norm's 2, -2 and
+'nuc' (the singular values) raise."""
+import math
+
+from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, inv, inv_ex, lu, lu_factor,
+                         lu_factor_ex, lu_solve, slogdet, solve, solve_ex, solve_triangular)
+from .ops.linalg import cross as _cross, matmul
+from .ops.matrix import diagonal as _diagonal
+from .ops.reduction import amax, amin, norm as _norm
+from .ops.shape import scalar_name, stack
+from .tensor import Tensor
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "inv_ex",
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm",
+           "matrix_power", "multi_dot", "norm", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "vander", "vecdot", "vector_norm"]
+
+
+def _floating(fn, x, dtype):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(x.dtype)}")
+    return x
+
+
+def _written(out, value):
+    if out is None:
+        return value
+    out.copy_(value)
+    return out
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (all dims by default);
+    ord inf / -inf: the largest / smallest |x|, 0: the count of non-zeros."""
+    x = _floating("linalg.vector_norm", x, dtype)
+    if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float)):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    if x.numel() == 0 and (ord < 0 or ord == math.inf) and dim is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
+                           f"tensor because the operation does not have an identity")
+    return _written(out, _norm(x, ord, dim, keepdim))
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """torch.linalg.matrix_norm over the two dims `dim`: 'fro', or ord 1 / -1 (the largest /
+    smallest column sum of |A|), inf / -inf (row sums)."""
+    fn = "linalg.matrix_norm"
+    A = _floating(fn, A, dtype)
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    dim = tuple(d % A.ndim for d in dim)
+    if len(dim) != 2 or dim[0] == dim[1]:
+        raise RuntimeError(f"{fn}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return _written(out, _norm(A, 2, dim, keepdim))
+    if ord in (2, -2, "nuc"):
+        raise RuntimeError(f"{fn}: ord={ord!r} needs the singular values (an SVD), which "
+                           f"jitensor does not have yet; use ord='fro', 1, -1, inf or -inf")
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"{fn}: Order {ord} not supported.")
+    summed, kept = (dim[0], dim[1]) if abs(ord) == 1 else (dim[1], dim[0])
+    sums = A.abs().sum(summed, keepdim=True)
+    result = (amax if ord > 0 else amin)(sums, kept, keepdim=True)
+    return _written(out, result if keepdim else result.squeeze(dim))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """torch.linalg.norm: a vector norm for an int `dim` (or a 1-D A, or ord None with dim
+    None: A flattened), a matrix norm for a pair of dims (or a 2-D A)."""
+    if isinstance(dim, int) or (dim is None and (ord is None or A.ndim == 1)):
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+    if dim is None and A.ndim != 2:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.ndim}D.")
+    return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim,
+                       keepdim, dtype=dtype, out=out)
+
+
+def matrix_power(A, n, *, out=None):
+    """torch.linalg.matrix_power: A^n by repeated squaring (n < 0: of inv(A))."""
+    fn = "linalg.matrix_power"
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.ndim > 1 else 1} by {A.shape[-1]} matrices")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{fn}(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        from .creation import eye
+        return _written(out, eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
+                        .clone())
+    base, result = (inv(A) if n < 0 else A), None
+    n = abs(n)
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return _written(out, result)
+
+
+def multi_dot(tensors, *, out=None):
+    """torch.linalg.multi_dot: the product of the matrices in order, parenthesised for the
+    fewest multiply-adds; the first (last) may be a vector, read as a row (column)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    if first:
+        tensors[0] = tensors[0].unsqueeze(0)
+    if last:
+        tensors[-1] = tensors[-1].unsqueeze(-1)
+    for i, t in enumerate(tensors):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    dims = [tensors[0].shape[0]] + [t.shape[1] for t in tensors]
+    k = len(tensors)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):  # the matrix-chain order, by dynamic programming
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def product(i, j):
+        return tensors[i] if i == j else matmul(product(i, split[i][j]),
+                                                product(split[i][j] + 1, j))
+    result = product(0, k - 1)
+    if first:
+        result = result.squeeze(0)
+    if last:
+        result = result.squeeze(-1)
+    return _written(out, result)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """torch.linalg.vecdot: the dot products of x and y along `dim` (broadcast)."""
+    return _written(out, (x * y).sum(dim))
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """torch.linalg.cross: the cross product along `dim` (default -1, unlike torch.cross)."""
+    return _cross(input, other, dim=dim, out=out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal: torch.diagonal with the last two dims by default."""
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vander(x, *, N=None):
+    """torch.linalg.vander: the columns x^0, x^1, ..., x^(N-1) (N = len(x) by default)."""
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    N = x.shape[-1] if N is None else N
+    if N < 0:
+        raise RuntimeError(f"linalg.vander: N must be non-negative, got {N}")
+    if N == 0:
+        return x.unsqueeze(-1)[..., :0]
+    powers = [x.new_ones(x.shape)]
+    for _ in range(N - 1):
+        powers.append(powers[-1] * x)
+    return stack(powers, -1)

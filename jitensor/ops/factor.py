@@ -1,0 +1,416 @@
+"""torch.linalg's factorisations and solvers: LU with partial pivoting and Cholesky (kernels:
+backends/<device>/factor.py, formulas: backends/scalar/factor.py) and the ops built on them
+-- solve, inv, det, slogdet, solve_triangular, lu_solve and their torch aliases.
+
+Every op takes batches of matrices (*, m, n) of float32 or float64 (torch refuses float16
+and integers here too), broadcasts batch dims, and hands the kernels C-contiguous copies that
+they factor or solve in place. Errors are torch's, raised as `LinAlgError` (a RuntimeError)
+naming the batch element. solve, inv, det, slogdet, cholesky, solve_triangular and
+lu_solve (in B) have derivative rules (autograd/derivatives.py)."""
+import math
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..backends.registry import backend
+from ..creation import allocate, arange, eye, tensor
+from ..tensor import Tensor
+from ._common import broadcast_shapes, check_exact_out, same_device
+from .elementwise import where
+from .reduction import _return_type, return_types
+from .shape import scalar_name
+
+# torch's top-level names (jitensor/linalg.py is torch.linalg: every op here)
+__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "slogdet"]
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix the op cannot factor (singular, not
+    positive-definite)."""
+
+
+# torch.return_types of these ops, added to jitensor.return_types (where unpickling finds them)
+for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
+                       ("linalg_lu_factor_ex", ("LU", "pivots", "info")),
+                       ("linalg_lu", ("P", "L", "U")), ("linalg_slogdet", ("sign", "logabsdet")),
+                       ("linalg_solve_ex", ("result", "info")),
+                       ("linalg_inv_ex", ("inverse", "info")),
+                       ("linalg_cholesky_ex", ("L", "info"))):
+    setattr(return_types, _name, _return_type(_name, _fields))
+
+
+# -- argument checks -----------------------------------------------------------------------------
+def _matrices(fn, A, name="A", square=True):
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: {name} must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A._dtype is dtypes.float16:
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got Half")
+    if not A._dtype.is_floating_point:
+        raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_name(A._dtype)}")
+    return A
+
+
+def _pair(fn, A, B, equation="AX = B"):
+    """A and B checked to be one device and dtype, with B's rows (or, for B a vector, its
+    length) matching A's."""
+    same_device(fn, A, B)
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"{fn}: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_name(A._dtype)} and B of type {scalar_name(B._dtype)} instead")
+    if B.shape[-2] != A.shape[-1]:
+        raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {equation} "
+                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
+
+
+def _no_grad_through(fn, instead, *tensors):
+    """Ops without a derivative rule refuse inputs that require grad, rather than return a
+    result that silently does not differentiate."""
+    if grad_mode._enabled[0] and any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"{fn}: is not differentiable here; use {instead}, which are, or "
+                           f"call it under jitensor.no_grad()")
+
+
+def _raise(fn, info, message):
+    """LinAlgError for the first matrix whose info is not 0: message(info) says why."""
+    codes = info.reshape(-1).tolist()
+    for b, code in enumerate(codes):
+        if code:
+            where = f"(Batch element {b}): " if info.ndim else ""
+            raise LinAlgError(f"{fn}: {where}{message(code)}")
+
+
+# -- the kernels' front ends ---------------------------------------------------------------------
+def _own(X, shape):
+    """A C-contiguous copy of X broadcast to `shape`, and its buffer as a stack of matrices."""
+    out = allocate(shape, X._dtype, X._device)
+    backend(X._device).copy(out._data, X._data if X.shape == shape else X.expand(shape)._data)
+    return out, out._data.reshape(math.prod(shape[:-2]), shape[-2], shape[-1])
+
+
+def _info(batch, device):
+    return allocate(batch, dtypes.int64, device)
+
+
+def _factored(A):
+    """(LU factors, pivots int64, info int64) of A's matrices."""
+    m, n = A.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    LU, a = _own(A, tuple(A.shape))
+    piv, info = allocate(batch + (min(m, n),), dtypes.int64, A._device), _info(batch, A._device)
+    backend(A._device).factor.lu(a, piv._data.reshape(a.shape[0], min(m, n)),
+                                 info._data.reshape(-1))
+    return LU, piv, info
+
+
+def _lu_solved(LU, piv, B):
+    """A^-1 B (B (*, n, k)) from A's LU factors, batch dims broadcast."""
+    batch = broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    n = LU.shape[-1]
+    LU = LU.expand(batch + (n, n)).contiguous()
+    piv = piv.expand(batch + (n,)).contiguous()
+    X, b = _own(B, batch + tuple(B.shape[-2:]))
+    backend(B._device).factor.lu_solve(LU._data.reshape(b.shape[0], n, n),
+                                       piv._data.reshape(b.shape[0], n), b)
+    return X
+
+
+def _vector_case(A, B):
+    """Whether solve reads B as a (batch of) vector(s), as torch does."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+_SINGULAR = "The solver failed because the input matrix is singular."
+
+
+# -- LU ------------------------------------------------------------------------------------------
+
+
+def _lu_factor(fn, A, pivot):
+    _matrices(fn, A, square=False)
+    if not pivot:
+        raise RuntimeError(f"{fn}: LU without pivoting is not implemented on the "
+                           f"{A.device.type.upper()}")
+    _no_grad_through(fn, "linalg.solve, linalg.inv or linalg.det", A)
+    return _factored(A)
+
+
+def _no_out(fn, out):
+    if out is not None:
+        raise TypeError(f"{fn}(): out= is not supported for this op; assign its result")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """torch.linalg.lu_factor_ex: (LU, pivots, info), LAPACK getrf's compact form: L's
+    multipliers below the diagonal (its unit diagonal implied), U on and above it, pivots the
+    1-based rows swapped in turn (int32), info 0 or the first zero pivot's 1-based index."""
+    fn = "linalg.lu_factor_ex"
+    _no_out(fn, out)
+    LU, piv, info = _lu_factor(fn, A, pivot)
+    if check_errors:
+        _raise(fn, info, lambda k: f"U[{k},{k}] is zero and using it on lu_solve would result "
+               f"in a division by zero.")
+    return return_types.linalg_lu_factor_ex(LU, piv.to(dtypes.int32), info.to(dtypes.int32))
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    """torch.linalg.lu_factor: (LU, pivots) of lu_factor_ex; a zero pivot raises."""
+    fn = "linalg.lu_factor"
+    _no_out(fn, out)
+    LU, piv, info = _lu_factor(fn, A, pivot)
+    _raise("torch." + fn, info, lambda k: f"U[{k},{k}] is zero and using it on lu_solve would "
+           f"result in a division by zero. If you still want to perform the factorization, "
+           f"consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+    return return_types.linalg_lu_factor(LU, piv.to(dtypes.int32))
+
+
+def _permutation(piv, m, dtype, device):
+    """P (*, m, m) with A = P L U, from getrf's pivots (*, k)."""
+    batch = tuple(piv.shape[:-1])
+    rows = list(range(m))
+    perms = []
+    for swaps in piv.reshape(-1, piv.shape[-1]).tolist() if piv.shape[-1] else [[]] * \
+            math.prod(batch):
+        order = rows[:]
+        for i, p in enumerate(swaps):
+            order[i], order[p - 1] = order[p - 1], order[i]
+        perms.append(order)
+    index = tensor(perms, dtype=dtypes.int64, device=device).reshape(batch + (m,))
+    return eye(m, dtype=dtype, device=device).expand(batch + (m, m)).gather(
+        -2, index.unsqueeze(-1).expand(batch + (m, m))).mT
+
+
+def lu(A, *, pivot=True, out=None):
+    """torch.linalg.lu: (P, L, U) with A = P L U; L (*, m, k) unit lower, U (*, k, n) upper,
+    k = min(m, n)."""
+    fn = "linalg.lu"
+    _no_out(fn, out)
+    LU, piv, _ = _lu_factor(fn, A, pivot)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = LU[..., :, :k].tril(-1) + eye(m, k, dtype=A.dtype, device=A.device)
+    U = LU[..., :k, :].triu()
+    return return_types.linalg_lu(_permutation(piv, m, A.dtype, A.device), L, U)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """torch.linalg.lu_solve: X with A X = B (X A = B where not `left`; A^H for `adjoint`)
+    from lu_factor's (LU, pivots). Differentiable in B."""
+    fn = "linalg.lu_solve"
+    _matrices(fn, LU, "LU")
+    _matrices(fn, B, "B", square=False)
+    _no_grad_through(fn, "linalg.solve (differentiable in A and B)", LU)
+    _no_out(fn, out)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    _pair(fn, LU, B)
+    pivots = pivots.to(dtypes.int64)
+    if adjoint:  # A^T = U^T L^T P^T: solve with U^T, then L^T, then undo the swaps
+        Y = solve_triangular(LU.mT, B, upper=False)
+        Z = solve_triangular(LU.mT, Y, upper=True, unitriangular=True)
+        return _permutation(pivots, LU.shape[-1], LU.dtype, LU.device) @ Z
+    return _lu_solved(LU, pivots, B)
+
+
+# -- solvers and inverse -------------------------------------------------------------------------
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """torch.linalg.solve_ex: (result, info) of solve, info the LU's."""
+    fn = "torch.linalg.solve_ex"
+    _no_out(fn, out)
+    _no_grad_through(fn, "linalg.solve", A, B)
+    X, info = _solve(fn, A, B, left)
+    if check_errors:
+        _raise(fn, info, lambda k: _SINGULAR)
+    return return_types.linalg_solve_ex(X, info.to(dtypes.int32))
+
+
+def _solve(fn, A, B, left):
+    _matrices(fn, A)
+    if not isinstance(B, Tensor):
+        raise TypeError(f"{fn}(): argument 'B' must be Tensor, not {type(B).__name__}")
+    vector = _vector_case(A, B)
+    if not left:
+        if vector:
+            raise RuntimeError(f"{fn}: Vector broadcasting of the left hand side is not "
+                               f"supported for left=False. In this case linalg.solve is "
+                               f"equivalent to B / A.squeeze(-1)")
+        X, info = _solve(fn, A.mT, B.mT, True)
+        return X.mT, info
+    B2 = B.unsqueeze(-1) if vector else B
+    if B2.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor B must have at least 1 dimensions.")
+    _pair(fn.replace("torch.", ""), A, B2)
+    LU, piv, info = _factored(A)
+    X = _lu_solved(LU, piv, B2)
+    return (X.squeeze(-1) if vector else X), info
+
+
+def solve(A, B, *, left=True, out=None):
+    """torch.linalg.solve: X with A X = B (X A = B where not `left`) by LU with partial
+    pivoting; B (*, n) is read as vectors where torch does (see _vector_case)."""
+    fn = "torch.linalg.solve"
+    X, info = _solve(fn, A, B, left)
+    _raise(fn, info, lambda k: _SINGULAR)
+    return _write(fn, out, X)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    """torch.linalg.inv_ex: (inverse, info)."""
+    fn = "linalg.inv_ex"
+    _matrices(fn, A)
+    _no_out(fn, out)
+    _no_grad_through(fn, "linalg.inv", A)
+    LU, piv, info = _factored(A)
+    n = A.shape[-1]
+    X = _lu_solved(LU, piv, eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
+    if check_errors:
+        _raise(fn, info, _singular_inverse)
+    return return_types.linalg_inv_ex(X, info.to(dtypes.int32))
+
+
+def _singular_inverse(k):
+    return (f"The diagonal element {k} is zero, the inversion could not be completed because "
+            f"the input matrix is singular.")
+
+
+def inv(A, *, out=None):
+    """torch.linalg.inv: A^-1 by LU with partial pivoting; a singular A raises."""
+    fn = "linalg.inv"
+    _matrices(fn, A)
+    LU, piv, info = _factored(A)
+    _raise(fn, info, _singular_inverse)
+    n = A.shape[-1]
+    X = _lu_solved(LU, piv, eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
+    return _write(fn, out, X)
+
+
+def _write(fn, out, X):
+    if out is None:
+        return X
+    check_exact_out(fn, out, X)
+    backend(out._device).copy(out._data, X._data)
+    return out
+
+
+def inverse(input, *, out=None):
+    """torch.inverse: linalg.inv."""
+    return inv(input, out=out)
+
+
+# -- determinants --------------------------------------------------------------------------------
+
+
+def _lu_diagonal(A):
+    """(U's diagonal, the sign of the row swaps' permutation) of A's LU: det(A) is their
+    product."""
+    LU, piv, _ = _factored(A)
+    swaps = (piv != arange(1, A.shape[-1] + 1, device=A.device)).sum(-1)
+    return LU.diagonal(0, -2, -1), (1 - 2 * (swaps % 2)).to(A.dtype)
+
+
+def det(A, *, out=None):
+    """torch.linalg.det: the product of U's diagonal, signed by the swaps (0 when singular)."""
+    fn = "linalg.det"
+    _matrices(fn, A)
+    d, parity = _lu_diagonal(A)
+    return _write(fn, out, d.prod(-1) * parity)
+
+
+def slogdet(A, *, out=None):
+    """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
+    fn = "linalg.slogdet"
+    _no_out(fn, out)
+    _matrices(fn, A)
+    d, parity = _lu_diagonal(A)
+    return return_types.linalg_slogdet((d.sign().prod(-1) * parity), d.abs().log().sum(-1))
+
+
+def logdet(input):
+    """torch.logdet: log(det), NaN where det < 0, -inf where it is 0."""
+    sign, logabs = slogdet(input)
+    return where(sign < 0, float("nan"), logabs)
+
+
+# -- Cholesky and triangular solves --------------------------------------------------------------
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """torch.linalg.cholesky_ex: (L, info); L from A's lower triangle (U = L^T from the upper
+    one where `upper`), info 0 or the order of the first leading minor that is not
+    positive-definite."""
+    fn = "linalg.cholesky_ex"
+    _matrices(fn, A)
+    _no_out(fn, out)
+    _no_grad_through(fn, "linalg.cholesky", A)
+    L, info = _cholesky(A, upper)
+    if check_errors:
+        _raise(fn, info, _not_definite)
+    return return_types.linalg_cholesky_ex(L, info.to(dtypes.int32))
+
+
+def _cholesky(A, upper):
+    batch = tuple(A.shape[:-2])
+    # upper: U^T U = A, U^T the lower factor of A^T (A's upper triangle, transposed)
+    L, a = _own(A.mT if upper else A, tuple(A.shape))
+    info = _info(batch, A._device)
+    backend(A._device).factor.cholesky(a, info._data.reshape(-1))
+    return (L.mT if upper else L), info
+
+
+def _not_definite(k):
+    return (f"The factorization could not be completed because the input is not "
+            f"positive-definite (the leading minor of order {k} is not positive-definite).")
+
+
+def cholesky(A, *, upper=False, out=None):
+    """torch.linalg.cholesky: L lower with A = L L^T (U = L^T where `upper`); A must be
+    symmetric positive-definite (only one triangle is read), else LinAlgError."""
+    fn = "linalg.cholesky"
+    _matrices(fn, A)
+    L, info = _cholesky(A, upper)
+    _raise(fn, info, _not_definite)
+    return _write(fn, out, L)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """torch.linalg.solve_triangular: X with T X = B (X T = B where not `left`), T the upper or
+    lower triangle of A (with ones on its diagonal where `unitriangular`)."""
+    fn = "linalg.solve_triangular"
+    _matrices(fn, A)
+    _matrices(fn, B, "B", square=False)
+    if not left:  # X T = B  <=>  T^T X^T = B^T
+        return _write(fn, out, solve_triangular(A.mT, B.mT, upper=not upper,
+                                                unitriangular=unitriangular).mT)
+    _pair(fn, A, B)
+    batch = broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    n = A.shape[-1]
+    T = A.expand(batch + (n, n)).contiguous()
+    X, b = _own(B, batch + tuple(B.shape[-2:]))
+    backend(B._device).factor.triangular(T._data.reshape(b.shape[0], n, n), b, bool(upper),
+                                         bool(unitriangular))
+    return _write(fn, out, X)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """torch.cholesky_solve: X with A X = B from A's Cholesky factor L (U where `upper`)."""
+    fn = "cholesky_solve"
+    _matrices(fn, L, "L")
+    _matrices(fn, B, "B", square=False)
+    if upper:
+        Y = solve_triangular(L.mT, B, upper=False)
+        return _write(fn, out, solve_triangular(L, Y, upper=True))
+    Y = solve_triangular(L, B, upper=False)
+    return _write(fn, out, solve_triangular(L.mT, Y, upper=True))
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
+    _matrices("cholesky_inverse", L, "L")
+    n = L.shape[-1]
+    return cholesky_solve(eye(n, dtype=L.dtype, device=L.device).expand(L.shape), L, upper,
+                          out=out)
+
+
+TENSOR_METHODS = {"det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,
+                  "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse}

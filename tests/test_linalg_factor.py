@@ -1,0 +1,289 @@
+"""torch.linalg's factorisations and solvers (ops/factor.py, kernels backends/*/factor.py)
+and the composed norms and products of jitensor/linalg.py: torch is the oracle for values,
+dtypes, shapes, gradients and errors (NumPy for the factors where torch is absent)."""
+import math
+
+import numpy as np
+import pytest
+from conftest import assert_grads_match_torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jitensor as jt
+
+torch = pytest.importorskip("torch")
+
+needs_cuda = pytest.mark.skipif(not jt.cuda.is_available(),
+                                reason="no CUDA: numba-cuda is not installed")
+
+TOL = {jt.float64: dict(rtol=1e-10, atol=1e-10), jt.float32: dict(rtol=2e-4, atol=2e-4)}
+
+
+def well_conditioned(batch, n, seed, dtype=np.float64):
+    """Random matrices plus n on the diagonal: invertible, pivoting still exercised."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(tuple(batch) + (n, n)) + n * np.eye(n)[::-1]  # pivots swap rows
+    return a.astype(dtype)
+
+
+def spd(batch, n, seed):
+    a = np.random.default_rng(seed).standard_normal(tuple(batch) + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def both(a, grad=False):
+    return (jt.tensor(a, requires_grad=grad), torch.tensor(a, requires_grad=grad))
+
+
+def check(mine, theirs, dtype=jt.float64):
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    assert str(mine.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), **TOL[dtype])
+
+
+batches = st.lists(st.integers(0, 3), max_size=2)
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch=batches, n=st.integers(0, 6), k=st.integers(1, 3),
+       dtype=st.sampled_from([jt.float32, jt.float64]), seed=st.integers(0, 99))
+def test_solve_inv_det_match_torch(batch, n, k, dtype, seed):
+    npd = np.float64 if dtype is jt.float64 else np.float32
+    a = well_conditioned(batch, n, seed, npd)
+    b = np.random.default_rng(seed + 1).standard_normal(tuple(batch) + (n, k)).astype(npd)
+    (A, tA), (B, tB) = both(a), both(b)
+    check(jt.linalg.solve(A, B), torch.linalg.solve(tA, tB), dtype)
+    check(jt.linalg.solve(A, B[..., 0]), torch.linalg.solve(tA, tB[..., 0]), dtype)
+    check(jt.linalg.inv(A), torch.linalg.inv(tA), dtype)
+    check(jt.linalg.det(A), torch.linalg.det(tA), dtype)
+    sign, logabs = jt.linalg.slogdet(A)
+    tsign, tlogabs = torch.linalg.slogdet(tA)
+    check(sign, tsign, dtype)
+    check(logabs, tlogabs, dtype)
+    bt = np.swapaxes(b, -1, -2).copy()
+    check(jt.linalg.solve(A, jt.tensor(bt), left=False),
+          torch.linalg.solve(tA, torch.tensor(bt), left=False), dtype)
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=batches, m=st.integers(0, 5), n=st.integers(0, 5), seed=st.integers(0, 99))
+def test_lu_factor_and_lu_match_torch(batch, m, n, seed):
+    a = np.random.default_rng(seed).standard_normal(tuple(batch) + (m, n))
+    A, tA = both(a)
+    LU, piv, info = jt.linalg.lu_factor_ex(A)
+    tLU, tpiv, tinfo = torch.linalg.lu_factor_ex(tA)
+    check(LU, tLU)
+    assert piv.dtype is jt.int32 and info.dtype is jt.int32
+    np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
+    np.testing.assert_array_equal(info.numpy(), tinfo.numpy())
+    P, L, U = jt.linalg.lu(A)
+    for mine, theirs in zip((P, L, U), torch.linalg.lu(tA)):
+        check(mine, theirs)
+
+
+def test_lu_solve_all_forms_match_torch():
+    a = well_conditioned((2,), 4, 3)
+    b = np.random.default_rng(4).standard_normal((2, 4, 3))
+    LU, piv = jt.linalg.lu_factor(jt.tensor(a))
+    tLU, tpiv = torch.linalg.lu_factor(torch.tensor(a))
+    for left in (True, False):
+        for adjoint in (False, True):
+            B = b if left else np.swapaxes(b, -1, -2).copy()
+            check(jt.linalg.lu_solve(LU, piv, jt.tensor(B), left=left, adjoint=adjoint),
+                  torch.linalg.lu_solve(tLU, tpiv, torch.tensor(B), left=left, adjoint=adjoint))
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=batches, n=st.integers(0, 6), upper=st.booleans(), seed=st.integers(0, 99))
+def test_cholesky_and_its_solvers_match_torch(batch, n, upper, seed):
+    A, tA = both(spd(batch, n, seed))
+    L, tL = jt.linalg.cholesky(A, upper=upper), torch.linalg.cholesky(tA, upper=upper)
+    check(L, tL)
+    b = np.random.default_rng(seed).standard_normal(tuple(batch) + (n, 2))
+    check(jt.cholesky_solve(jt.tensor(b), L, upper), torch.cholesky_solve(torch.tensor(b), tL,
+                                                                          upper))
+    check(jt.cholesky_inverse(L, upper), torch.cholesky_inverse(tL, upper))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular_matches_torch(upper, left, unit):
+    a = well_conditioned((2,), 4, 1)
+    b = np.random.default_rng(2).standard_normal((2, 4, 3) if left else (2, 3, 4))
+    (A, tA), (B, tB) = both(a, True), both(b, True)
+    out = jt.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unit)
+    theirs = torch.linalg.solve_triangular(tA, tB, upper=upper, left=left, unitriangular=unit)
+    check(out, theirs)
+    assert_grads_match_torch(torch, np.random.default_rng(0), out, theirs, (A, B), (tA, tB),
+                             1e-9, 1e-9)
+
+
+@pytest.mark.parametrize("name", ["solve", "solve_vector", "solve_right", "inv", "det",
+                                  "slogdet", "cholesky", "cholesky_upper", "lu_solve", "logdet"])
+def test_gradients_match_torch(name):
+    a = well_conditioned((2,), 3, 5)
+    if name.startswith("cholesky") or name == "logdet":
+        a = spd((2,), 3, 5)
+    b = np.random.default_rng(6).standard_normal((2, 3, 2))
+    (A, tA), (B, tB) = both(a, True), both(b, True)
+    mine, theirs = (A, B), (tA, tB)
+
+    def run(lib, A, B):
+        la = lib.linalg
+        if name == "solve":
+            return la.solve(A, B)
+        if name == "solve_vector":
+            return la.solve(A, B[..., 0])
+        if name == "solve_right":
+            return la.solve(A, B.mT, left=False)
+        if name == "inv":
+            return la.inv(A)
+        if name == "det":
+            return la.det(A)
+        if name == "slogdet":
+            return la.slogdet(A)[1]
+        if name == "logdet":
+            return lib.logdet(A)
+        if name.startswith("cholesky"):
+            return la.cholesky(A, upper=name.endswith("upper"))
+        LU, piv = la.lu_factor(A.detach())
+        return la.lu_solve(LU, piv, B)
+    out, ref = run(jt, A, B), run(torch, tA, tB)
+    check(out, ref)
+    used = (0, 1) if name.startswith("solve") else (1,) if name == "lu_solve" else (0,)
+    assert_grads_match_torch(torch, np.random.default_rng(1), out, ref, [mine[i] for i in used],
+                             [theirs[i] for i in used], 1e-8, 1e-9)
+
+
+def test_double_backward_of_inv():
+    a = well_conditioned((), 3, 7)
+    (A, tA) = both(a, True)
+    g, = jt.autograd.grad(jt.linalg.inv(A).sum(), A, create_graph=True)
+    tg, = torch.autograd.grad(torch.linalg.inv(tA).sum(), tA, create_graph=True)
+    check(g, tg)
+    (gg,), (tgg,) = jt.autograd.grad((g * g).sum(), A), torch.autograd.grad((tg * tg).sum(), tA)
+    check(gg, tgg)
+
+
+def test_singular_and_indefinite_matrices():
+    s = np.array([[1.0, 2.0], [2.0, 4.0]])
+    A, tA = both(np.stack([np.eye(2), s]))
+    check(jt.linalg.det(A), torch.linalg.det(tA))
+    sign, logabs = jt.linalg.slogdet(A)
+    assert sign.tolist() == [1.0, 0.0] and logabs.tolist()[1] == -math.inf
+    for call in (lambda la, X: la.inv(X), lambda la, X: la.solve(X, X),
+                 lambda la, X: la.cholesky(X), lambda la, X: la.lu_factor(X)):
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch.linalg, tA)
+        with pytest.raises(jt.linalg.LinAlgError if "lu_factor" not in str(theirs.value)
+                           else RuntimeError) as ours:
+            call(jt.linalg, A)
+        assert str(ours.value) == str(theirs.value)
+    inverse, info = jt.linalg.inv_ex(A)
+    assert info.tolist() == [0, 2] and info.dtype is jt.int32
+    L, info = jt.linalg.cholesky_ex(A)
+    assert info.tolist() == torch.linalg.cholesky_ex(tA).info.tolist()
+    assert jt.logdet(-jt.eye(3, dtype=jt.float64)).isnan().item()
+
+
+@pytest.mark.parametrize("call", [
+    lambda la, m: la.inv(m.ones(2, 3)),
+    lambda la, m: la.inv(m.ones(3)),
+    lambda la, m: la.inv(m.ones(2, 2, dtype=m.int64)),
+    lambda la, m: la.solve(m.eye(2), m.ones(3)),
+    lambda la, m: la.solve(m.eye(2), m.ones(2, 1, dtype=m.float64)),
+    lambda la, m: la.solve_triangular(m.eye(2), m.ones(2), upper=True),
+    lambda la, m: la.solve_triangular(m.eye(2), m.ones(3, 1), upper=True),
+    lambda la, m: la.lu_factor(m.eye(2), pivot=False),
+    lambda la, m: la.matrix_norm(m.ones(2, 2), ord=3),
+])
+def test_errors_match_torch(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch.linalg, torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(jt.linalg, jt)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_lu_factor_refuses_to_lose_gradients():
+    A = jt.eye(2, dtype=jt.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable here; use linalg.solve"):
+        jt.linalg.lu_factor(A)
+    with jt.no_grad():
+        assert jt.linalg.lu_factor(A).LU.shape == (2, 2)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=2, max_size=3),
+       ord=st.sampled_from(["fro", 1, -1, math.inf, -math.inf]), keepdim=st.booleans(),
+       seed=st.integers(0, 99))
+def test_norms_match_torch(shape, ord, keepdim, seed):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    A, tA = both(a, True)
+    out = jt.linalg.matrix_norm(A, ord, keepdim=keepdim)
+    theirs = torch.linalg.matrix_norm(tA, ord, keepdim=keepdim)
+    check(out, theirs)
+    assert_grads_match_torch(torch, np.random.default_rng(seed), out, theirs, [A], [tA], 1e-9,
+                             1e-9)
+    vord = 3 if ord == "fro" else ord
+    check(jt.linalg.vector_norm(A, vord, dim=-1, keepdim=keepdim),
+          torch.linalg.vector_norm(tA, vord, dim=-1, keepdim=keepdim))
+    check(jt.linalg.norm(A), torch.linalg.norm(tA))
+    check(jt.linalg.norm(A, dim=(0, 1)), torch.linalg.norm(tA, dim=(0, 1)))
+
+
+def test_products_match_torch():
+    rng = np.random.default_rng(0)
+    a = well_conditioned((2,), 3, 0)
+    A, tA = both(a)
+    for n in (-3, -1, 0, 1, 2, 5):
+        check(jt.linalg.matrix_power(A, n), torch.linalg.matrix_power(tA, n))
+    mats = [rng.standard_normal(s) for s in ((4,), (4, 6), (6, 2), (2, 5), (5,))]
+    check(jt.linalg.multi_dot([jt.tensor(m) for m in mats]),
+          torch.linalg.multi_dot([torch.tensor(m) for m in mats]))
+    check(jt.linalg.multi_dot([jt.tensor(m) for m in mats[1:4]]),
+          torch.linalg.multi_dot([torch.tensor(m) for m in mats[1:4]]))
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal((4,))
+    check(jt.linalg.vecdot(jt.tensor(x), jt.tensor(y)),
+          torch.linalg.vecdot(torch.tensor(x), torch.tensor(y)))
+    check(jt.linalg.cross(jt.tensor(x[:, :3]), jt.tensor(x[:, 1:])),
+          torch.linalg.cross(torch.tensor(x[:, :3]), torch.tensor(x[:, 1:])))
+    check(jt.linalg.diagonal(A, offset=1), torch.linalg.diagonal(tA, offset=1))
+    check(jt.linalg.vander(jt.tensor(y), N=3), torch.linalg.vander(torch.tensor(y), N=3))
+    check(jt.det(A), torch.det(tA))
+    check(A.inverse(), tA.inverse())
+    check(A.logdet(), tA.logdet())
+
+
+def test_inputs_are_left_unchanged_and_views_work():
+    a = well_conditioned((), 4, 9)
+    A = jt.tensor(a)
+    before = A.numpy().copy()
+    jt.linalg.lu_factor(A), jt.linalg.inv(A), jt.linalg.cholesky(A @ A.mT)
+    np.testing.assert_array_equal(A.numpy(), before)
+    tA = torch.tensor(a)
+    check(jt.linalg.inv(A.mT[1:, 1:]), torch.linalg.inv(tA.mT[1:, 1:]))
+    check(jt.linalg.solve(A.mT, A[:, ::2]), torch.linalg.solve(tA.mT, tA[:, ::2]))
+
+
+@needs_cuda
+def test_on_cuda_as_on_the_cpu():
+    a = well_conditioned((2,), 3, 11)
+    b = np.random.default_rng(12).standard_normal((2, 3, 2))
+    A = jt.tensor(a, device="cuda", requires_grad=True)
+    B = jt.tensor(b, device="cuda")
+    tA, tB = torch.tensor(a, requires_grad=True), torch.tensor(b)
+    X = jt.linalg.solve(A, B)
+    assert X.device.type == "cuda"
+    check(X.cpu(), torch.linalg.solve(tA, tB))
+    check(jt.linalg.det(A).cpu(), torch.linalg.det(tA))
+    jt.linalg.inv(A).sum().backward()
+    torch.linalg.inv(tA).sum().backward()
+    check(A.grad.cpu(), tA.grad)
+    S = jt.tensor(spd((2,), 3, 13), device="cuda")
+    check(jt.linalg.cholesky(S).cpu(), torch.linalg.cholesky(torch.tensor(spd((2,), 3, 13))))
+    LU, piv = jt.linalg.lu_factor(A.detach())
+    check(jt.linalg.lu_solve(LU, piv, B).cpu(), torch.linalg.solve(tA, tB))
+    with pytest.raises(jt.linalg.LinAlgError, match="Batch element 1"):
+        jt.linalg.inv(jt.tensor(np.stack([np.eye(2), np.ones((2, 2))]), device="cuda"))
