@@ -287,3 +287,30 @@ def test_on_cuda_as_on_the_cpu():
     check(jt.linalg.lu_solve(LU, piv, B).cpu(), torch.linalg.solve(tA, tB))
     with pytest.raises(jt.linalg.LinAlgError, match="Batch element 1"):
         jt.linalg.inv(jt.tensor(np.stack([np.eye(2), np.ones((2, 2))]), device="cuda"))
+
+
+def test_the_scalar_kernels_match_lapack(monkeypatch):
+    """Where NumPy ships no LAPACK (and for matrices up to SMALL) the CPU runs the scalar
+    definitions, CUDA's too: the same factors and solutions as LAPACK's."""
+    from jitensor.backends.cpu import factor
+    rng = np.random.default_rng(0)
+    n = factor.SMALL + 3
+    a = well_conditioned((3,), n, 1)
+    rect = rng.standard_normal((2, n - 2, n + 2))
+    b = rng.standard_normal((3, n, 2))
+    s = spd((3,), n, 2)
+
+    def run():
+        A, B = jt.tensor(a), jt.tensor(b)
+        return [*jt.linalg.lu_factor_ex(A), *jt.linalg.lu_factor_ex(jt.tensor(rect)),
+                jt.linalg.solve(A, B), jt.linalg.cholesky(jt.tensor(s)),
+                jt.linalg.solve_triangular(A, B, upper=True),
+                jt.linalg.solve_triangular(A, B, upper=False, unitriangular=True)]
+    theirs = run()
+    monkeypatch.setattr(factor, "SMALL", 1 << 30)
+    for mine, ref in zip(run(), theirs):
+        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
+    a[2, 1, 3] = np.nan  # NaN propagates (where it lands differs: NaN pivots)
+    assert jt.linalg.solve_ex(jt.tensor(a), jt.tensor(b)).result[2].isnan().all().item()
+    monkeypatch.setattr(factor, "SMALL", 0)
+    assert jt.linalg.solve_ex(jt.tensor(a), jt.tensor(b)).result[2].isnan().any().item()

@@ -59,13 +59,6 @@ def _gru_step(projected, state, w_hh, b_hh, w_hr):
 _STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
 
 
-def _slices(t):
-    """t's slices along dim 0, as unbind gives them. One slice is taken by squeeze: the
-    autograd graph hands a node of one output its gradient bare rather than in a tuple, and
-    unbind's rule then reads the rows of that gradient as the pieces' gradients."""
-    return (t.squeeze(0),) if t.shape[0] == 1 else t.unbind(0)
-
-
 def _project(mode, x, w_ih, b_ih, b_hh):
     """x @ w_ih.T + b_ih (+ b_hh but for GRU), for every step of x at once."""
     out = F.linear(x, w_ih, b_ih)
@@ -223,7 +216,7 @@ class RNNBase(Module):
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         x = input.transpose(0, 1) if self.batch_first else input
         step, directions = _STEPS[self.mode], 2 if self.bidirectional else 1
-        initial = [_slices(s) for s in states]
+        initial = [s.unbind(0) for s in states]
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
             outputs = []
@@ -246,7 +239,7 @@ class RNNBase(Module):
         step in one product, then the steps in order (reversed for the backward direction)."""
         p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names)))
         w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
-        projected = _slices(_project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh))
+        projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh).unbind(0)
         outputs = [None] * len(projected)
         for t in (reversed(range(len(projected))) if reverse else range(len(projected))):
             state = step(projected[t], state, w_hh, b_hh, w_hr)

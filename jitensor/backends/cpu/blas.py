@@ -47,8 +47,25 @@ def _register(lib):
     return True
 
 
+# LAPACK's factorisations (`_work` forms: the plain LAPACKE ones would first scan the input for
+# NaN and refuse it, where torch's LAPACK propagates it) and BLAS's triangular solve
+_LAPACK = ("LAPACKE_sgetrf_work", "LAPACKE_dgetrf_work", "LAPACKE_spotrf_work",
+           "LAPACKE_dpotrf_work", "cblas_strsm", "cblas_dtrsm")
+
+
+def _register_lapack(lib):
+    """Register _LAPACK's functions under jitensor's names; True when all were found."""
+    for name in _LAPACK:
+        fn = getattr(lib, f"scipy_{name}64_", None) or getattr(lib, f"{name}64_", None)
+        if fn is None:
+            return False
+        binding.add_symbol(f"jitensor_{name}", ctypes.cast(fn, ctypes.c_void_p).value)
+    return True
+
+
 _lib = _openblas()
 AVAILABLE = _lib is not None and _register(_lib)
+LAPACK = _lib is not None and _register_lapack(_lib)
 
 
 def _gemm_type(real):
@@ -76,3 +93,22 @@ dgemv = types.ExternalFunction("jitensor_cblas_dgemv", _gemv_type(types.float64)
 get_num_threads = types.ExternalFunction("jitensor_openblas_get_num_threads", types.int32())
 set_num_threads = types.ExternalFunction("jitensor_openblas_set_num_threads",
                                          types.void(types.int32))
+
+
+# LAPACKE_?getrf_work(layout, m, n, a, lda, ipiv) -> info; ?potrf_work(layout, uplo, n, a, lda):
+# the layout a C int, uplo a C char, sizes and pivots 64-bit (ILP64), arrays as addresses
+def _lapack(name, restype, *argtypes):
+    return types.ExternalFunction(f"jitensor_{name}", restype(*argtypes))
+
+
+_i32, _i64, _char, _ptr = types.int32, types.int64, types.int8, types.uintp
+sgetrf = _lapack("LAPACKE_sgetrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr)
+dgetrf = _lapack("LAPACKE_dgetrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr)
+spotrf = _lapack("LAPACKE_spotrf_work", _i64, _i32, _char, _i64, _ptr, _i64)
+dpotrf = _lapack("LAPACKE_dpotrf_work", _i64, _i32, _char, _i64, _ptr, _i64)
+# cblas_?trsm(layout, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb)
+strsm = _lapack("cblas_strsm", types.void, _i32, _i32, _i32, _i32, _i32, _i64, _i64,
+                types.float32, _ptr, _i64, _ptr, _i64)
+dtrsm = _lapack("cblas_dtrsm", types.void, _i32, _i32, _i32, _i32, _i32, _i64, _i64,
+                types.float64, _ptr, _i64, _ptr, _i64)
+LEFT, UPPER, LOWER, NON_UNIT, UNIT = 141, 121, 122, 131, 132  # CBLAS enum values

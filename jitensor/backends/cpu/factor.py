@@ -1,16 +1,24 @@
-"""CPU kernels of the factorisations (formulas: backends/scalar/factor.py) over stacks of
-matrices: `a` (t, n, n) and `b` (t, n, k) C-contiguous, a matrix per task of Numba's threads,
-in place. The ops hand over C-contiguous copies of their own, so one signature serves a dtype.
-error_model="numpy": a division by a zero pivot gives inf/NaN, as in LAPACK (the ops raise or
-report it through info), where Numba's default would raise ZeroDivisionError."""
+"""CPU kernels of the factorisations over stacks of matrices: `a` (t, m, n) and `b` (t, n, k)
+C-contiguous, in place, a matrix per task of Numba's threads. The ops hand over C-contiguous
+copies of their own, so one signature serves a dtype.
+
+Matrices larger than SMALL call LAPACK's getrf/potrf and BLAS's trsm (blas.py: the OpenBLAS
+that NumPy ships; OpenBLAS's own threads for one matrix, one thread each for a stack); small
+ones, and all where NumPy ships no LAPACK, run the scalar definitions of
+backends/scalar/factor.py (CUDA's too). Those kernels use error_model="numpy": a division by a
+zero pivot gives inf/NaN, as in LAPACK (the ops raise or report it through info), where
+Numba's default would raise ZeroDivisionError."""
+import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 from ..scalar import factor as S
+from . import blas
 from .kernels import prange_only, serial
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def lu(a, piv, info):
+def _lu(a, piv, info):
     """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
     out."""
     t, m, n = a.shape
@@ -25,7 +33,7 @@ def lu(a, piv, info):
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def lu_solve(a, piv, b):
+def _lu_solve(a, piv, b):
     """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
     t, n, k = b.shape
     a, piv, b = a.reshape(-1), piv.reshape(-1), b.reshape(-1)
@@ -38,7 +46,7 @@ def lu_solve(a, piv, b):
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def triangular(a, b, upper, unit):
+def _triangular(a, b, upper, unit):
     """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
     t, n, k = b.shape
     a, b = a.reshape(-1), b.reshape(-1)
@@ -51,7 +59,7 @@ def triangular(a, b, upper, unit):
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def cholesky(a, info):
+def _cholesky(a, info):
     """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
     t, n = a.shape[0], a.shape[1]
     a = a.reshape(-1)
@@ -62,3 +70,116 @@ def cholesky(a, info):
         for m in prange(t):
             info[m] = S.cholesky(a, m * n * n, n)
 
+
+
+# -- LAPACK --------------------------------------------------------------------------------------
+@register_jitable
+def _at(x, s, size):
+    """The address of matrix s of the stack x, whose matrices hold `size` elements."""
+    return x.ctypes.data + s * size * x.itemsize
+
+
+@register_jitable
+def _getrf(a, piv, s, m, n, k):
+    if a.itemsize == 4:
+        return blas.sgetrf(blas.ROW_MAJOR, m, n, _at(a, s, m * n), max(n, 1), _at(piv, s, k))
+    return blas.dgetrf(blas.ROW_MAJOR, m, n, _at(a, s, m * n), max(n, 1), _at(piv, s, k))
+
+
+@register_jitable
+def _trsm(a, b, s, n, k, uplo, diag):
+    if a.itemsize == 4:
+        blas.strsm(blas.ROW_MAJOR, blas.LEFT, uplo, blas.NO_TRANS, diag, n, k, 1.0,
+                   _at(a, s, n * n), max(n, 1), _at(b, s, n * k), max(k, 1))
+    else:
+        blas.dtrsm(blas.ROW_MAJOR, blas.LEFT, uplo, blas.NO_TRANS, diag, n, k, 1.0,
+                   _at(a, s, n * n), max(n, 1), _at(b, s, n * k), max(k, 1))
+
+
+@register_jitable
+def _potrf(a, s, n):
+    """a's matrix s = its lower Cholesky factor (potrf leaves the upper triangle: zeroed)."""
+    if a.itemsize == 4:
+        info = blas.spotrf(blas.ROW_MAJOR, ord("L"), n, _at(a, s, n * n), max(n, 1))
+    else:
+        info = blas.dpotrf(blas.ROW_MAJOR, ord("L"), n, _at(a, s, n * n), max(n, 1))
+    for i in range(n):
+        for j in range(i + 1, n):
+            a[s, i, j] = 0
+    return info
+
+
+@register_jitable
+def _run(op, a, piv, b, info, s, uplo, diag):
+    if op == 0:
+        info[s] = _getrf(a, piv, s, a.shape[1], a.shape[2], piv.shape[1])
+    elif op == 1:  # getrs, but without LAPACKE's transposed copies (5x slower at 256^2)
+        n, k = a.shape[2], b.shape[2]
+        S.permute(b[s].reshape(-1), 0, n, k, piv[s], 0)
+        _trsm(a, b, s, n, k, blas.LOWER, blas.UNIT)
+        _trsm(a, b, s, n, k, blas.UPPER, blas.NON_UNIT)
+    elif op == 2:
+        _trsm(a, b, s, a.shape[2], b.shape[2], uplo, diag)
+    else:
+        info[s] = _potrf(a, s, a.shape[2])
+
+
+@njit(cache=True, parallel=prange_only())
+def _lapack(op, a, piv, b, info, upper, unit):
+    """Run `op` (0 getrf, 1 the solve from getrf's factors, 2 trsm, 3 potrf) on each matrix:
+    OpenBLAS's threads for one matrix or little work, else one OpenBLAS thread per task of
+    Numba's threads."""
+    t = a.shape[0]
+    uplo = blas.UPPER if upper else blas.LOWER
+    diag = blas.UNIT if unit else blas.NON_UNIT
+    if t == 1 or serial(t * a.shape[1] * a.shape[2] * max(b.shape[2], 1)):
+        for s in range(t):
+            _run(op, a, piv, b, info, s, uplo, diag)
+    else:
+        threads = blas.get_num_threads()
+        blas.set_num_threads(1)
+        for s in prange(t):
+            _run(op, a, piv, b, info, s, uplo, diag)
+        blas.set_num_threads(threads)
+
+
+# -- launchers: LAPACK where NumPy ships it, else the scalar definitions -------------------------
+_PIV, _INFO = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)  # (arguments an op ignores)
+SMALL = 8  # up to 8 x 8 the scalar kernels win (2000 4x4 inverses: 0.26 ms, by LAPACK 3.7)
+
+
+def _lapack_for(a):
+    return blas.LAPACK and max(a.shape[1], a.shape[2]) > SMALL
+
+
+def lu(a, piv, info):
+    """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
+    out."""
+    if _lapack_for(a):
+        _lapack(0, a, piv, a, info, False, False)
+    else:
+        _lu(a, piv, info)
+
+
+def lu_solve(a, piv, b):
+    """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
+    if _lapack_for(a):
+        _lapack(1, a, piv, b, _INFO, False, False)
+    else:
+        _lu_solve(a, piv, b)
+
+
+def triangular(a, b, upper, unit):
+    """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
+    if _lapack_for(a):
+        _lapack(2, a, _PIV, b, _INFO, bool(upper), bool(unit))
+    else:
+        _triangular(a, b, bool(upper), bool(unit))
+
+
+def cholesky(a, info):
+    """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
+    if _lapack_for(a):
+        _lapack(3, a, _PIV, a, info, False, False)
+    else:
+        _cholesky(a, info)
