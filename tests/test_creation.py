@@ -822,3 +822,12 @@ def test_float16_is_cuda_only_on_cpu():
                  lambda: jt.rand(2, dtype=jt.float16), lambda: jt.from_numpy(np.zeros(2, np.float16))):
         with pytest.raises(TypeError, match="float16"):
             make()
+
+
+def test_randint_spans_int64s_whole_range():
+    """high - low up to 2^64 - 1 (it overflowed int64: every draw came out 0)."""
+    x = jt.randint(-2**63, 2**63 - 1, (4000,))
+    v = np.array(x.tolist(), dtype=object)
+    assert x.dtype is jt.int64 and (v < 0).sum() > 1000 and (v > 0).sum() > 1000
+    y = np.array(jt.randint(2**62, 2**63, (1000,)).tolist(), dtype=object)
+    assert (y >= 2**62).all() and y.max() > 2**62 + 2**61

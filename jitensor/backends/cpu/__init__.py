@@ -103,7 +103,7 @@ def normal(out, seed, offset, mean, std):
 
 
 def randint(out, seed, offset, low, high):
-    _generate(kernels.randint, out, seed, offset, low, high - low)
+    _generate(kernels.randint, out, seed, offset, low, float(high - low))
 
 
 def to_numpy(buf):

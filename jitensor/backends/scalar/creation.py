@@ -40,7 +40,9 @@ def normal(seed, counter):
 
 @register_jitable
 def randint(seed, counter, low, span):
-    return low + np.int64(uniform(seed, counter, 53) * span)
+    """low + a draw from [0, span); span is a float, as high - low reaches 2^64 (int64's whole
+    range), and the sum wraps in int64 (exact: the result lies in [low, high))."""
+    return low + np.int64(np.uint64(uniform(seed, counter, 53) * span))
 
 
 def as_type_of(like, x):
