@@ -87,8 +87,13 @@ def test_interpolate_matches_torch(case):
     gradients in float64; float32 values too."""
     mode, shape, kw, seed = case
     x = np.random.default_rng(seed).standard_normal(shape)
+    # torch's nearest backward passes the gradient straight through when the output has the
+    # input's size, even where its forward picked other positions (scale_factor 1.3 on 2
+    # elements: [x0, x0] forward, [g0, g1] back); jitensor's is the derivative of its forward
+    same = mode.startswith("nearest") and \
+        tuple(TF.interpolate(torch.tensor(x), mode=mode, **kw).shape) == tuple(shape)
     check(lambda t: F.interpolate(t, mode=mode, **kw),
-          lambda t: TF.interpolate(t, mode=mode, **kw), [x], seed)
+          lambda t: TF.interpolate(t, mode=mode, **kw), [x], seed, grad=not same)
     check(lambda t: F.interpolate(t, mode=mode, **kw),
           lambda t: TF.interpolate(t, mode=mode, **kw), [x], seed, rtol=1e-5, atol=1e-5,
           grad=False, dtype="float32")
@@ -526,3 +531,13 @@ def test_cuda_normalizations_and_padding():
     on_cuda_as_on_cpu(lambda t: F.instance_norm(t), x)
     on_cuda_as_on_cpu(lambda t: F.local_response_norm(t, 2), x)
     on_cuda_as_on_cpu(lambda t: nn.ReflectionPad2d((1, 0, 1, 1))(t), x)
+
+
+def test_nearest_gradient_follows_its_forward_where_torch_shortcuts():
+    """2 elements scaled by 1.3 stay 2 but both read element 0: its gradient gets both (torch's
+    backward passes g straight through there, inconsistent with its own forward)."""
+    x = jt.tensor([[[1.0, 2.0]]], dtype=jt.float64, requires_grad=True)
+    y = F.interpolate(x, scale_factor=1.3, mode="nearest")
+    assert y.tolist() == [[[1.0, 1.0]]]
+    y.backward(jt.tensor([[[10.0, 100.0]]], dtype=jt.float64))
+    assert x.grad.tolist() == [[[110.0, 0.0]]]

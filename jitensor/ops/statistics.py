@@ -34,7 +34,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import node_class, record
-from ..creation import arange, full, ones, tensor as _tensor, zeros
+from ..backends.registry import backend
+from ..creation import arange, empty, full, ones, tensor as _tensor, zeros
 from ..dtypes import to_dtype
 from ..tensor import Tensor
 from ._common import check_write_out, dim as _dim, in_place, same_device, write_out
@@ -639,18 +640,14 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     rows = seq.detach().to(common).reshape(b, n)
     v = values.detach().to(common).reshape(b, values.numel() // b if b else 0)
     order = sorter.reshape(rows.shape) if sorter is not None else None
-    lo = zeros(v.shape, dtype=dtypes.int64, device=seq._device)
-    hi = full(v.shape, n, dtype=dtypes.int64, device=seq._device)
-    for _ in builtins.range(n.bit_length()):  # each round halves every open interval
-        active = lo < hi
-        mid = lo + (hi - lo) // 2
-        at = clamp(mid, max=n - 1)
-        if order is not None:
-            at = gather(order, 1, at)
-        probe = gather(rows, 1, at)
-        go = logical_not(probe > v) if right else logical_not(probe >= v)
-        lo = where(active & go, mid + 1, lo)
-        hi = where(active & logical_not(go), mid, hi)
+    if common is dtypes.bool_:  # (the kernels read numbers)
+        rows, v = rows.to(dtypes.uint8), v.to(dtypes.uint8)
+    rows, v = rows.contiguous(), v.contiguous()
+    lo = empty(v.shape, dtype=dtypes.int64, device=seq._device)
+    if v.numel():
+        backend(seq._device).sort.searchsorted(
+            lo._data, rows._data, None if order is None else order.contiguous()._data, v._data,
+            right)
     result = lo.reshape(values.shape)
     if out_int32:
         result = result.to(dtypes.int32)

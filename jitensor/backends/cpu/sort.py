@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from ..scalar.sort import precedes
+from ..scalar.sort import precedes, search
 from .kernels import prange_only, serial
 
 RUN = 16
@@ -108,3 +108,29 @@ def topk_rows(values, indices, src, descending):
     full, at = np.empty(src.shape, src.dtype), np.empty(src.shape, np.int64)
     sort_rows(full, at, src, descending)
     values[...], indices[...] = full[:, :k], at[:, :k]
+
+
+_NO_ORDER = np.zeros(1, np.int64)
+
+
+@njit(cache=True, parallel=prange_only())
+def _search_rows(out, seq, order, sorted_, values, right):
+    rows, n = seq.shape
+    m = values.shape[1]
+    seq, values, out, order = seq.reshape(-1), values.reshape(-1), out.reshape(-1), \
+        order.reshape(-1)
+    if serial(values.size * 16):  # (a search: some 16 probes, each a load and a compare)
+        for i in range(values.size):
+            r = i // m
+            out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
+    else:
+        for i in prange(values.size):
+            r = i // m
+            out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
+
+
+def searchsorted(out, seq, order, values, right):
+    """out[r, j] (int64) = where values[r, j] goes into row r of seq (r, n), read through the
+    positions `order` (int64 (r, n)) unless it is None; all C-contiguous."""
+    _search_rows(out, seq, _NO_ORDER if order is None else order, order is None, values,
+                 bool(right))

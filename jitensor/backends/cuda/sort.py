@@ -6,7 +6,7 @@ initialised, move with them but decide nothing)."""
 import numpy as np
 from numba import cuda
 
-from ..scalar.sort import precedes
+from ..scalar.sort import precedes, search
 from . import driver
 from .access import load, store
 from .memory import pointer
@@ -69,3 +69,23 @@ def topk_rows(values, indices, src, descending):
     k = values.shape[1]
     copy(values, full[:, :k])
     copy(indices, at[:, :k])
+
+
+@driver.jit
+def _search(out, oo, seq, so, order, po, sorted_, values, vo, total, m, n, right):
+    t = cuda.grid(1)
+    while t < total:
+        r = t // m
+        store(out, oo + t, search(seq, so + r * n, n, order, po + r * n, sorted_,
+                                  load(values, vo + t), right))
+        t += cuda.gridsize(1)
+
+
+def searchsorted(out, seq, order, values, right):
+    """See the CPU's: a thread per value."""
+    from . import empty
+    n, (total, m) = seq.shape[1], (values.size, values.shape[1])
+    sorted_ = order is None
+    order = empty((1,), np.int64) if sorted_ else order
+    driver.launch_1d(_search, total, *pointer(out), *pointer(seq), *pointer(order), sorted_,
+                     *pointer(values), total, m, n, bool(right))

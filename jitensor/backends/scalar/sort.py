@@ -15,3 +15,20 @@ def precedes(a, ia, b, ib, descending):
     if a_nan != b_nan:
         return b_nan != descending  # ascending: numbers first; descending: NaN first
     return ia < ib
+
+
+@register_jitable
+def search(seq, so, n, order, oo, sorted_, value, right):
+    """torch.searchsorted's binary search of one value in the n elements seq[so:] (read
+    through the positions order[oo:] unless `sorted_`): the first i whose element is >= value
+    (> value where `right`), n if none. NaN compares false as in torch's loop, so a NaN value
+    lands at n, and the search is defined (if not meaningful) on unsorted data."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        probe = seq[so + (mid if sorted_ else order[oo + mid])]
+        if not (probe > value if right else probe >= value):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
