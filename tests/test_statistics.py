@@ -690,3 +690,18 @@ def test_moments_scans_and_helpers_on_cuda():
     xt = torch.tensor(x.numpy(), requires_grad=True)
     torch.cumprod(xt, 1).sum().backward()
     np.testing.assert_allclose(c.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_searchsorted_many_values_in_parallel():
+    """Enough values for the kernel's parallel loop (it once wrote garbage there), one thread
+    and all of them, against NumPy; a sorter and right=True too."""
+    from conftest import at_thread_counts
+    rng = np.random.default_rng(0)
+    seq = np.sort(rng.standard_normal(1000))
+    values = rng.standard_normal(20000)
+    order = rng.permutation(1000)
+    for got in at_thread_counts(lambda: jt.searchsorted(jt.tensor(seq), jt.tensor(values))):
+        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, values))
+    got = jt.searchsorted(jt.tensor(seq[order]), jt.tensor(values), right=True,
+                          sorter=jt.tensor(np.argsort(seq[order])))
+    np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, values, side="right"))

@@ -113,20 +113,23 @@ def topk_rows(values, indices, src, descending):
 _NO_ORDER = np.zeros(1, np.int64)
 
 
+@register_jitable
+def _search_at(out, seq, order, sorted_, values, right, i, m, n):
+    r = i // m
+    out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
+
+
 @njit(cache=True, parallel=prange_only())
 def _search_rows(out, seq, order, sorted_, values, right):
-    rows, n = seq.shape
-    m = values.shape[1]
-    seq, values, out, order = seq.reshape(-1), values.reshape(-1), out.reshape(-1), \
-        order.reshape(-1)
-    if serial(values.size * 16):  # (a search: some 16 probes, each a load and a compare)
-        for i in range(values.size):
-            r = i // m
-            out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
+    n, m = seq.shape[1], values.shape[1]
+    flat_out, flat_seq, flat_values = out.reshape(-1), seq.reshape(-1), values.reshape(-1)
+    flat_order = order.reshape(-1)
+    if serial(flat_values.size * 16):  # (a search: some 16 probes, each a load and a compare)
+        for i in range(flat_values.size):
+            _search_at(flat_out, flat_seq, flat_order, sorted_, flat_values, right, i, m, n)
     else:
-        for i in prange(values.size):
-            r = i // m
-            out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
+        for i in prange(flat_values.size):
+            _search_at(flat_out, flat_seq, flat_order, sorted_, flat_values, right, i, m, n)
 
 
 def searchsorted(out, seq, order, values, right):
