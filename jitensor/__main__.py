@@ -106,7 +106,7 @@ def main(argv=None):
         if args.device == "cuda":
             if args.json:
                 print(json.dumps({"gpu": gpu_rows}, indent=1, default=str))
-            return
+            sys.exit(any("errors" in r for r in gpu_rows))  # failed ops are in the table
     tqdm = optional("tqdm")
     progress = (lambda xs: tqdm.tqdm(xs, desc="benchmark", file=sys.stderr, leave=False)) \
         if tqdm else None

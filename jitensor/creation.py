@@ -40,6 +40,8 @@ def _poison(dtype):
 # -- argument checks --------------------------------------------------------------------------
 def _shape(size, fn):
     """A tuple of non-negative ints from varargs, one sequence, or a jt.Size."""
+    if len(size) == 1 and size[0].__class__ is tuple:  # empty((2, 3)): checked as fast
+        size = size[0]
     for s in size:
         if s.__class__ is not int or s < 0:
             break
@@ -180,9 +182,14 @@ def empty(*size, **options):
         t = _new(Tensor)
         t._data, t._dtype, t._device, t._meta = buf, d, CPU, None
         return t
-    if len(options) == 1 and "device" in options and not _debug_empty[0]:  # empty(..., device=d)
-        return allocate(_shape(size, "empty"), _default[0], to_device(options["device"]))
+    if options.keys() <= _DEVICE_DTYPE and not _debug_empty[0]:  # empty(..., device=, dtype=)
+        dtype, device = options.get("dtype"), options.get("device")
+        return allocate(_shape(size, "empty"), _default[0] if dtype is None else to_dtype(dtype),
+                        CPU if device is None else to_device(device))
     return _empty(*size, **options)
+
+
+_DEVICE_DTYPE = {"device", "dtype"}
 
 
 # The fill value in the Python type each dtype's kernel is compiled for (one signature each).

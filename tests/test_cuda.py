@@ -3,6 +3,8 @@
 Without a GPU these run in numba's CUDA simulator (tests/conftest.py sets
 NUMBA_ENABLE_CUDASIM), which runs one Python thread per GPU thread: shapes stay tiny. On a GPU
 the same tests run unchanged on the device."""
+import os
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,38 @@ def test_round_trips_and_views_to_the_host():
     h = cuda(np.arange(4, dtype=np.float16))
     assert h.dtype is jt.float16
     check(h * 2, np.arange(4, dtype=np.float16) * 2)
+
+
+_UNREADABLE = """
+import ctypes, numpy as np
+from jitensor.backends.cuda.memory import DeviceArray
+# memory at 16 KiB is never mapped (below Linux's mmap_min_addr): a read there is a segfault,
+# as a host read of a device address is on a GPU machine
+a = DeviceArray.__new__(DeviceArray, (2, 3, 5), np.float32,
+                        buffer=(ctypes.c_uint8 * (1 << 20)).from_address(1 << 14))
+t = a.transpose(1, 0, 2)
+assert a.reshape(6, 5).shape == (6, 5) and a.ravel().shape == (30,)
+assert t.reshape(3, 2, 5).shape == (3, 2, 5) and np.reshape(a, (30,)).shape == (30,)
+for fn in (lambda: t.reshape(3, 10), lambda: t.ravel(), lambda: t.flatten()):
+    try:
+        fn()
+    except (ValueError, TypeError):
+        pass
+    else:
+        raise AssertionError("a reshape that needs a copy must raise")
+print("ok")
+"""
+
+
+def test_device_array_metadata_never_reads_the_elements():
+    """Reshapes of a DeviceArray are views or errors, never copies: setting .shape where no
+    view would do made NumPy copy, reading device memory on the host (a segfault on the
+    H200). Run in a child over unmapped memory, so a read crashes it rather than the suite."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", _UNREADABLE], capture_output=True, text=True,
+                       env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_host_reads_raise_as_torch():

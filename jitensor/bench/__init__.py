@@ -61,7 +61,7 @@ def print_rows(title, rows, file=None):
     """A table of rows {op, shape, [bytes | flops], jitensor, numpy, torch}: time per call,
     throughput where the row says how much work it is, and ratio = peer time / jitensor time
     (above 1: jitensor is faster)."""
-    peers = [p for p in ("numpy", "torch") if any(p in r for r in rows)]
+    peers = [p for p in ("numpy", "torch", "cupy") if any(p in r for r in rows)]
     print(f"\n== {title}: median time; ratio = peer time / jitensor time (>1: jitensor faster)",
           file=file)
     print(f"{'op':24}{'shape':>16}{'jitensor':>26}" + "".join(f"{p:>26}{'ratio':>7}"
@@ -69,10 +69,16 @@ def print_rows(title, rows, file=None):
     for r in rows:
         shape = r["shape"] if isinstance(r["shape"], str) else "x".join(map(str, r["shape"]))
         op = f"{r['op']} {r['dtype']}" if "dtype" in r else r["op"]
-        line = f"{op:24}{shape:>16} {_cell(r, r['jitensor']):>25}"
+        mine = r.get("jitensor")
+        line = f"{op:24}{shape:>16} {_cell(r, mine) if mine else 'failed':>25}"
         for p in peers:
-            line += f"{_cell(r, r[p]):>26}{r[p] / r['jitensor']:7.2f}" if p in r else " " * 33
+            if p in r:
+                line += f"{_cell(r, r[p]):>26}" + (f"{r[p] / mine:7.2f}" if mine else " " * 7)
+            else:
+                line += " " * 33
         print(line, file=file)
+        for error in r.get("errors", ()):
+            print(f"    {error}", file=file)
 
 
 def _cell(row, seconds):

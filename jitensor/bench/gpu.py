@@ -30,7 +30,7 @@ def _cases(small):
     gib = (1 << 10) if small else (1 << 28)  # float32 elements of 1 GiB
 
     def dev(lib):
-        return {"device": "cuda"}
+        return {} if lib.__name__ == "cupy" else {"device": "cuda"}  # CuPy: the current GPU
 
     def rand(lib, *shape):
         return lib.ones(shape, dtype=lib.float32, **dev(lib))
@@ -59,13 +59,38 @@ def _softmax(lib, x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _time(row, peer, measure):
+    """row[peer] = measure(), or the error it raised noted in row["errors"]: on a GPU run that
+    is the only one for a while, one failing op must not cost the rest of the report."""
+    try:
+        row[peer] = measure()
+    except Exception as e:  # noqa: BLE001 - reported in the table and in the exit status
+        row.setdefault("errors", []).append(f"{peer}: {type(e).__name__}: {e}"[:300])
+
+
+class _Rows(list):
+    """The report's rows, each also printed to stderr as it is measured: a crash part way
+    through a GPU run still leaves the rows before it."""
+
+    def append(self, row):
+        super().append(row)
+        times = ", ".join(f"{k} {v * 1e3:.4f} ms" for k, v in row.items()
+                          if isinstance(v, float))
+        print(f"  {row['op']}: {times} {row.get('errors', '')}", file=sys.stderr, flush=True)
+
+    def __iadd__(self, rows):
+        for row in rows:
+            self.append(row)
+        return self
+
+
 def measure(small=False):
     peers = _peers()
-    rows = []
+    rows = _Rows()
     for op, shape, key, amount, make in _cases(small):
         row = {"op": op, "shape": shape, key: amount}
         for name, (lib, sync) in peers.items():
-            row[name] = timeit(make(lib), sync=sync, budget=0.05 if small else 0.3)
+            _time(row, name, lambda: timeit(make(lib), sync=sync, budget=0.05 if small else 0.3))
         rows.append(row)
     for op, make in (("empty(2, 3)", lambda lib: lambda: lib.empty((2, 3), dtype=lib.float32,
                                                                      **{"device": "cuda"})),
@@ -75,9 +100,13 @@ def measure(small=False):
         for name, (lib, sync) in peers.items():
             if name == "cupy":  # cupy takes no device= argument
                 continue
-            fn = make(lib)
-            row[name] = per_call(fn, number=200 if small else 5000)
-            sync()
+
+            def tiny():
+                fn = make(lib)
+                t = per_call(fn, number=200 if small else 5000)
+                sync()
+                return t
+            _time(row, name, tiny)
         rows.append(row)
     rows += [_cross_entropy(peers, small), _bce_with_logits(peers, small),
              _embedding(peers, small), *_modules(peers, small)]
@@ -89,7 +118,8 @@ def _nn_row(op, shape, peers, small, make):
     row = {"op": op, "shape": shape}
     for name, (lib, sync) in peers.items():
         if name != "cupy":
-            row[name] = timeit(make(lib), sync=sync, budget=0.05 if small else 0.3)
+            _time(row, name, lambda: timeit(make(lib), sync=sync,
+                                            budget=0.05 if small else 0.3))
     return row
 
 
@@ -159,7 +189,9 @@ def _modules(peers, small):
 
 def main(argv=None):
     small = "--small" in (argv if argv is not None else sys.argv[1:])
-    print_rows("GPU", measure(small))
+    rows = measure(small)
+    print_rows("GPU", rows)
+    sys.exit(any("errors" in r for r in rows))
 
 
 if __name__ == "__main__":

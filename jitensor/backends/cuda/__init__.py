@@ -29,12 +29,20 @@ def views(out, *arrays):
 def fill(out, value):
     if not out.size:
         return
-    if out.flags.c_contiguous:  # the driver's memset, where a word repeats the value's bytes
+    if out.flags.c_contiguous:  # where a 4-byte word repeats the value's bytes
         word = np.array(value, out.dtype).reshape(1).view(f"u{min(out.itemsize, 4)}")
         if (word == word[0]).all():  # 8-byte values: when both halves match (zero)
             p, off = pointer(out)
-            driver.memset(p.address + off * out.itemsize, word[0], out.nbytes // word.itemsize,
-                          p.storage)
+            start = p.address + off * out.itemsize
+            if start % 16 == 0 and out.nbytes % 16 == 0:
+                # 128-bit stores: the driver's memset filled 1 GiB at 3.66 TB/s on the H200,
+                # torch's fill kernel at 4.2
+                word = np.full(4 // word.itemsize, word[0]).view(np.float32)[0]
+                driver.launch_1d(kernels.fill_vec4, out.nbytes // 16,
+                                 driver.make_pointer(p.address, np.dtype(np.float32), p.storage),
+                                 (start - p.address) // 16, out.nbytes // 16, word)
+            else:
+                driver.memset(start, word[0], out.nbytes // word.itemsize, p.storage)
             return
     dense, slabs = views(out)
     for n, n1, n2, n3, args in slabs:

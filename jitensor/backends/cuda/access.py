@@ -29,9 +29,12 @@ def at(x, i):
 
 def load4(p, i):
     """Elements 4i .. 4i+3 of a float32 buffer in one 128-bit load (4i must be 16-byte aligned
-    from the allocation's start), or a scalar operand four times."""
+    from the allocation's start), or a scalar operand four times. `p` may also be a
+    C-contiguous float32 array (shared memory allocated 16-byte aligned), indexed flat."""
     if isinstance(p, (int, float, np.generic)):
         return p, p, p, p
+    if p.ndim > 1:
+        p = p.reshape(-1)
     return p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]
 
 
@@ -103,10 +106,28 @@ def _store4(typingctx, p, i, v):
     return types.void(p, i, v), codegen
 
 
+@intrinsic
+def _array_load4(typingctx, a, i):
+    if not (isinstance(a, types.Array) and a.dtype == types.float32 and a.layout == "C"):
+        return None
+    tuple4 = types.UniTuple(types.float32, 4)
+
+    def codegen(context, builder, sig, args):
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        vector = builder.load(builder.gep(builder.bitcast(data, _VEC4.as_pointer()),
+                                          [args[1]]), align=16)
+        lanes = [builder.extract_element(vector, ir.Constant(ir.IntType(32), k))
+                 for k in range(4)]
+        return context.make_tuple(builder, tuple4, lanes)
+    return tuple4(a, i), codegen
+
+
 @overload(load4, target="cuda")
 def _load4_cuda(p, i):
     if isinstance(p, types.CPointer):
         return lambda p, i: _load4(p, i)
+    if isinstance(p, types.Array):
+        return lambda p, i: _array_load4(p, i)
     return lambda p, i: (p, p, p, p)
 
 

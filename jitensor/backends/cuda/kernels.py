@@ -4,7 +4,7 @@ as (pointer, element offset, four element strides); see access.py."""
 from numba import cuda
 
 from ..scalar import creation as scalar
-from .access import load, offset4, store
+from .access import load, offset4, store, store4
 from .driver import jit
 
 
@@ -13,6 +13,16 @@ def fill(o, oo, s0, s1, s2, s3, n, n1, n2, n3, dense, value):
     i = cuda.grid(1)
     while i < n:
         store(o, oo + (i if dense else offset4(i, n1, n2, n3, s0, s1, s2, s3)), value)
+        i += cuda.gridsize(1)
+
+
+@jit
+def fill_vec4(o, o4, n4, word):
+    """n4 16-byte chunks from chunk o4 of the float32 view `o` of a buffer, each four copies
+    of `word` (any 4-byte pattern, as a float32: stores copy its bits)."""
+    i = cuda.grid(1)
+    while i < n4:
+        store4(o, o4 + i, (word, word, word, word))
         i += cuda.gridsize(1)
 
 

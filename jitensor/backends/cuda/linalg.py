@@ -1,8 +1,8 @@
 """CUDA matrix products.
 
 float32: each block of 16x16 threads computes a 128x128 tile of the output, each thread an 8x8
-register tile of every 16th row and column (so a warp's shared-memory reads hit distinct banks
-or one broadcast address, and its stores are coalesced). The k dimension goes in steps of 8
+register tile: 4 adjacent rows (columns) in each half of the tile, read from shared memory in
+128-bit loads (see _lane). The k dimension goes in steps of 8
 through shared memory, double buffered: the next step's tile is fetched from global memory into
 registers while the current one is multiplied, so one barrier per step suffices.
 (../shared/ANCHORS.md: 16x16 shared tiles reached 7.2 TFLOP/s on the H200 and 4x4 register
@@ -14,15 +14,24 @@ from numba import cuda, float32
 from numba.extending import register_jitable
 
 from . import driver
-from .access import load, store
+from .access import load, load4, store
 from .memory import pointer, strides
 
 # Tile shapes: threads per block side, outputs per thread side, k per step. The simulator
 # runs one Python thread per GPU thread: it runs the same kernel on small tiles.
 SIDE, REG, STEP = (2, 2, 4) if driver.SIM else (16, 8, 8)
+ALIGN = None if driver.SIM else 16  # 128-bit shared loads (the simulator takes no alignment)
 TILE = SIDE * REG  # output rows (and columns) per block
 LOADS = TILE * STEP // (SIDE * SIDE)  # tile elements each thread loads per operand and step
 A_ROWS, B_ROWS = SIDE * SIDE // STEP, SIDE * SIDE // TILE  # rows between a thread's loads
+
+
+@register_jitable
+def _lane(x, t):
+    """The tile row (or column) of thread t's x-th output row (column): REG // 2 adjacent ones
+    in each half of the tile, so a thread's fragment reads of shared memory are 128-bit loads
+    (a warp's conflict-free: each 8 threads read 128 adjacent bytes)."""
+    return (x // (REG // 2)) * (TILE // 2) + t * (REG // 2) + x % (REG // 2)
 
 
 @register_jitable
@@ -48,8 +57,8 @@ def _stash(sa, sb, buf, ra, rb, tid):
 @driver.jit
 def matmul_f32(o, oo, m, n, kk, a, ao, a0, a1, a2, b, bo, b0, b1, b2, ia, iao, ib, ibo):
     """o[t] = a[ia[t]] @ b[ib[t]] for t = blockIdx.z, o dense (nmat, m, n), float32."""
-    sa = cuda.shared.array((2, STEP, TILE), float32)
-    sb = cuda.shared.array((2, STEP, TILE), float32)
+    sa = cuda.shared.array((2, STEP, TILE), float32, alignment=ALIGN)
+    sb = cuda.shared.array((2, STEP, TILE), float32, alignment=ALIGN)
     acc = cuda.local.array((REG, REG), float32)  # constant indices after unrolling: registers
     fa = cuda.local.array(REG, float32)
     fb = cuda.local.array(REG, float32)
@@ -80,9 +89,17 @@ def matmul_f32(o, oo, m, n, kk, a, ao, a0, a1, a2, b, bo, b0, b1, b2, ia, iao, i
             k1 = k0 + STEP
             _fetch(ra, rb, a, pa, da, b, pb, db, m - ai, kk - k1 - ak, kk - k1 - bk, bj < n)
         for p in range(STEP):
-            for x in range(REG):
-                fa[x] = sa[buf, p, ty + x * SIDE]
-                fb[x] = sb[buf, p, tx + x * SIDE]
+            if REG % 8 == 0:  # 128-bit reads of 4 adjacent rows (columns)
+                for h in range(REG // 4):
+                    ga = load4(sa, ((buf * STEP + p) * TILE + _lane(4 * h, ty)) // 4)
+                    gb = load4(sb, ((buf * STEP + p) * TILE + _lane(4 * h, tx)) // 4)
+                    for q in range(4):
+                        fa[4 * h + q] = ga[q]
+                        fb[4 * h + q] = gb[q]
+            else:  # the simulator's small tiles
+                for x in range(REG):
+                    fa[x] = sa[buf, p, _lane(x, ty)]
+                    fb[x] = sb[buf, p, _lane(x, tx)]
             for x in range(REG):
                 for y in range(REG):
                     acc[x, y] += fa[x] * fb[y]
@@ -91,9 +108,9 @@ def matmul_f32(o, oo, m, n, kk, a, ao, a0, a1, a2, b, bo, b0, b1, b2, ia, iao, i
         cuda.syncthreads()
         buf = 1 - buf
     for x in range(REG):
-        i = row0 + ty + x * SIDE
+        i = row0 + _lane(x, ty)
         for y in range(REG):
-            j = col0 + tx + y * SIDE
+            j = col0 + _lane(y, tx)
             if i < m and j < n:
                 store(o, oo + (t * m + i) * n + j, acc[x, y])
 

@@ -207,18 +207,20 @@ class DeviceArray(np.ndarray):
 
     def reshape(self, *shape, order="C", copy=None):
         """A view with a new shape; never a copy (that would read the elements)."""
-        view = self.view()
-        try:
-            view.shape = shape[0] if len(shape) == 1 else shape
-        except AttributeError:  # only a copy would do: NumPy's reshape(copy=False) error
+        try:  # (setting .shape instead copies, reading device memory, when no view will do:
+            # a segfault on the H200)
+            return np.ndarray.reshape(self, *shape, order=order, copy=False)
+        except ValueError:
             raise ValueError(f"cannot reshape a DeviceArray of shape {self.shape} and strides "
                              f"{self.strides} to {shape} without copying") from None
-        return view
+
+    def ravel(self, order="C"):
+        return self.reshape(-1, order=order)  # (NumPy's copies where no view will do)
 
     def _refuse(self, *args, **kwargs):
         raise _host_error("reading elements")
 
-    item = tolist = tobytes = copy = astype = fill = __setitem__ = __iter__ = _refuse
+    item = tolist = tobytes = copy = flatten = astype = fill = __setitem__ = __iter__ = _refuse
 
     def __repr__(self):
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, address={self.address:#x})"

@@ -127,9 +127,20 @@ def reduce_rows(op, x, xo, sm, sk_, m, kk, parts, o, oo, ix, io, has_index, pw, 
         state = _start(op, init)
         j = q * kk // parts + t
         hi = (q + 1) * kk // parts
+        base, step = xo + r * sm, cuda.blockDim.x
+        while j + 3 * step < hi:  # four loads in flight before their merges, in the same order
+            x0 = load(x, base + j * sk_)  # (one at a time, a 1 GiB sum moved 0.78 TB/s on
+            x1 = load(x, base + (j + step) * sk_)  # the H200: latency-bound)
+            x2 = load(x, base + (j + 2 * step) * sk_)
+            x3 = load(x, base + (j + 3 * step) * sk_)
+            state = _merge(op, state, scalar.lift(op, x0, j, init))
+            state = _merge(op, state, scalar.lift(op, x1, j + step, init))
+            state = _merge(op, state, scalar.lift(op, x2, j + 2 * step, init))
+            state = _merge(op, state, scalar.lift(op, x3, j + 3 * step, init))
+            j += 4 * step
         while j < hi:
-            state = _merge(op, state, scalar.lift(op, load(x, xo + r * sm + j * sk_), j, init))
-            j += cuda.blockDim.x
+            state = _merge(op, state, scalar.lift(op, load(x, base + j * sk_), j, init))
+            j += step
         state = _block_merge(op, state)
         if t == 0:
             _put(op, state, b, o, oo, ix, io, has_index, pw, parts, correction)
@@ -171,6 +182,12 @@ def merge_parts(op, pv, pw, pk, m, parts, rs, qs, o, oo, ix, io, has_index, init
         r += cuda.gridDim.x
 
 
+@register_jitable
+def _softmax_out(op, o, e, x, shift, log_sum):
+    y = x - shift - log_sum
+    store(o, e, y if op == LOG_SOFTMAX else libm.exp(y))
+
+
 @driver.jit
 def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
     """SOFTMAX / LOG_SOFTMAX / CUMSUM along rows of kk elements (o dense, row-major): softmax
@@ -188,11 +205,21 @@ def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
                     store(o, oo + r * kk + j, acc)
         else:
             state = (init, 0.0, np.int64(0))
-            j = t
+            j, step = t, cuda.blockDim.x
+            while j + 3 * step < kk:  # four loads in flight, as in reduce_rows
+                x0 = load(x, base + j * sk_)
+                x1 = load(x, base + (j + step) * sk_)
+                x2 = load(x, base + (j + 2 * step) * sk_)
+                x3 = load(x, base + (j + 3 * step) * sk_)
+                state = scalar.merge(scalar.LSE, state, scalar.lift(scalar.LSE, x0, j, init))
+                state = scalar.merge(scalar.LSE, state, scalar.lift(scalar.LSE, x1, j, init))
+                state = scalar.merge(scalar.LSE, state, scalar.lift(scalar.LSE, x2, j, init))
+                state = scalar.merge(scalar.LSE, state, scalar.lift(scalar.LSE, x3, j, init))
+                j += 4 * step
             while j < kk:
                 state = scalar.merge(scalar.LSE, state,
                                      scalar.lift(scalar.LSE, load(x, base + j * sk_), j, init))
-                j += cuda.blockDim.x
+                j += step
             v, w, k = _block_merge(scalar.LSE, state)
             if t == 0:
                 row[0] = scalar.shift(v)
@@ -200,10 +227,19 @@ def rowwise(op, x, xo, sm, sk_, m, kk, o, oo, init):
             cuda.syncthreads()
             shift, log_sum = row[0], row[1]
             j = t
+            while j + 3 * step < kk:  # the loads first: a store may alias them
+                x0 = load(x, base + j * sk_)
+                x1 = load(x, base + (j + step) * sk_)
+                x2 = load(x, base + (j + 2 * step) * sk_)
+                x3 = load(x, base + (j + 3 * step) * sk_)
+                _softmax_out(op, o, oo + r * kk + j, x0, shift, log_sum)
+                _softmax_out(op, o, oo + r * kk + j + step, x1, shift, log_sum)
+                _softmax_out(op, o, oo + r * kk + j + 2 * step, x2, shift, log_sum)
+                _softmax_out(op, o, oo + r * kk + j + 3 * step, x3, shift, log_sum)
+                j += 4 * step
             while j < kk:
-                y = load(x, base + j * sk_) - shift - log_sum
-                store(o, oo + r * kk + j, y if op == LOG_SOFTMAX else libm.exp(y))
-                j += cuda.blockDim.x
+                _softmax_out(op, o, oo + r * kk + j, load(x, base + j * sk_), shift, log_sum)
+                j += step
             cuda.syncthreads()
         r += cuda.gridDim.x
 

@@ -145,6 +145,14 @@ def _where(typingctx, cond, a, b):
     return a(cond, a, b), lambda context, builder, sig, args: builder.select(*args)
 
 
+def _into_cpu_callers(expr, caller, callee):
+    """The inlining cost model of inline_on_cpu: yes for a CPU caller, no for a CUDA one.
+    numba-cuda's inlining pass offers a CUDA kernel every template of a callee, the CPU's too,
+    and inlined the IR typed for the CPU (arguments `omitted`, failing to lower) once a CPU
+    kernel had used it: measured on the H200, in a process that ran a CPU op first."""
+    return not type(caller.typemap).__module__.startswith("numba.cuda")
+
+
 def inline_on_cpu(fn):
     """register_jitable for scalar definitions that Numba inlines into their callers on the
     CPU: LLVM does not inline a call of their size, and a call per element kept loops from
@@ -152,7 +160,7 @@ def inline_on_cpu(fn):
     IR inliner mistypes them)."""
     def impl(*args):
         return fn
-    overload(fn, target="cpu", inline="always", strict=False)(impl)
+    overload(fn, target="cpu", inline=_into_cpu_callers, strict=False)(impl)
     overload(fn, target="cuda", strict=False)(impl)
     return fn
 

@@ -87,8 +87,20 @@ def cast_like(x, like):
     return np.asarray(like).dtype.type(x)
 
 
-overload(maximum)(lambda a, b: lambda a, b: _maximum(a, b))
-overload(minimum)(lambda a, b: lambda a, b: _minimum(a, b))
+def _nan_max(a, b):
+    return a if a > b or a != a else b
+
+
+def _nan_min(a, b):
+    return a if a < b or a != a else b
+
+
+# CUDA: a compare-select. NVVM leaves llvm.maximum/minimum as calls of undefined functions,
+# which the PTX assembler then rejects (measured on the H200).
+overload(maximum, target="cpu")(lambda a, b: lambda a, b: _maximum(a, b))
+overload(minimum, target="cpu")(lambda a, b: lambda a, b: _minimum(a, b))
+overload(maximum, target="cuda")(lambda a, b: _nan_max if a == b else None)
+overload(minimum, target="cuda")(lambda a, b: _nan_min if a == b else None)
 overload(cast_like)(lambda x, like: lambda x, like: _cast_like(x, like))
 
 
