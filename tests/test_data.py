@@ -167,6 +167,8 @@ def test_default_collate_and_convert_match_torch():
     cases = [[1, 2, 3], [1.5, 2.0], [True, False], [np.float32(1), np.float32(2)],
              [np.int8(1), np.int8(-1)], [np.arange(3), np.arange(3)], ["a", "b"], [b"x", b"y"],
              [(1, 2.0), (3, 4.0)], [[1, 2], [3, 4]], [Point(1, 2.0), Point(3, 4.0)],
+             [("a", 1), ("b", 2)], [[1, "a"], [2, "b"]], [(("a", "x"), 1), (("b", "y"), 2)],
+             [Point("a", np.ones(2)), Point("b", np.zeros(2))], [{"k": "a"}, {"k": "b"}],
              [collections.OrderedDict(a=1, b=2.0), collections.OrderedDict(a=3, b=4.0)]]
     for batch in cases:
         same(jd.default_collate(batch), td.default_collate(batch))

@@ -159,6 +159,11 @@ def test_order_statistic_errors():
         jt.kthvalue(jt.tensor([1.0, 2.0]), 3)
     with pytest.raises(RuntimeError, match="k out of range"):
         jt.kthvalue(jt.tensor([1.0, 2.0]), 0)
+    for shape, dim in (((0,), 0), ((2, 0), 1)):  # an empty dim is torch's IndexError, not k's
+        with pytest.raises(IndexError, match=f"reduction dim {dim} to have non-zero size"):
+            jt.kthvalue(jt.zeros(shape), 1, dim)
+        with pytest.raises(IndexError, match=f"reduction dim {dim} to have non-zero size"):
+            torch.kthvalue(torch.zeros(shape), 1, dim)
     with pytest.raises(NotImplementedError, match="Bool"):
         jt.median(jt.tensor([True, False]))
     with pytest.raises(TypeError, match="keepdim needs a dim"):
@@ -277,6 +282,10 @@ def test_unique_edge_cases():
         jt.unique(jt.zeros(2, 0), dim=0)
     with pytest.raises(IndexError, match="Dimension out of range"):
         jt.unique(jt.tensor([[1, 2]]), dim=2)
+    for lib in (jt, torch):  # a 0-d tensor has no dim to take slices along
+        for fn in (lib.unique, lib.unique_consecutive):
+            with pytest.raises(IndexError, match="specified as 0 but tensor has no dimensions"):
+                fn(lib.tensor(3.0), dim=0)
 
 
 # -- bincount, histc, histogram -------------------------------------------------------------------

@@ -218,6 +218,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     k = _int("kthvalue", k, "k")
     d = _dim(dim, input.ndim, "kthvalue")
     n = input.shape[d] if input.ndim else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}: "
                            f"k={k}, but the dimension has size {n}")
@@ -384,8 +386,10 @@ def _unique(fn, input, sort_first, return_inverse, return_counts, dim):
         values, extra = _runs(flat, order, flat.numel(), input.shape, return_inverse,
                               return_counts)
     else:
+        if input.ndim == 0:  # a 0-d tensor has no slices (torch's error)
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = _dim(dim, input.ndim, fn)
-        moved = movedim(x.reshape(1) if x.ndim == 0 else x, d, 0)
+        moved = movedim(x, d, 0)
         n = moved.shape[0]
         if n and not moved.numel():
             raise RuntimeError(f"{fn}(): There are 0 sized dimensions, and they aren't "

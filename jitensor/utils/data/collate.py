@@ -93,13 +93,14 @@ def collate(batch, *, collate_fn_map=None):
                  for key in elem}
         return _rebuild_mapping(elem, items)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return kind(*(collate(list(parts), collate_fn_map=collate_fn_map)
-                      for parts in zip(*batch)))
+        return kind(*(collate(parts, collate_fn_map=collate_fn_map) for parts in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        parts = [collate(list(p), collate_fn_map=collate_fn_map) for p in zip(*batch)]
+        # each position's parts stay the tuple zip makes: strings at a position batch as a
+        # tuple of strings, as torch's
+        parts = [collate(p, collate_fn_map=collate_fn_map) for p in zip(*batch)]
         if isinstance(elem, tuple):
             return parts  # a list, as torch's (backward compatibility)
         return _rebuild_sequence(elem, parts)
@@ -149,7 +150,8 @@ def default_collate(batch):
     """A batch from a list of samples, by the type of the first sample:
     tensors -> stacked on a new dim 0; NumPy arrays -> tensors, stacked; NumPy scalars -> one
     tensor of their dtype; floats -> float64 tensor; ints -> int64 tensor (bools -> bool);
-    str/bytes -> the list unchanged; mappings -> the same keys, each collated; namedtuples ->
+    str/bytes -> the batch unchanged (inside a sequence, a tuple of
+    each position's strings); mappings -> the same keys, each collated; namedtuples ->
     the same type, field by field; other sequences -> position by position (tuples give a list).
     Anything else raises TypeError."""
     return collate(batch, collate_fn_map=default_collate_fn_map)
