@@ -58,14 +58,13 @@ class _AutogradMeta:
     """What only tensors taking part in autograd carry (as torch keeps it apart too): most
     tensors have none, which keeps creating a tensor to four attribute stores."""
 
-    # output_nr: which output of grad_fn this tensor is; version: bumped by every in-place op, so
-    # backward can tell that a tensor it saved was overwritten (torch's version counter).
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "version", "retains_grad",
-                 "__weakref__")
+    # output_nr: which output of grad_fn this tensor is (the version counter belongs to the
+    # storage: autograd/versions.py)
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "__weakref__")
 
     def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
-        self.output_nr, self.version, self.retains_grad = output_nr, 0, False
+        self.output_nr, self.retains_grad = output_nr, False
 
 
 def _wrap(data, dtype, device, requires_grad=False):
@@ -292,10 +291,14 @@ class Tensor:
 
     @property
     def _version(self):
-        return 0 if self._meta is None else self._meta.version
+        """How many in-place writes this tensor's memory has had, through it or any alias."""
+        from .autograd.versions import version
+        return version(self._data)
 
     @property
     def data(self):
+        """detach(): the values without history. (Its in-place writes count on the shared
+        version counter, where torch's .data keeps a counter of its own.)"""
         return self.detach()
 
     @data.setter

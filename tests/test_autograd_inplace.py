@@ -351,20 +351,29 @@ def _via_reshape_under_no_grad(y):
         y.view(-1, 1)[1:].zero_()
 
 
-VERSION_BUG = ("views and detach() do not share their base's version counter: modifying a saved "
-               "tensor through one goes unnoticed and backward silently uses the new values "
-               "(torch raises)")
-
-
-@pytest.mark.xfail(strict=True, reason=f"BUG: {VERSION_BUG}")
 @pytest.mark.parametrize("modify", [_via_detach, _via_view_under_no_grad,
                                     _via_reshape_under_no_grad])
 def test_saved_tensor_modified_through_alias_raises(modify):
+    """Views and detach() share their base's version counter (torch's)."""
     x = _leaf([0.5, -1.0, 2.0])
     y = x.sigmoid()  # saves its result
     modify(y)
     with pytest.raises(RuntimeError, match=MODIFIED):
         y.sum().backward()
+    w = jt.tensor([1.0, 2.0, 3.0], dtype=jt.float64)
+    z = x * w[None, :]  # saves a view of w; modified through w itself
+    w.add_(1)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        z.sum().backward()
+
+
+def test_aliases_share_the_version_counter():
+    x = jt.zeros(2, 3)
+    views = [x, x[0], x.t(), x.view(-1), x.detach(), x.data, x.reshape(3, 2)]
+    x[1].add_(1)
+    x.detach().mul_(2)
+    assert [v._version for v in views] == [2] * len(views)
+    assert x.clone()._version == 0 and x.contiguous()._version == 2
 
 
 def test_unsaved_tensor_may_be_modified():
@@ -387,9 +396,6 @@ def test_unsaved_tensor_may_be_modified():
     np.testing.assert_array_equal(_grad(x), [2.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: mul/div record both operands as saved even when only "
-                                       "one is needed: `z = y * 2; y.add_(1)` then backward "
-                                       "raises, torch does not")
 def test_operand_not_needed_for_grad_may_be_modified():
     x = _leaf([0.5, -1.0, 2.0])
     y = x * 2
@@ -397,6 +403,18 @@ def test_operand_not_needed_for_grad_may_be_modified():
     y.add_(1)
     z.sum().backward()
     np.testing.assert_array_equal(_grad(x), [6.0, 6.0, 6.0])
+    x.grad = None
+    y, w = x * 2, jt.tensor([1.0, 2.0, 4.0], dtype=jt.float64)
+    q, r = y * w, y / w  # y's gradients read w only
+    y.add_(1)
+    (q + r).sum().backward()
+    np.testing.assert_array_equal(_grad(x), 2 * (np.array([1.0, 2.0, 4.0]) + [1.0, 0.5, 0.25]))
+    for op in (operator.mul, operator.truediv):
+        w = jt.tensor([1.0, 2.0, 4.0], dtype=jt.float64)
+        z = op(x * 2, w)
+        w.add_(1)  # ... which must not change
+        with pytest.raises(RuntimeError, match=MODIFIED):
+            z.sum().backward()
 
 
 # -- views and in-place -------------------------------------------------------------------------

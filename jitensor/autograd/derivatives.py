@@ -25,7 +25,8 @@ RULES = {}  # op name -> Node class
 
 def rule(*names, uses_inputs=True, uses_result=True):
     """Register the decorated function as the rule of ops `names`. `uses_*`: whether it reads
-    the inputs' or the result's values (those are checked for in-place changes)."""
+    the inputs' or the result's values (those are checked for in-place changes); `uses_inputs`
+    may instead be a function of the call's arguments giving the input tensors it reads."""
     def register(fn):
         for name in names:
             RULES[name] = node_class(name, fn, uses_inputs, uses_result)
@@ -94,12 +95,23 @@ def _sub(g, result, input, other, *, alpha=1, out=None):
     return (input, g), (other, -g if alpha == 1 else g * -alpha)
 
 
-@rule("mul", "multiply", uses_result=False)
+def _other_operands(input, other, **kwargs):
+    """The operands a product's gradient reads: each one only where the other needs its
+    gradient (torch's), so `z = y * 2; y.add_(1)` leaves z's backward valid."""
+    return [t for t, o in ((input, other), (other, input))
+            if isinstance(t, Tensor) and isinstance(o, Tensor) and o.requires_grad]
+
+
+def _divisor(input, other, **kwargs):
+    return [other] if isinstance(other, Tensor) else []
+
+
+@rule("mul", "multiply", uses_inputs=_other_operands, uses_result=False)
 def _mul(g, result, input, other, *, out=None):
     return (input, g * other), (other, g * input)
 
 
-@rule("div", "divide")
+@rule("div", "divide", uses_inputs=_divisor)  # (its gradients read the result, not the input)
 def _div(g, result, input, other, *, rounding_mode=None, out=None):
     if rounding_mode is not None:
         return (input, _zero(g)), (other, _zero(g))

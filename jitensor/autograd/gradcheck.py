@@ -18,6 +18,21 @@ def _host(t):
     return t.detach().cpu().numpy().astype(np.float64).reshape(-1)
 
 
+def _analytic(out, wrt, grad):
+    """The Jacobian of `out` with respect to each of `wrt` by backward, one column per element."""
+    analytic = [np.zeros((t.numel(), out.numel())) for t in wrt]
+    for j in range(out.numel()):
+        onehot = np.zeros(out.numel())
+        onehot[j] = 1
+        seed = Tensor.new_tensor(out, onehot.reshape(out.shape), dtype=out.dtype)
+        grads = grad(out, wrt, seed, retain_graph=True, allow_unused=True) \
+            if out.requires_grad else [None] * len(wrt)
+        for a, g in zip(analytic, grads):
+            if g is not None:
+                a[:, j] = _host(g)
+    return analytic
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """True when the Jacobian that backward computes for `func(*inputs)` matches central
     finite differences for every input that requires grad (use float64 inputs: float32 is too
@@ -29,18 +44,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if not wrt:
         raise ValueError("gradcheck expects at least one input tensor with requires_grad=True")
     outs = [o for o in _outputs(func, inputs) if o.dtype.is_floating_point]
-    for k, out in enumerate(outs):
+    # every backward first: the differences below write the inputs in place, which the graph's
+    # version counters would then refuse
+    analytics = [_analytic(out, wrt, grad) for out in outs]
+    for k, (out, analytic) in enumerate(zip(outs, analytics)):
         n_out = out.numel()
-        analytic = [np.zeros((t.numel(), n_out)) for t in wrt]
-        for j in range(n_out):
-            onehot = np.zeros(n_out)
-            onehot[j] = 1
-            seed = Tensor.new_tensor(out, onehot.reshape(out.shape), dtype=out.dtype)
-            grads = grad(out, wrt, seed, retain_graph=True, allow_unused=True) \
-                if out.requires_grad else [None] * len(wrt)
-            for a, g in zip(analytic, grads):
-                if g is not None:
-                    a[:, j] = _host(g)
         for i, t in enumerate(wrt):
             numeric = np.zeros((t.numel(), n_out))
             flat = t.detach().view(-1) if t.is_contiguous() else None

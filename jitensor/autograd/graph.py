@@ -7,10 +7,9 @@ itself. A rule is a function `rule(grad, result, *args, **kwargs)` called with t
 arguments and returning `(input, gradient)` pairs; the engine sums each gradient back to its
 input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
 """
-from weakref import ref
-
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
 from . import grad_mode
+from .versions import counter
 
 
 class Node:
@@ -19,7 +18,7 @@ class Node:
 
     # result: the outputs as detached aliases (a strong reference to the outputs themselves
     # would make a cycle output -> grad_fn -> output, freed only by the garbage collector);
-    # versions: (meta, version) of saved inputs, (weakref to meta, 0) of saved outputs;
+    # versions: (storage counter, its count when saved) of saved inputs and outputs;
     # retained: output number -> meta of outputs that retain_grad()
     __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "retained",
                  "__weakref__")
@@ -92,14 +91,15 @@ def _alias(t):
 
 def _link(t, edges, versions, keep):
     m = t._meta
-    if m is not None:
-        if m.requires_grad:
-            edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
-        if keep:
-            versions.append((m, m.version))
-    elif keep:  # a saved tensor outside autograd: give it a version counter to check
-        t._meta = m = _AutogradMeta()
-        versions.append((m, 0))
+    if m is not None and m.requires_grad:
+        edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
+    if keep:
+        _save(t, versions)
+
+
+def _save(t, versions):
+    c = counter(t._data)
+    versions.append((c, c.count))
 
 
 def out_with_grad_error(name):
@@ -120,7 +120,8 @@ def record(cls, fn, args, kwargs):
     finally:
         grad_mode._enabled[0] = True
     outs = [result] if result.__class__ is Tensor else outputs(result)
-    edges, versions, keep = {}, [], cls.uses_inputs
+    uses = cls.uses_inputs
+    edges, versions, keep = {}, [], uses is True
     for a in (args + tuple(kwargs.values())) if kwargs else args:
         if isinstance(a, Tensor):
             for o in outs:
@@ -131,6 +132,9 @@ def record(cls, fn, args, kwargs):
             for t in a:
                 if isinstance(t, Tensor):
                     _link(t, edges, versions, keep)
+    if uses and not keep:  # a function of the call: the inputs its rule reads
+        for t in uses(*args, **kwargs):
+            _save(t, versions)
     node = cls()
     node.args, node.kwargs, node.edges, node.n_outputs, node.retained = \
         args, kwargs, edges, len(outs), None
@@ -139,9 +143,9 @@ def record(cls, fn, args, kwargs):
         tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
-            m = out._meta = _AutogradMeta(True, None, node, nr)
-            if cls.uses_result:
-                versions.append((ref(m), 0))
+            out._meta = _AutogradMeta(True, None, node, nr)
+        if cls.uses_result:
+            _save(out, versions)
     node.versions = versions
     return result
 
@@ -187,15 +191,11 @@ def _relinked(node):
 
 
 def _check_versions(node):
-    for meta, version in node.versions:
-        if meta.__class__ is ref:
-            meta = meta()
-            if meta is None:
-                continue
-        if meta.version != version:
+    for c, version in node.versions:
+        if c.count != version:
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: it is at version {meta.version}; expected version "
+                f"inplace operation: it is at version {c.count}; expected version "
                 f"{version} instead (used by {node.name()}). Clone it before modifying it "
                 f"in place, or modify a copy")
 

@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
 from .graph import needs_grad, record
+from .versions import bump
 
 _enabled = grad_mode._enabled
 
@@ -90,8 +91,7 @@ def _inplace(name, fn, out_of_place):
                     self.retain_grad()
         else:
             fn(self, *args, **kwargs)
-        if self._meta is not None:
-            self._meta.version += 1
+        bump(self._data)
         return self
     return method
 

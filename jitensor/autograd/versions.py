@@ -1,0 +1,48 @@
+"""Version counters of storages, as torch's: every in-place op bumps the counter of the memory it
+writes, and a tensor shares that counter with its views and detach()ed aliases, so backward can
+tell that a tensor it saved was overwritten through any of them. A storage is the array that owns
+the memory (NumPy's `base` chain leads every view back to it, on the CPU and for CUDA's
+DeviceArray alike). Counters are made on first need -- most storages are never saved nor written
+in place -- and go with their storage."""
+from weakref import ref
+
+import numpy as np
+
+_COUNTERS = {}  # id(storage) -> its Counter
+
+
+class Counter(ref):
+    """A weak reference to a storage that carries its `count` and drops its entry with it."""
+
+    __slots__ = ("key", "count")
+
+
+def _drop(counter):
+    _COUNTERS.pop(counter.key, None)
+
+
+def _storage(data):
+    base = data.base
+    while isinstance(base, np.ndarray):
+        data, base = base, base.base
+    return data
+
+
+def counter(data):
+    """The Counter of the in-place writes to `data`'s storage."""
+    storage = _storage(data)
+    key = id(storage)
+    c = _COUNTERS.get(key)
+    if c is None:
+        c = _COUNTERS[key] = Counter(storage, _drop)
+        c.key, c.count = key, 0
+    return c
+
+
+def bump(data):
+    counter(data).count += 1
+
+
+def version(data):
+    c = _COUNTERS.get(id(_storage(data)))
+    return 0 if c is None else c.count
