@@ -7,12 +7,15 @@ eigh, eigvals(h), qr, pinv, matrix_rank, cond, lstsq) and matrix_exp; matrix_nor
 'nuc' (the singular values) raise."""
 import math
 
+from . import dtypes
+from .ops._common import dim as _dim, write_out
 from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, inv, inv_ex, lu, lu_factor,
                          lu_factor_ex, lu_solve, slogdet, solve, solve_ex, solve_triangular)
 from .ops.linalg import cross as _cross, matmul
 from .ops.matrix import diagonal as _diagonal
 from .ops.reduction import amax, amin, norm as _norm
-from .ops.shape import scalar_name, stack
+from .ops.shape import scalar_name
+from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "inv_ex",
@@ -32,23 +35,24 @@ def _floating(fn, x, dtype):
     return x
 
 
-def _written(out, value):
-    if out is None:
-        return value
-    out.copy_(value)
-    return out
-
-
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (all dims by default);
     ord inf / -inf: the largest / smallest |x|, 0: the count of non-zeros."""
-    x = _floating("linalg.vector_norm", x, dtype)
+    fn = "linalg.vector_norm"
+    x = _floating(fn, x, dtype)
     if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float)):
-        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
-    if x.numel() == 0 and (ord < 0 or ord == math.inf) and dim is None:
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
-                           f"tensor because the operation does not have an identity")
-    return _written(out, _norm(x, ord, dim, keepdim))
+        raise RuntimeError(f"{fn}: ord must be a number, got {ord!r}")
+    if x.numel() == 0 and (ord < 0 or ord == math.inf):  # (these norms reduce by min or max)
+        name = int(ord) if math.isfinite(ord) and ord == int(ord) else ord  # torch's -1, not -1.0
+        if dim is None:
+            raise RuntimeError(f"{fn} cannot compute the {name} norm on an empty tensor because "
+                               f"the operation does not have an identity")
+        for d in (dim,) if isinstance(dim, int) else dim:
+            if x.shape[_dim(d, x.ndim, fn)] == 0:  # (torch's message, its missing space too)
+                raise RuntimeError(f"{fn} cannot compute the {name} norm on the dimension {d}"
+                                   f"because this dimension is empty and the operation does not "
+                                   f"have an identity")
+    return write_out(fn, out, _norm(x, ord, dim, keepdim), exact=True)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
@@ -58,11 +62,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     A = _floating(fn, A, dtype)
     if A.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    dim = tuple(d % A.ndim for d in dim)
-    if len(dim) != 2 or dim[0] == dim[1]:
+    if len(dim) != 2:
+        raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    dim = tuple(_dim(d, A.ndim, fn) for d in dim)
+    if dim[0] == dim[1]:
         raise RuntimeError(f"{fn}: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
-        return _written(out, _norm(A, 2, dim, keepdim))
+        return write_out(fn, out, _norm(A, 2, dim, keepdim), exact=True)
     if ord in (2, -2, "nuc"):
         raise RuntimeError(f"{fn}: ord={ord!r} needs the singular values (an SVD), which "
                            f"jitensor does not have yet; use ord='fro', 1, -1, inf or -inf")
@@ -71,19 +77,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     summed, kept = (dim[0], dim[1]) if abs(ord) == 1 else (dim[1], dim[0])
     sums = A.abs().sum(summed, keepdim=True)
     result = (amax if ord > 0 else amin)(sums, kept, keepdim=True)
-    return _written(out, result if keepdim else result.squeeze(dim))
+    return write_out(fn, out, result if keepdim else result.squeeze(dim), exact=True)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
-    """torch.linalg.norm: a vector norm for an int `dim` (or a 1-D A, or ord None with dim
-    None: A flattened), a matrix norm for a pair of dims (or a 2-D A)."""
-    if isinstance(dim, int) or (dim is None and (ord is None or A.ndim == 1)):
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
-    if dim is None and A.ndim != 2:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
-                           f"1D or 2D. Got {A.ndim}D.")
-    return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim,
-                       keepdim, dtype=dtype, out=out)
+    """torch.linalg.norm: a matrix norm for a string `ord`, or a number with two dims (or a
+    2-D A and no dim); else a vector norm (ord None: the 2-norm, of A flattened without dim)."""
+    fn = "linalg.norm"
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"{fn}: If dim is specified, it must be of length 1 or 2. Got "
+                               f"{list(dim)}")
+    elif ord is not None and A.ndim not in (1, 2):
+        raise RuntimeError(f"{fn}: If dim is not specified but ord is, the input must be 1D or "
+                           f"2D. Got {A.ndim}D.")
+    if isinstance(ord, str) or ord is not None and (A.ndim if dim is None else len(dim)) == 2:
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
+                           out=out)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
 
 
 def matrix_power(A, n, *, out=None):
@@ -96,8 +108,8 @@ def matrix_power(A, n, *, out=None):
         raise TypeError(f"{fn}(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
         from .creation import eye
-        return _written(out, eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
-                        .clone())
+        return write_out(fn, out, eye(A.shape[-1], dtype=A.dtype, device=A.device)
+                         .expand(A.shape).clone(), exact=True)
     base, result = (inv(A) if n < 0 else A), None
     n = abs(n)
     while n:
@@ -106,7 +118,7 @@ def matrix_power(A, n, *, out=None):
         n >>= 1
         if n:
             base = matmul(base, base)
-    return _written(out, result)
+    return write_out(fn, out, result, exact=True)
 
 
 def multi_dot(tensors, *, out=None):
@@ -144,12 +156,12 @@ def multi_dot(tensors, *, out=None):
         result = result.squeeze(0)
     if last:
         result = result.squeeze(-1)
-    return _written(out, result)
+    return write_out("multi_dot", out, result, exact=True)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
     """torch.linalg.vecdot: the dot products of x and y along `dim` (broadcast)."""
-    return _written(out, (x * y).sum(dim))
+    return write_out("linalg.vecdot", out, (x * y).sum(dim), exact=True)
 
 
 def cross(input, other, *, dim=-1, out=None):
@@ -163,15 +175,14 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def vander(x, *, N=None):
-    """torch.linalg.vander: the columns x^0, x^1, ..., x^(N-1) (N = len(x) by default)."""
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
-    N = x.shape[-1] if N is None else N
-    if N < 0:
-        raise RuntimeError(f"linalg.vander: N must be non-negative, got {N}")
-    if N == 0:
-        return x.unsqueeze(-1)[..., :0]
-    powers = [x.new_ones(x.shape)]
-    for _ in range(N - 1):
-        powers.append(powers[-1] * x)
-    return stack(powers, -1)
+    """torch.linalg.vander: x (*, n) to (*, n, N), the columns x^0, x^1, ..., x^(N-1) (N = n
+    by default, and more than 1); integers give int64. torch.vander(increasing=True) of each
+    row: a batch is one long row to it."""
+    if x.dtype in (dtypes.bool_, dtypes.float16):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {scalar_name(x.dtype)}")
+    shape = tuple(x.shape) or (1,)  # (a 0-d x is one value)
+    N = shape[-1] if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    return _vander(x.reshape(-1), N, increasing=True).reshape(shape + (N,))

@@ -197,6 +197,19 @@ def test_singular_and_indefinite_matrices():
     lambda la, m: la.solve_triangular(m.eye(2), m.ones(3, 1), upper=True),
     lambda la, m: la.lu_factor(m.eye(2), pivot=False),
     lambda la, m: la.matrix_norm(m.ones(2, 2), ord=3),
+    lambda la, m: la.matrix_norm(m.ones(2, 3), dim=(0, 1, 2)),
+    lambda la, m: la.matrix_norm(m.ones(2, 3), dim=(1, -1)),
+    lambda la, m: la.matrix_norm(m.ones(2, 3), dim=(0, 5)),
+    lambda la, m: la.norm(m.ones(2, 3), ord="fro", dim=(1,)),
+    lambda la, m: la.norm(m.ones(2, 3), dim=(0, 1, 1)),
+    lambda la, m: la.vector_norm(m.zeros(2, 0), ord=math.inf, dim=1),
+    lambda la, m: la.vector_norm(m.zeros(2, 0), ord=-math.inf, dim=(-1,)),
+    lambda la, m: la.vector_norm(m.zeros(0, 0), ord=-1.0, dim=(1, 0)),
+    lambda la, m: la.vector_norm(m.zeros(3, 0, 2), ord=-0.5, dim=(2, 1)),
+    lambda la, m: la.vector_norm(m.zeros(0, 2), ord=-1),
+    lambda la, m: la.vander(m.ones(3), N=1),
+    lambda la, m: la.vander(m.tensor(1.0)),
+    lambda la, m: la.vander(m.tensor([True, False])),
 ])
 def test_errors_match_torch(call):
     with pytest.raises(Exception) as theirs:
@@ -206,12 +219,163 @@ def test_errors_match_torch(call):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_lu_factor_refuses_to_lose_gradients():
-    A = jt.eye(2, dtype=jt.float64, requires_grad=True)
-    with pytest.raises(RuntimeError, match="not differentiable here; use linalg.solve"):
-        jt.linalg.lu_factor(A)
-    with jt.no_grad():
-        assert jt.linalg.lu_factor(A).LU.shape == (2, 2)
+def backward_both(outs, theirs, rng):
+    """Send one random upstream gradient through each output of jitensor's `outs` and torch's
+    `theirs` (None: that output is not used)."""
+    mine_loss, their_loss = 0, 0
+    for o, t in zip(outs, theirs):
+        if o is not None:
+            g = rng.standard_normal(tuple(t.shape))
+            mine_loss = mine_loss + (o * jt.tensor(g, dtype=o.dtype)).sum()
+            their_loss = their_loss + (t * torch.tensor(g, dtype=t.dtype)).sum()
+    mine_loss.backward()
+    their_loss.backward()
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (3, 5), (2, 5, 3), (1, 4), (4, 1), (0, 3)])
+@pytest.mark.parametrize("form", ["lu", "lu_L", "lu_U", "lu_factor", "lu_factor_ex"])
+def test_lu_gradients_match_torch(shape, form):
+    """torch's linalg_lu_backward: square, wide (the extra columns of U) and tall (the extra
+    rows of L); P and the pivots are constants."""
+    A, tA = both(np.random.default_rng(len(shape) + shape[-1]).standard_normal(shape), True)
+
+    def run(la, A):
+        if form.startswith("lu_factor"):
+            return [getattr(la, form)(A)[0]]
+        P, L, U = la.lu(A)
+        return [None if form == "lu_U" else L, None if form == "lu_L" else U]
+    outs, theirs = run(jt.linalg, A), run(torch.linalg, tA)
+    for o, t in zip(outs, theirs):
+        if o is not None:
+            check(o, t)
+    backward_both(outs, theirs, np.random.default_rng(0))
+    check(A.grad, tA.grad)
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_gradients_in_LU_and_B_match_torch(left, adjoint):
+    a = well_conditioned((2,), 4, 8)
+    b = np.random.default_rng(9).standard_normal((3, 2, 4, 3) if left else (3, 2, 3, 4))
+    grads = []
+    for lib in (jt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        LU, piv = lib.linalg.lu_factor(A)  # through lu_factor too: A's gradient
+        B = lib.tensor(b, requires_grad=True)
+        X = lib.linalg.lu_solve(LU, piv, B, left=left, adjoint=adjoint)
+        LU.retain_grad()
+        (X * lib.tensor(np.cos(np.arange(X.numel())).reshape(tuple(X.shape)))).sum().backward()
+        grads.append((X, LU.grad, B.grad, A.grad))
+    for mine, theirs in zip(*grads):
+        check(mine, theirs)
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "solve_ex", "solve_ex_right", "solve_ex_vector",
+                                  "cholesky_ex"])
+def test_ex_forms_share_their_plain_forms_gradients(name):
+    a = well_conditioned((2,), 3, 10)
+    b = np.random.default_rng(11).standard_normal((2, 3, 2))
+    (A, tA), (B, tB) = both(a, True), both(b, True)
+
+    def run(la, A, B):
+        if name == "inv_ex":
+            return la.inv_ex(A)
+        if name == "cholesky_ex":
+            return la.cholesky_ex(A @ A.mT, upper=True)
+        if name == "solve_ex_right":
+            return la.solve_ex(A, B.mT, left=False)
+        return la.solve_ex(A, B[..., 0] if name.endswith("vector") else B)
+    (out, info), (theirs, tinfo) = run(jt.linalg, A, B), run(torch.linalg, tA, tB)
+    check(out, theirs)
+    assert info.dtype is jt.int32 and not info.requires_grad
+    backward_both([out], [theirs], np.random.default_rng(12))
+    check(A.grad, tA.grad)
+    if name.startswith("solve"):
+        check(B.grad, tB.grad)
+
+
+# (n, matrices): exactly singular ones (rank n - 1 and less: duplicated, doubled or zero rows
+# and columns, nilpotent and triangular ones) among invertible ones, in one batch
+SINGULAR = [
+    (1, [[[0.0]], [[2.0]]]),
+    (2, [[[1, 2], [2, 4]], [[0, 1], [0, 1]], [[0, 1], [0, 0]], [[1, 0], [0, 0]], [[0, 0], [0, 0]],
+         [[2, 1], [1, 3]]]),
+    (3, [[[1, 2, 3], [2, 4, 6], [1, 1, 1]], [[1, 2, 3], [2, 4, 6], [3, 6, 9]],
+         [[0, 1, 0], [0, 0, 1], [0, 0, 0]], [[0, 1, 2], [0, 3, 4], [0, 5, 6]],
+         [[1, 0, 0], [0, 2, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0], [0, 0, 0]],
+         [[4, 1, 0], [1, 3, 1], [0, 1, 2]]]),
+    (5, [np.r_[r[:3], r[1:2], r[4:5]] for r in np.random.default_rng(0).integers(-4, 5, (3, 5, 5))]
+     + [np.r_[r[:2], 2 * r[:1], r[2:3], np.zeros((1, 5))] for r in
+        np.random.default_rng(1).integers(-4, 5, (2, 5, 5))]),
+]
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+@pytest.mark.parametrize("n, matrices", SINGULAR)
+def test_det_gradient_at_singular_matrices_is_the_adjugate(n, matrices, dtype):
+    """adj(A)^T: torch's (an SVD's) where it differentiates det with create_graph. (Without
+    create_graph torch returns det(A) A^-T from an LU whose zero pivots it nudges by eps: 0
+    where det is exactly 0 and n > 1; the adjugate is det's derivative there too.)"""
+    npd = np.float64 if dtype is jt.float64 else np.float32
+    a = np.array(matrices, dtype=npd)
+    A, tA = both(a, True)
+    assert (jt.linalg.lu_factor_ex(A.detach()).info != 0).any().item()  # a singular path
+    g = np.random.default_rng(n).standard_normal(len(a)).astype(npd)
+    mine, = jt.autograd.grad(jt.linalg.det(A), A, jt.tensor(g))
+    theirs, = torch.autograd.grad(torch.linalg.det(tA), tA, torch.tensor(g), create_graph=True)
+    assert mine.dtype is dtype and mine.shape == A.shape
+    tol = dict(rtol=1e-9, atol=1e-9) if dtype is jt.float64 else dict(rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), **tol)
+    adjugate_t = np.array([[[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(m, i, 0), j, 1))
+                             for j in range(n)] for i in range(n)] if n > 1 else [[1.0]]
+                           for m in a.astype(np.float64)])
+    np.testing.assert_allclose(mine.numpy(), g[:, None, None] * adjugate_t, **tol)
+
+
+def test_slogdet_gradient_at_singular_matrices_is_not_finite_as_torch():
+    """log|det| is -inf there, with no derivative: g A^-T is inf/NaN, where torch's is."""
+    for m in ([[0.0]], [[1.0, 2.0], [2.0, 4.0]], [[0.0, 1.0], [0.0, 1.0]],
+              [[1.0, 0, 0], [0, 2, 0], [0, 0, 0]]):
+        grads = []
+        for lib in (jt, torch):
+            A = lib.tensor(m, requires_grad=True)
+            grads.append(lib.autograd.grad(lib.linalg.slogdet(A).logabsdet, A)[0].numpy())
+        np.testing.assert_array_equal(*grads)
+        assert not np.isfinite(grads[0]).all()
+
+
+def test_out_matches_torch():
+    """out=: written in place where its dtype is the result's (an empty out is resized),
+    refused (RuntimeError) where it is not, as torch's linalg ops; cholesky_solve casts."""
+    a = well_conditioned((2,), 3, 13)
+    A, tA = both(a)
+    v, tv = both(a[:, 0])
+    ops = [lambda la, X, out: la.inv(X, out=out), lambda la, X, out: la.det(X, out=out),
+           lambda la, X, out: la.solve(X, X, out=out),
+           lambda la, X, out: la.cholesky(X @ X.mT, out=out),
+           lambda la, X, out: la.solve_triangular(X, X, upper=True, out=out),
+           lambda la, X, out: la.matrix_power(X, 3, out=out),
+           lambda la, X, out: la.matrix_norm(X, out=out),
+           lambda la, X, out: la.norm(X, dim=(1,), out=out),
+           lambda la, X, out: la.vector_norm(X, 3, dim=(0, 2), out=out),
+           lambda la, X, out: la.vecdot(X, X, out=out),
+           lambda la, X, out: la.multi_dot([X[0], X[1]], out=out)]
+    for op in ops:
+        theirs = op(torch.linalg, tA, None)
+        for shape in (tuple(theirs.shape), (0,)):
+            out = jt.empty(shape, dtype=jt.float64)
+            assert op(jt.linalg, A, out) is out
+            check(out, theirs)
+        with pytest.raises(RuntimeError):
+            op(torch.linalg, tA, torch.empty(theirs.shape, dtype=torch.float32))
+        with pytest.raises(RuntimeError):
+            op(jt.linalg, A, jt.empty(tuple(theirs.shape), dtype=jt.float32))
+    L = jt.linalg.cholesky(A @ A.mT)
+    out = jt.empty((2, 3, 3), dtype=jt.float32)
+    jt.cholesky_solve(A, L, out=out)
+    check(out, torch.cholesky_solve(tA, torch.linalg.cholesky(tA @ tA.mT)).float(), jt.float32)
+    with pytest.raises(RuntimeError, match="automatic differentiation"):
+        jt.linalg.inv(jt.tensor(a, requires_grad=True), out=jt.empty((2, 3, 3), dtype=jt.float64))
 
 
 @settings(max_examples=15, deadline=None)
@@ -231,6 +395,11 @@ def test_norms_match_torch(shape, ord, keepdim, seed):
           torch.linalg.vector_norm(tA, vord, dim=-1, keepdim=keepdim))
     check(jt.linalg.norm(A), torch.linalg.norm(tA))
     check(jt.linalg.norm(A, dim=(0, 1)), torch.linalg.norm(tA, dim=(0, 1)))
+    check(jt.linalg.norm(A, dim=(1,)), torch.linalg.norm(tA, dim=(1,)))
+    check(jt.linalg.norm(A, vord, dim=[0], keepdim=keepdim),
+          torch.linalg.norm(tA, vord, dim=[0], keepdim=keepdim))
+    check(jt.linalg.vector_norm(A[:, :0], vord, dim=0), torch.linalg.vector_norm(tA[:, :0], vord,
+                                                                                 dim=0))
 
 
 def test_products_match_torch():
@@ -251,6 +420,14 @@ def test_products_match_torch():
           torch.linalg.cross(torch.tensor(x[:, :3]), torch.tensor(x[:, 1:])))
     check(jt.linalg.diagonal(A, offset=1), torch.linalg.diagonal(tA, offset=1))
     check(jt.linalg.vander(jt.tensor(y), N=3), torch.linalg.vander(torch.tensor(y), N=3))
+    check(jt.linalg.vander(jt.tensor(x)), torch.linalg.vander(torch.tensor(x)))
+    check(jt.linalg.vander(jt.tensor(2.0), N=3), torch.linalg.vander(torch.tensor(2.0), N=3))
+    check(jt.linalg.vander(jt.zeros(2, 0), N=2), torch.linalg.vander(torch.zeros(2, 0), N=2),
+          jt.float32)
+    for dtype in ("int32", "uint8", "float32"):
+        check(jt.linalg.vander(jt.tensor([[1, 2], [3, 4]], dtype=getattr(jt, dtype)), N=4),
+              torch.linalg.vander(torch.tensor([[1, 2], [3, 4]], dtype=getattr(torch, dtype)),
+                                  N=4), jt.float32)
     check(jt.det(A), torch.det(tA))
     check(A.inverse(), tA.inverse())
     check(A.logdet(), tA.logdet())

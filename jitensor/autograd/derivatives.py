@@ -1078,8 +1078,13 @@ def _masked_fill(g, result, input, mask, value):
 
 
 # -- factorisations and solvers (ops/factor.py) -------------------------------------------------
+# (An _ex form's result is (value, info): info, an integer, has no gradient.)
 def _batched_outer(u, v):
     return S.unsqueeze(u, -1) * S.unsqueeze(v, -2)
+
+
+def _matrices_of(t):
+    return S.unsqueeze(S.unsqueeze(t, -1), -1)
 
 
 @rule("solve")
@@ -1093,30 +1098,75 @@ def _solve(g, X, A, B, *, left=True, out=None):
     return (A, -L.matmul(gB, S.transpose(X, -2, -1))), (B, gB)
 
 
+@rule("solve_ex")
+def _solve_ex(g, result, A, B, *, left=True, check_errors=False, out=None):
+    return _solve(g[0], result[0], A, B, left=left)
+
+
 @rule("inv", uses_inputs=False)
 def _inv(g, Y, A, *, out=None):
     Yt = S.transpose(Y, -2, -1)
     return ((A, -L.matmul(L.matmul(Yt, g), Yt)),)
 
 
-def _inverse_transposed(A):
-    """A^-T without the singular check: the gradients of det and slogdet at a singular A
-    come out inf/NaN here (torch's are finite there: the adjugate)."""
-    return S.transpose(Fa.inv_ex(A).inverse, -2, -1)
+@rule("inv_ex", uses_inputs=False)
+def _inv_ex(g, result, A, *, check_errors=False, out=None):
+    return _inv(g[0], result[0], A)
+
+
+def _singular_cofactors(A):
+    """The cofactor matrix adj(A)^T of one n x n A whose LU has a zero pivot, exactly, where
+    det(A) A^-T is 0 * inf. With A = P L U, adj(A)^T = det(P) P L^-T adj(U)^T, and for U with
+    zero pivots at z0 < ... < z1 only, adj(U) = c x y^T: x spans U's null space (x[z0] = 1,
+    x = 0 below), y its left null space (y[z1] = 1, y = 0 above), c is (-1)^(z0+z1) times U's
+    pivots before z0 and after z1 times det(U[a:b, a+1:b+1]) for each pair of consecutive
+    zero pivots a < b (U's cofactors factor into those blocks; c = 0 where rank(A) < n-1)."""
+    n = A.shape[-1]
+    P, Lo_, U = Fa.lu(A)
+    pivots = M.diagonal(U, 0, -2, -1)
+    zero = [k for k, u in enumerate(pivots.tolist()) if u == 0]
+    z0, z1 = zero[0], zero[-1]
+    c = (-1) ** (z0 + z1) * Fa.det(P) * R.prod(pivots[:z0]) * R.prod(pivots[z1 + 1:])
+    for a, b in zip(zero, zero[1:]):
+        c = c * Fa.det(U[a:b, a + 1:b + 1])
+
+    def unit(k):
+        return creation.eye(n, dtype=A.dtype, device=A.device)[k]
+    x = unit(z0) - S.cat([Fa.solve_triangular(U[:z0, :z0], U[:z0, z0:z0 + 1], upper=True)[:, 0],
+                          creation.zeros(n - z0, dtype=A.dtype, device=A.device)])
+    y = unit(z1) - S.cat([creation.zeros(z1 + 1, dtype=A.dtype, device=A.device),
+                          Fa.solve_triangular(U[z1 + 1:, z1 + 1:], U[z1:z1 + 1, z1 + 1:],
+                                              upper=True, left=False)[0]])
+    w = Fa.solve_triangular(S.transpose(Lo_, -2, -1), S.unsqueeze(y, -1), upper=True,
+                            unitriangular=True)
+    return c * _batched_outer(L.matmul(P, w)[:, 0], x)
 
 
 @rule("det")
 def _det(g, d, A, *, out=None):
-    scale = S.unsqueeze(S.unsqueeze(g * d, -1), -1)
-    return ((A, scale * _inverse_transposed(A)),)
+    """g adj(A)^T, the cofactors: det(A) A^-T where A is invertible, and from the LU where it
+    is not (torch's, which differentiates an SVD there; its first-order backward without
+    create_graph gives 0 instead where det is exactly 0 and n > 1)."""
+    inverse, info = Fa.inv_ex(A)
+    cofactors = _matrices_of(d) * S.transpose(inverse, -2, -1)
+    singular = [b for b, k in enumerate(info.reshape(-1).tolist()) if k]
+    if singular:
+        n = A.shape[-1]
+        flat, cofactors = A.reshape(-1, n, n), cofactors.reshape(-1, n, n).clone()
+        for b in singular:
+            cofactors[b] = _singular_cofactors(flat[b])
+        cofactors = cofactors.reshape(A.shape)
+    return ((A, _matrices_of(g) * cofactors),)
 
 
 @rule("slogdet", uses_result=False)
 def _slogdet(g, result, A, *, out=None):
+    """g A^-T; at a singular A (log|det| = -inf) inf and NaN, as torch's: no derivative."""
     g = g[1]  # sign is piecewise constant
     if g is None:
         return ()
-    return ((A, S.unsqueeze(S.unsqueeze(g, -1), -1) * _inverse_transposed(A)),)
+    # (A^T's LU, as torch's: its infs and NaNs at a singular A fall where torch's do)
+    return ((A, _matrices_of(g) * Fa.inv_ex(S.transpose(A, -2, -1)).inverse),)
 
 
 @rule("cholesky", uses_inputs=False)
@@ -1130,6 +1180,11 @@ def _cholesky(g, result, A, *, upper=False, out=None):
     return ((A, 0.5 * (gA + S.transpose(gA, -2, -1))),)
 
 
+@rule("cholesky_ex", uses_inputs=False)
+def _cholesky_ex(g, result, A, *, upper=False, check_errors=False, out=None):
+    return _cholesky(g[0], result[0], A, upper=upper)
+
+
 @rule("solve_triangular")
 def _solve_triangular(g, X, A, B, *, upper, left=True, unitriangular=False, out=None):
     At = S.transpose(A, -2, -1)
@@ -1140,9 +1195,68 @@ def _solve_triangular(g, X, A, B, *, upper, left=True, unitriangular=False, out=
     return (A, M.triu(gA, k) if upper else M.tril(gA, -k)), (B, gB)
 
 
-@rule("lu_solve", uses_result=False)
-def _lu_solve(g, result, LU, pivots, B, *, left=True, adjoint=False, out=None):
-    return ((B, Fa.lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)),)
+def _unpacked(LU):
+    """(L, U) of lu_factor's packed LU: L (*, m, k) unit lower, U (*, k, n) upper."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    eye = creation.eye(m, k, dtype=LU.dtype, device=LU.device)
+    return M.tril(LU[..., :, :k], -1) + eye, M.triu(LU[..., :k, :])
+
+
+def _lu_backward(gL, gU, Lo_, U):
+    """P^T gA for A = P L U (torch's linalg_lu_backward): square, gA = P L^-T (tril(L^T gL, -1)
+    + triu(gU U^T)) U^-T; for m < n (m > n) the extra columns of U (rows of L) enter too."""
+    m, n = Lo_.shape[-2], U.shape[-1]
+    k = min(m, n)
+    gL = _zero(Lo_) if gL is None else gL
+    gU = _zero(U) if gU is None else gU
+    Lt, Ut = S.transpose(Lo_, -2, -1), S.transpose(U, -2, -1)
+    if m <= n:
+        X = L.matmul(Lt, gL) - L.matmul(M.triu(gU), Ut)
+        X = Fa.solve_triangular(Ut[..., :k, :], M.tril(X, -1), upper=False, left=False)
+        X = S.cat([X + M.triu(gU[..., :k]), gU[..., k:]], -1)
+        return Fa.solve_triangular(Lt, X, upper=True, unitriangular=True)
+    X = L.matmul(gU, Ut) - L.matmul(Lt, M.tril(gL, -1))
+    X = Fa.solve_triangular(Lt[..., :k], M.triu(X), upper=True, unitriangular=True)
+    X = S.cat([X + M.tril(gL[..., :k, :], -1), gL[..., k:, :]], -2)
+    return Fa.solve_triangular(Ut, X, upper=False, left=False)
+
+
+@rule("lu")
+def _lu(g, result, A, *, pivot=True, out=None):
+    P, Lo_, U = result  # (P is piecewise constant: g[0] is dropped)
+    return ((A, L.matmul(P, _lu_backward(g[1], g[2], Lo_, U))),)
+
+
+@rule("lu_factor", "lu_factor_ex")
+def _lu_factor(g, result, A, *, pivot=True, check_errors=False, out=None):
+    LU, pivots = result[0], result[1]
+    k = min(LU.shape[-2:])
+    Lo_, U = _unpacked(LU)
+    gLU = g[0]  # L's part below the diagonal, U's on and above it
+    return ((A, Fa._permuted(pivots, _lu_backward(gLU[..., :, :k], gLU[..., :k, :], Lo_, U))),)
+
+
+@rule("lu_solve")
+def _lu_solve(g, X, LU, pivots, B, *, left=True, adjoint=False, out=None):
+    gB = Fa.lu_solve(LU, pivots, g, left=left, adjoint=not adjoint)
+    if not LU.requires_grad:  # (the usual case: spare the products below)
+        return ((B, gB),)
+    # torch's linalg_lu_solve_LU: gLU from L's and U's parts of the solve's A = P L U
+    Lo_, U = _unpacked(LU)
+    Lt, Ut = S.transpose(Lo_, -2, -1), S.transpose(U, -2, -1)
+    Xt, gt = S.transpose(X, -2, -1), S.transpose(g, -2, -1)
+    if left != adjoint:
+        gR = Fa.solve_triangular(Ut, -(L.matmul(g, Xt) if left else L.matmul(gt, X)),
+                                 upper=False)
+        gL = Fa.solve_triangular(Lt, L.matmul(gR, Ut), upper=True, unitriangular=True)
+        return (LU, M.tril(gL, -1) + M.triu(gR)), (B, gB)
+    P = Fa._permutation(pivots, LU.shape[-1], LU.dtype, LU.device)
+    Pt = S.transpose(P, -2, -1)
+    gR = -L.matmul(L.matmul(L.matmul(Pt, X if left else Xt), gt if left else g), P)
+    gR = Fa.solve_triangular(Lt, gR, upper=True, left=False, unitriangular=True)
+    gU = Fa.solve_triangular(Ut, L.matmul(Lt, gR), upper=False, left=False)
+    return (LU, M.tril(gR, -1) + M.triu(gU)), (B, gB)
 
 
 def index_put(input, key, value):

@@ -5,16 +5,16 @@ backends/<device>/factor.py, formulas: backends/scalar/factor.py) and the ops bu
 Every op takes batches of matrices (*, m, n) of float32 or float64 (torch refuses float16
 and integers here too), broadcasts batch dims, and hands the kernels C-contiguous copies that
 they factor or solve in place. Errors are torch's, raised as `LinAlgError` (a RuntimeError)
-naming the batch element. solve, inv, det, slogdet, cholesky, solve_triangular and
-lu_solve (in B) have derivative rules (autograd/derivatives.py)."""
+naming the batch element. Every op but cholesky_solve and cholesky_inverse (composed of
+differentiable ops) has a derivative rule in autograd/derivatives.py: the _ex forms share their
+plain form's, and their `info` has no gradient."""
 import math
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..backends.registry import backend
 from ..creation import allocate, arange, eye, tensor
 from ..tensor import Tensor
-from ._common import broadcast_shapes, check_exact_out, same_device
+from ._common import broadcast_shapes, same_device, write_out
 from .elementwise import where
 from .reduction import _return_type, return_types
 from .shape import scalar_name
@@ -64,14 +64,6 @@ def _pair(fn, A, B, equation="AX = B"):
     if B.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {equation} "
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
-
-
-def _no_grad_through(fn, instead, *tensors):
-    """Ops without a derivative rule refuse inputs that require grad, rather than return a
-    result that silently does not differentiate."""
-    if grad_mode._enabled[0] and any(t.requires_grad for t in tensors):
-        raise RuntimeError(f"{fn}: is not differentiable here; use {instead}, which are, or "
-                           f"call it under jitensor.no_grad()")
 
 
 def _raise(fn, info, message):
@@ -134,7 +126,6 @@ def _lu_factor(fn, A, pivot):
     if not pivot:
         raise RuntimeError(f"{fn}: LU without pivoting is not implemented on the "
                            f"{A.device.type.upper()}")
-    _no_grad_through(fn, "linalg.solve, linalg.inv or linalg.det", A)
     return _factored(A)
 
 
@@ -167,20 +158,35 @@ def lu_factor(A, *, pivot=True, out=None):
     return return_types.linalg_lu_factor(LU, piv.to(dtypes.int32))
 
 
-def _permutation(piv, m, dtype, device):
-    """P (*, m, m) with A = P L U, from getrf's pivots (*, k)."""
+def _row_order(piv, m):
+    """index (int64, (*, m)) with P B = B[index], A = P L U, from getrf's 1-based pivots
+    (*, k): getrf's swaps in turn give P^T B = B[order], and index inverts order."""
     batch = tuple(piv.shape[:-1])
-    rows = list(range(m))
     perms = []
     for swaps in piv.reshape(-1, piv.shape[-1]).tolist() if piv.shape[-1] else [[]] * \
             math.prod(batch):
-        order = rows[:]
+        order = list(range(m))
         for i, p in enumerate(swaps):
             order[i], order[p - 1] = order[p - 1], order[i]
-        perms.append(order)
-    index = tensor(perms, dtype=dtypes.int64, device=device).reshape(batch + (m,))
-    return eye(m, dtype=dtype, device=device).expand(batch + (m, m)).gather(
-        -2, index.unsqueeze(-1).expand(batch + (m, m))).mT
+        inverse = [0] * m
+        for i, r in enumerate(order):
+            inverse[r] = i
+        perms.append(inverse)
+    return tensor(perms, dtype=dtypes.int64, device=piv.device).reshape(batch + (m,))
+
+
+def _permuted(piv, B):
+    """P B (batch dims broadcast): B's rows gathered, which no dense P has to be built for."""
+    batch = broadcast_shapes(tuple(piv.shape[:-1]), tuple(B.shape[:-2]))
+    index = _row_order(piv, B.shape[-2]).expand(batch + (B.shape[-2],))
+    B = B.expand(batch + tuple(B.shape[-2:]))
+    return B.gather(-2, index.unsqueeze(-1).expand(B.shape))
+
+
+def _permutation(piv, m, dtype, device):
+    """P (*, m, m) with A = P L U, from getrf's pivots (*, k)."""
+    batch = tuple(piv.shape[:-1])
+    return _permuted(piv, eye(m, dtype=dtype, device=device).expand(batch + (m, m)))
 
 
 def lu(A, *, pivot=True, out=None):
@@ -198,11 +204,10 @@ def lu(A, *, pivot=True, out=None):
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """torch.linalg.lu_solve: X with A X = B (X A = B where not `left`; A^H for `adjoint`)
-    from lu_factor's (LU, pivots). Differentiable in B."""
+    from lu_factor's (LU, pivots)."""
     fn = "linalg.lu_solve"
     _matrices(fn, LU, "LU")
     _matrices(fn, B, "B", square=False)
-    _no_grad_through(fn, "linalg.solve (differentiable in A and B)", LU)
     _no_out(fn, out)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
@@ -211,7 +216,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if adjoint:  # A^T = U^T L^T P^T: solve with U^T, then L^T, then undo the swaps
         Y = solve_triangular(LU.mT, B, upper=False)
         Z = solve_triangular(LU.mT, Y, upper=True, unitriangular=True)
-        return _permutation(pivots, LU.shape[-1], LU.dtype, LU.device) @ Z
+        return _permuted(pivots, Z)
     return _lu_solved(LU, pivots, B)
 
 
@@ -220,7 +225,6 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """torch.linalg.solve_ex: (result, info) of solve, info the LU's."""
     fn = "torch.linalg.solve_ex"
     _no_out(fn, out)
-    _no_grad_through(fn, "linalg.solve", A, B)
     X, info = _solve(fn, A, B, left)
     if check_errors:
         _raise(fn, info, lambda k: _SINGULAR)
@@ -254,7 +258,7 @@ def solve(A, B, *, left=True, out=None):
     fn = "torch.linalg.solve"
     X, info = _solve(fn, A, B, left)
     _raise(fn, info, lambda k: _SINGULAR)
-    return _write(fn, out, X)
+    return write_out(fn, out, X, exact=True)
 
 
 def inv_ex(A, *, check_errors=False, out=None):
@@ -262,7 +266,6 @@ def inv_ex(A, *, check_errors=False, out=None):
     fn = "linalg.inv_ex"
     _matrices(fn, A)
     _no_out(fn, out)
-    _no_grad_through(fn, "linalg.inv", A)
     LU, piv, info = _factored(A)
     n = A.shape[-1]
     X = _lu_solved(LU, piv, eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
@@ -284,15 +287,7 @@ def inv(A, *, out=None):
     _raise(fn, info, _singular_inverse)
     n = A.shape[-1]
     X = _lu_solved(LU, piv, eye(n, dtype=A.dtype, device=A.device).expand(A.shape))
-    return _write(fn, out, X)
-
-
-def _write(fn, out, X):
-    if out is None:
-        return X
-    check_exact_out(fn, out, X)
-    backend(out._device).copy(out._data, X._data)
-    return out
+    return write_out(fn, out, X, exact=True)
 
 
 def inverse(input, *, out=None):
@@ -316,7 +311,7 @@ def det(A, *, out=None):
     fn = "linalg.det"
     _matrices(fn, A)
     d, parity = _lu_diagonal(A)
-    return _write(fn, out, d.prod(-1) * parity)
+    return write_out(fn, out, d.prod(-1) * parity, exact=True)
 
 
 def slogdet(A, *, out=None):
@@ -342,7 +337,6 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     fn = "linalg.cholesky_ex"
     _matrices(fn, A)
     _no_out(fn, out)
-    _no_grad_through(fn, "linalg.cholesky", A)
     L, info = _cholesky(A, upper)
     if check_errors:
         _raise(fn, info, _not_definite)
@@ -370,7 +364,7 @@ def cholesky(A, *, upper=False, out=None):
     _matrices(fn, A)
     L, info = _cholesky(A, upper)
     _raise(fn, info, _not_definite)
-    return _write(fn, out, L)
+    return write_out(fn, out, L, exact=True)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -380,8 +374,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     _matrices(fn, A)
     _matrices(fn, B, "B", square=False)
     if not left:  # X T = B  <=>  T^T X^T = B^T
-        return _write(fn, out, solve_triangular(A.mT, B.mT, upper=not upper,
-                                                unitriangular=unitriangular).mT)
+        return write_out(fn, out, solve_triangular(A.mT, B.mT, upper=not upper,
+                                                   unitriangular=unitriangular).mT, exact=True)
     _pair(fn, A, B)
     batch = broadcast_shapes(A.shape[:-2], B.shape[:-2])
     n = A.shape[-1]
@@ -389,7 +383,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     X, b = _own(B, batch + tuple(B.shape[-2:]))
     backend(B._device).factor.triangular(T._data.reshape(b.shape[0], n, n), b, bool(upper),
                                          bool(unitriangular))
-    return _write(fn, out, X)
+    return write_out(fn, out, X, exact=True)
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):
@@ -398,10 +392,10 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     _matrices(fn, L, "L")
     _matrices(fn, B, "B", square=False)
     if upper:
-        Y = solve_triangular(L.mT, B, upper=False)
-        return _write(fn, out, solve_triangular(L, Y, upper=True))
-    Y = solve_triangular(L, B, upper=False)
-    return _write(fn, out, solve_triangular(L.mT, Y, upper=True))
+        X = solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+    else:
+        X = solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+    return write_out(fn, out, X)  # (torch's out= here takes any dtype X casts into)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
