@@ -4,10 +4,12 @@ import math
 import warnings
 
 from ..autograd import no_grad
-from ..creation import rand, randn
+from ..creation import eye, rand, randn, tensor as _tensor
+from ..ops.elementwise import where
 
-__all__ = ["calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_",
-           "ones_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
+           "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_",
+           "xavier_normal_", "xavier_uniform_", "zeros_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                "conv_transpose3d", "sigmoid")
@@ -120,3 +122,108 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     """He: N(0, std^2) with std = gain / sqrt(fan)."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     return tensor if std is None else normal_(tensor, 0.0, std, generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std^2) restricted to [a, b], by torch's two rejection samplers."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    opts = _options(tensor, generator)
+    if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+        # Most normal draws land inside: redraw the few that don't. The bounds are rounded to
+        # the tensor's dtype so that the test agrees with the values that get stored.
+        lo, hi = (_tensor(v, dtype=tensor.dtype).item() for v in (a, b))
+        result = randn(tensor.shape, **opts).mul_(std).add_(mean)
+        while (out := (result < lo) | (result > hi)).any():
+            result = where(out, randn(tensor.shape, **opts).mul_(std).add_(mean), result)
+        return _fill_from(tensor, result)
+
+    # A narrow or far-off window would reject nearly every normal draw: propose uniformly on
+    # [a, b] instead and accept with probability pdf(x) / pdf(mode).
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def propose():
+        x = rand(tensor.shape, **opts).mul_(b - a).add_(a)
+        rejected = rand(tensor.shape, **opts).log_() > ((x - mean) / std) ** 2 * -0.5 - log_peak
+        return x, rejected
+
+    result, pending = propose()
+    while pending.any():
+        x, rejected = propose()
+        result = where(pending, x, result)
+        pending = pending & rejected
+    return _fill_from(tensor, result)
+
+
+def eye_(tensor):
+    """The identity, so a Linear layer passes through as many inputs as it can."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _fill_from(tensor, eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor, groups=1):
+    """A Dirac delta at each kernel's centre, so a convolution passes through as many input
+    channels as it can (within each group)."""
+    dimensions = tensor.ndimension()
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.size()
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    out_chans = [g * out_per_group + d for g in range(groups) for d in range(min_dim)]
+    in_chans = list(range(min_dim)) * groups
+    centre = tuple(s // 2 for s in sizes[2:])
+    with no_grad():
+        tensor.zero_()
+        if out_chans:
+            index = (_tensor(out_chans, device=tensor.device),
+                     _tensor(in_chans, device=tensor.device))
+            tensor[index + centre] = 1
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std^2) with ceil(sparsity * rows) entries of each column set to zero."""
+    if tensor.ndimension() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    normal_(tensor, 0.0, std, generator)
+    # Sorting a uniform column gives a random permutation of its rows, so every column's
+    # randperm(rows)[:num_zeros] comes from one argsort; slicing as torch does keeps its
+    # handling of sparsity outside [0, 1].
+    zero_rows = rand((rows, cols), **_options(tensor, generator)).argsort(dim=0)[:num_zeros]
+    with no_grad():
+        return tensor.scatter_(0, zero_rows, 0)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix times gain; dims after the first are flattened."""
+    from .. import linalg  # imported on first use, as jt.linalg is
+
+    if tensor.ndimension() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    flattened = randn((rows, cols), **_options(tensor, generator))
+    if rows < cols:
+        flattened = flattened.t()
+    q, r = linalg.qr(flattened)
+    # Fixing the signs of R's diagonal makes Q Haar-distributed (Mezzadri, math-ph/0609050).
+    q = q * r.diag(0).sign()
+    if rows < cols:
+        q = q.t()
+    with no_grad():
+        tensor.view_as(q).copy_(q)
+        return tensor.mul_(gain)
