@@ -1,16 +1,16 @@
 """torch.linalg: the factorisations and solvers of ops/factor.py (LU with partial pivoting,
-Cholesky, triangular solves; their kernels are jitensor's own, on both devices) and the
-norms and products composed from other ops.
+Cholesky, triangular solves, Householder QR, the symmetric eigenproblem by Jacobi rotations;
+their kernels are jitensor's own, on both devices) and the norms and products composed from
+other ops.
 
-Not here yet: the decompositions that need an iterative eigen-solver (svd, svdvals, eig,
-eigh, eigvals(h), qr, pinv, matrix_rank, cond, lstsq) and matrix_exp; matrix_norm's 2, -2 and
-'nuc' (the singular values) raise."""
+Not here yet: eig, eigvals, pinv, matrix_rank, cond, lstsq and matrix_exp."""
 import math
 
 from . import dtypes
 from .ops._common import dim as _dim, write_out
-from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, inv, inv_ex, lu, lu_factor,
-                         lu_factor_ex, lu_solve, slogdet, solve, solve_ex, solve_triangular)
+from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex,
+                         linalg_qr as qr, linalg_svd as svd, lu, lu_factor, lu_factor_ex,
+                         lu_solve, slogdet, solve, solve_ex, solve_triangular, svdvals)
 from .ops.linalg import cross as _cross, matmul
 from .ops.matrix import diagonal as _diagonal
 from .ops.reduction import amax, amin, norm as _norm
@@ -18,10 +18,10 @@ from .ops.shape import scalar_name
 from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "inv", "inv_ex",
-           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm",
-           "matrix_power", "multi_dot", "norm", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_norm", "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 
 def _floating(fn, x, dtype):
@@ -57,7 +57,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """torch.linalg.matrix_norm over the two dims `dim`: 'fro', or ord 1 / -1 (the largest /
-    smallest column sum of |A|), inf / -inf (row sums)."""
+    smallest column sum of |A|), inf / -inf (row sums), 2 / -2 (the largest / smallest
+    singular value), 'nuc' (their sum)."""
     fn = "linalg.matrix_norm"
     A = _floating(fn, A, dtype)
     if A.ndim < 2:
@@ -70,8 +71,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         return write_out(fn, out, _norm(A, 2, dim, keepdim), exact=True)
     if ord in (2, -2, "nuc"):
-        raise RuntimeError(f"{fn}: ord={ord!r} needs the singular values (an SVD), which "
-                           f"jitensor does not have yet; use ord='fro', 1, -1, inf or -inf")
+        sv = svdvals(A.movedim(dim, (-2, -1)))
+        result = sv.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(sv, -1)
+        for d in sorted(dim) if keepdim else ():
+            result = result.unsqueeze(d)
+        return write_out(fn, out, result, exact=True)
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
     summed, kept = (dim[0], dim[1]) if abs(ord) == 1 else (dim[1], dim[0])

@@ -1259,6 +1259,102 @@ def _lu_solve(g, X, LU, pivots, B, *, left=True, adjoint=False, out=None):
     return (LU, M.tril(gR, -1) + M.triu(gU)), (B, gB)
 
 
+def _qr_square(gQ, gR, Q, R):
+    """gA for A = Q R, m >= n, Q (m x n) with orthonormal columns: with C = Q^T dA R^-1, Q^T dQ
+    is the skew part of C's strict lower triangle and dR R^-1 the rest, which gives gA = (gQ +
+    Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ's upper triangle mirrored (torch's
+    linalg_qr_backward, as its own derivation writes it)."""
+    C = _zero(R) if gR is None else L.matmul(gR, S.transpose(R, -2, -1))
+    if gQ is not None:
+        C = C - L.matmul(S.transpose(Q, -2, -1), gQ)
+    C = M.triu(C) + S.transpose(M.triu(C, 1), -2, -1)
+    X = L.matmul(Q, C) if gQ is None else gQ + L.matmul(Q, C)
+    return Fa.solve_triangular(S.transpose(R, -2, -1), X, upper=False, left=False)
+
+
+@rule("linalg_qr", uses_inputs=False)
+def _linalg_qr(g, result, A, mode="reduced", *, out=None):
+    Q, R = result
+    m, n = A.shape[-2:]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                           "to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    gQ, gR = g
+    if m >= n:
+        return ((A, _qr_square(gQ, gR, Q, R)),)
+    # A = [X | Y], R = [U | V]: X = Q U is square, and Y = Q V feeds Q's gradient through V
+    gU = None if gR is None else gR[..., :m]
+    gV = None if gR is None else gR[..., m:]
+    if gV is not None:
+        gYQ = L.matmul(A[..., m:], S.transpose(gV, -2, -1))
+        gQ = gYQ if gQ is None else gQ + gYQ
+    gX = _qr_square(gQ, gU, Q, R[..., :m])
+    gY = _zero(A[..., m:]) if gV is None else L.matmul(Q, gV)
+    return ((A, S.cat([gX, gY], -1)),)
+
+
+@rule("eigh", uses_inputs=False)
+def _eigh(g, result, A, UPLO="L", *, out=None):
+    """gA = V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T (torch's linalg_eigh_backward): a
+    symmetric gradient, infinite where eigenvalues repeat and gV does not vanish there."""
+    w, V = result
+    gw, gV = g
+    Vt = S.transpose(V, -2, -1)
+    inner = _zero(V) if gV is None else L.matmul(Vt, gV)
+    if gV is not None:
+        n = w.shape[-1]
+        gaps = S.unsqueeze(w, -2) - S.unsqueeze(w, -1) + creation.eye(n, dtype=w.dtype,
+                                                                       device=w.device)
+        inner = 0.5 * (inner - S.transpose(inner, -2, -1)) / gaps
+    if gw is not None:
+        inner = inner + M.diag_embed(gw)
+    return ((A, L.matmul(L.matmul(V, inner), Vt)),)
+
+
+def _svd_backward(gU, gS, gV, U, sv, V):
+    """gA for A = U diag(sv) V^T (thin, m >= n; torch's svd_backward): U [skew(U^T gU) / E S + S
+    skew(V^T gV) / E + diag(gS)] V^T + (I - U U^T) gU S^-1 V^T, E_ij = S_j^2 - S_i^2 (1 on the
+    diagonal), skew(X) = X - X^T."""
+    Vt = S.transpose(V, -2, -1)
+    if gU is None and gV is None:
+        return L.matmul(U * S.unsqueeze(gS, -2), Vt)
+    n = sv.shape[-1]
+    S2 = sv * sv
+    E = S.unsqueeze(S2, -2) - S.unsqueeze(S2, -1) + creation.eye(n, dtype=sv.dtype,
+                                                                     device=sv.device)
+    inner = _zero(V) if gS is None else M.diag_embed(gS)
+    if gU is not None:
+        X = L.matmul(S.transpose(U, -2, -1), gU)
+        inner = inner + (X - S.transpose(X, -2, -1)) / E * S.unsqueeze(sv, -2)
+    if gV is not None:
+        X = L.matmul(Vt, gV)
+        inner = inner + S.unsqueeze(sv, -1) * ((X - S.transpose(X, -2, -1)) / E)
+    gA = L.matmul(U, inner)
+    if gU is not None and U.shape[-2] > n:
+        gUSinv = gU / S.unsqueeze(sv, -2)
+        gA = gA + gUSinv - L.matmul(U, L.matmul(S.transpose(U, -2, -1), gUSinv))
+    return L.matmul(gA, Vt)
+
+
+@rule("linalg_svd", uses_inputs=False)
+def _linalg_svd(g, result, A, full_matrices=True, *, driver=None, out=None):
+    U, Sv, Vh = result
+    gU, gS, gVh = g
+    k = Sv.shape[-1]
+    if full_matrices:  # (the extra columns do not change A: torch narrows them away)
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        gU = None if gU is None else gU[..., :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+    V, gV = S.transpose(Vh, -2, -1), None if gVh is None else S.transpose(gVh, -2, -1)
+    if A.shape[-2] < A.shape[-1]:  # A^T = V S U^T
+        return ((A, S.transpose(_svd_backward(gV, gS, gU, V, Sv, U), -2, -1)),)
+    return ((A, _svd_backward(gU, gS, gV, U, Sv, V)),)
+
+
 def index_put(input, key, value):
     """`input` with `input[key] = value` applied to a copy: what `t[key] = value` records."""
     out = input.clone()

@@ -17,10 +17,10 @@ from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device, write_out
 from .elementwise import where
 from .reduction import _return_type, return_types
-from .shape import scalar_name
+from .shape import cat, scalar_name
 
 # torch's top-level names (jitensor/linalg.py is torch.linalg: every op here)
-__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "slogdet"]
+__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "qr", "slogdet"]
 
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a matrix the op cannot factor (singular, not
@@ -33,7 +33,9 @@ for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
                        ("linalg_lu", ("P", "L", "U")), ("linalg_slogdet", ("sign", "logabsdet")),
                        ("linalg_solve_ex", ("result", "info")),
                        ("linalg_inv_ex", ("inverse", "info")),
-                       ("linalg_cholesky_ex", ("L", "info"))):
+                       ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")),
+                       ("qr", ("Q", "R")), ("linalg_eigh", ("eigenvalues", "eigenvectors")),
+                       ("linalg_svd", ("U", "S", "Vh"))):
     setattr(return_types, _name, _return_type(_name, _fields))
 
 
@@ -406,5 +408,122 @@ def cholesky_inverse(L, upper=False, *, out=None):
                           out=out)
 
 
-TENSOR_METHODS = {"det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,
+# -- QR and the symmetric eigenproblem -----------------------------------------------------------
+def _pair_out(fn, out, pair, cls):
+    """cls(*pair), or with out= the pair (a, b) of tensors holding its values."""
+    if out is None:
+        return cls(*pair)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{fn.replace('.', '_')}(): argument 'out' must be tuple of Tensors, "
+                        f"not {type(out).__name__}")
+    return cls(*(write_out(fn, o, r, exact=True) for o, r in zip(out, pair)))
+
+
+def linalg_qr(A, mode="reduced", *, out=None):
+    """torch.linalg.qr: (Q, R) with A = Q R by Householder reflections (LAPACK's geqrf/orgqr,
+    so R's diagonal has LAPACK's signs, as torch's). k = min(m, n); 'reduced': Q (*, m, k), R
+    (*, k, n); 'complete': Q (*, m, m), R (*, m, n); 'r': R only (Q empty)."""
+    fn = "linalg.qr"
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    _matrices(fn, A, square=False)
+    m, n = A.shape[-2:]
+    k, batch = min(m, n), tuple(A.shape[:-2])
+    t = math.prod(batch)
+    F, a = _own(A, tuple(A.shape))
+    tau = allocate(batch + (k,), A._dtype, A._device)
+    columns = {"reduced": k, "complete": m, "r": 0}[mode]
+    Q = allocate(batch + (m, columns), A._dtype, A._device)
+    backend(A._device).factor.qr(a, tau._data.reshape(t, k), Q._data.reshape(t, m, columns))
+    R = F[..., :m if mode == "complete" else k, :].triu()
+    if mode == "r":
+        Q = allocate((0,), A._dtype, A._device)
+    return _pair_out(fn, out, (Q, R), return_types.linalg_qr)
+
+
+def qr(input, some=True, *, out=None):
+    """torch.qr: linalg.qr in mode 'reduced' (`some`) or 'complete'."""
+    Q, R = linalg_qr(input, "reduced" if some else "complete")
+    return _pair_out("qr", out, (Q, R), return_types.qr)
+
+
+def _symmetric(fn, A, UPLO):
+    """A's triangle `UPLO` mirrored into a full symmetric matrix (torch reads only that one)."""
+    _matrices(fn, A)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    if UPLO == "L":
+        return A.tril() + A.tril(-1).mT
+    return A.triu() + A.triu(1).mT
+
+
+def eigh(A, UPLO="L", *, out=None):
+    """torch.linalg.eigh: (eigenvalues ascending (*, n), eigenvectors as columns (*, n, n)) of
+    the symmetric matrices whose `UPLO` triangle A holds, by cyclic Jacobi rotations (scalar
+    kernel, both devices): eigenvalues as accurate as LAPACK's, eigenvectors up to sign."""
+    fn = "linalg.eigh"
+    S = _symmetric(fn, A, UPLO)
+    n, batch = A.shape[-1], tuple(A.shape[:-2])
+    S, a = _own(S, tuple(S.shape))
+    V = allocate(tuple(A.shape), A._dtype, A._device)
+    w = allocate(batch + (n,), A._dtype, A._device)
+    t = math.prod(batch)
+    backend(A._device).factor.eigh(a, V._data.reshape(t, n, n), w._data.reshape(t, n))
+    return _pair_out(fn, out, (w, V), return_types.linalg_eigh)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    """torch.linalg.eigvalsh: eigh's eigenvalues (its gradient too)."""
+    return write_out("linalg.eigvalsh", out, eigh(A, UPLO).eigenvalues, exact=True)
+
+
+def _completed(U, S):
+    """U (*, p, q) with orthonormal columns where S > 0 (zero columns where S is 0, last: S
+    descends) completed to p orthonormal columns: Householder QR's Q agrees with U's leading
+    columns up to R's diagonal signs, and its others span what U's leave out."""
+    Q, R = linalg_qr(U, "complete")
+    signs = R.diagonal(0, -2, -1).sign()
+    signs = where(signs == 0, 1.0, signs)
+    pad = allocate(tuple(signs.shape[:-1]) + (U.shape[-2] - U.shape[-1],), U._dtype, U._device)
+    pad.fill_(1)
+    return Q * cat([signs, pad], -1).unsqueeze(-2)
+
+
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    """torch.linalg.svd: (U, S, Vh) with A = U diag(S) Vh, S descending, by one-sided Jacobi
+    (scalar kernel, both devices: accurate small singular values); the vectors' signs are
+    Jacobi's, not LAPACK's. full_matrices: U (*, m, m), Vh (*, n, n), else k = min(m, n)."""
+    fn = "linalg.svd"
+    _matrices(fn, A, square=False)
+    m, n = A.shape[-2:]
+    wide = m < n
+    B = A.mT if wide else A  # (A^T = U S V^T gives A = V S U^T)
+    p, q = B.shape[-2:]
+    batch = tuple(A.shape[:-2])
+    t = math.prod(batch)
+    U, u = _own(B, batch + (p, q))
+    V = allocate(batch + (q, q), A._dtype, A._device)
+    S = allocate(batch + (q,), A._dtype, A._device)
+    backend(A._device).factor.svd(u, V._data.reshape(t, q, q), S._data.reshape(t, q))
+    if full_matrices and p > q or S.numel() and (S == 0).any().item():
+        U = _completed(U, S)
+        U = U if full_matrices else U[..., :q]
+    U, Vh = (V, U.mT) if wide else (U, V.mT)
+    result = (U.contiguous(), S, Vh.contiguous())
+    if out is None:
+        return return_types.linalg_svd(*result)
+    if not isinstance(out, (tuple, list)) or len(out) != 3:
+        raise TypeError(f"linalg_svd(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    return return_types.linalg_svd(*(write_out(fn, o, r, exact=True)
+                                     for o, r in zip(out, result)))
+
+
+def svdvals(A, *, driver=None, out=None):
+    """torch.linalg.svdvals: svd's S (its gradient too)."""
+    return write_out("linalg.svdvals", out, linalg_svd(A, False).S, exact=True)
+
+
+TENSOR_METHODS = {"qr": qr, "det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,
                   "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse}

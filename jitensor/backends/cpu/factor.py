@@ -71,6 +71,51 @@ def _cholesky(a, info):
             info[m] = S.cholesky(a, m * n * n, n)
 
 
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _qr(a, tau, q):
+    """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) the
+    reflectors' scales, q (t, m, k) Q's first k columns (k = 0: Q is not wanted)."""
+    t, m, n = a.shape
+    r, k = tau.shape[1], q.shape[2]
+    a, tau, q = a.reshape(-1), tau.reshape(-1), q.reshape(-1)
+    if serial(t * m * n * max(r, 1)):
+        for s in range(t):
+            S.qr(a, s * m * n, m, n, tau, s * r)
+            S.qr_q(a, s * m * n, m, n, tau, s * r, q, s * m * k, k)
+    else:
+        for s in prange(t):
+            S.qr(a, s * m * n, m, n, tau, s * r)
+            S.qr_q(a, s * m * n, m, n, tau, s * r, q, s * m * k, k)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _eigh(a, v, w, eps):
+    """w (t, n) = the eigenvalues (ascending) of the symmetric a (t, n, n; destroyed), v (t, n,
+    n) their eigenvectors as columns."""
+    t, n = w.shape
+    a, v, w = a.reshape(-1), v.reshape(-1), w.reshape(-1)
+    if serial(t * n * n * n):
+        for s in range(t):
+            S.eigh(a, s * n * n, n, v, s * n * n, w, s * n, eps)
+    else:
+        for s in prange(t):
+            S.eigh(a, s * n * n, n, v, s * n * n, w, s * n, eps)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _svd(a, v, s, eps):
+    """s (t, n) = the singular values (descending) of a (t, m, n), m >= n; a = the left
+    singular vectors, v (t, n, n) the right ones, as columns."""
+    t, m, n = a.shape
+    a, v, s = a.reshape(-1), v.reshape(-1), s.reshape(-1)
+    if serial(t * m * n * n):
+        for k in range(t):
+            S.svd(a, k * m * n, m, n, v, k * n * n, s, k * n, eps)
+    else:
+        for k in prange(t):
+            S.svd(a, k * m * n, m, n, v, k * n * n, s, k * n, eps)
+
+
 
 # -- LAPACK --------------------------------------------------------------------------------------
 @register_jitable
@@ -183,3 +228,22 @@ def cholesky(a, info):
         _lapack(3, a, _PIV, a, info, False, False)
     else:
         _cholesky(a, info)
+
+
+# -- decompositions: the scalar definitions alone (no LAPACK symbols registered for them yet) ----
+def qr(a, tau, q):
+    """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) out, q
+    (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted)."""
+    _qr(a, tau, q)
+
+
+def eigh(a, v, w):
+    """w (t, n) = the ascending eigenvalues of the symmetric a (t, n, n; destroyed), v (t, n, n)
+    their unit eigenvectors as columns."""
+    _eigh(a, v, w, float(np.finfo(a.dtype).eps))
+
+
+def svd(a, v, s):
+    """s (t, n) = the descending singular values of a (t, m, n), m >= n; a = the left singular
+    vectors (zero columns where s is 0), v (t, n, n) the right ones, as columns."""
+    _svd(a, v, s, float(np.finfo(a.dtype).eps))

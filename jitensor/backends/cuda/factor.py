@@ -2,6 +2,7 @@
 matrices, `a` (t, n, n) and `b` (t, n, k) C-contiguous, in place: a matrix per thread. That
 suits batches of small matrices; one large matrix runs on one thread (a blocked, many-thread
 factorisation, as cuSOLVER's, is what large ones would need)."""
+import numpy as np
 from numba import cuda
 
 from ..scalar import factor as S
@@ -42,6 +43,31 @@ def _cholesky(a, ao, info, io, t, n):
         m += cuda.gridsize(1)
 
 
+@driver.jit
+def _qr(a, ao, tau, to, q, qo, t, m, n, r, k):
+    s = cuda.grid(1)
+    while s < t:
+        S.qr(a, ao + s * m * n, m, n, tau, to + s * r)
+        S.qr_q(a, ao + s * m * n, m, n, tau, to + s * r, q, qo + s * m * k, k)
+        s += cuda.gridsize(1)
+
+
+@driver.jit
+def _eigh(a, ao, v, vo, w, wo, t, n, eps):
+    s = cuda.grid(1)
+    while s < t:
+        S.eigh(a, ao + s * n * n, n, v, vo + s * n * n, w, wo + s * n, eps)
+        s += cuda.gridsize(1)
+
+
+@driver.jit
+def _svd(a, ao, v, vo, s, so, t, m, n, eps):
+    k = cuda.grid(1)
+    while k < t:
+        S.svd(a, ao + k * m * n, m, n, v, vo + k * n * n, s, so + k * n, eps)
+        k += cuda.gridsize(1)
+
+
 def lu(a, piv, info):
     t, m, n = a.shape
     driver.launch_1d(_lu, t, *pointer(a), *pointer(piv), *pointer(info), t, m, n, piv.shape[1])
@@ -61,3 +87,21 @@ def triangular(a, b, upper, unit):
 def cholesky(a, info):
     t, n = a.shape[0], a.shape[1]
     driver.launch_1d(_cholesky, t, *pointer(a), *pointer(info), t, n)
+
+
+def qr(a, tau, q):
+    t, m, n = a.shape
+    driver.launch_1d(_qr, t, *pointer(a), *pointer(tau), *pointer(q), t, m, n, tau.shape[1],
+                     q.shape[2])
+
+
+def eigh(a, v, w):
+    t, n = w.shape
+    driver.launch_1d(_eigh, t, *pointer(a), *pointer(v), *pointer(w), t, n,
+                     float(np.finfo(a.dtype).eps))
+
+
+def svd(a, v, s):
+    t, m, n = a.shape
+    driver.launch_1d(_svd, t, *pointer(a), *pointer(v), *pointer(s), t, m, n,
+                     float(np.finfo(a.dtype).eps))
