@@ -335,7 +335,25 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class LayerNorm(Module):
+class _AffineNorm(Module):
+    """The normalisations' optional scale and shift (LayerNorm, GroupNorm, the batch and
+    instance norms): weight (ones) and bias (zeros) of `shape` when affine, bias dropped with
+    bias=False; an absent one is registered as None, as torch does, so that state dicts and
+    reprs (bias=...) match torch's."""
+
+    def _affine_parameters(self, shape, affine, bias, device, dtype):
+        for name, present in (("weight", affine), ("bias", affine and bias)):
+            self.register_parameter(name, Parameter(empty(shape, device=device, dtype=dtype))
+                                    if present else None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+
+class LayerNorm(_AffineNorm):
     """Normalises over the trailing dims `normalized_shape`, then scales by weight (ones) and
     shifts by bias (zeros) when elementwise_affine (bias=False: no shift)."""
 
@@ -344,22 +362,8 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape = as_shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self._affine_parameters(self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
-
-    def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -493,6 +497,8 @@ class _ConvNd(_Affine):
             text += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             text += f", dilation={self.dilation}"
+        if getattr(self, "output_padding", (0,) * n) != (0,) * n:  # (the transposed ones')
+            text += f", output_padding={self.output_padding}"
         if self.groups != 1:
             text += f", groups={self.groups}"
         if self.bias is None:
@@ -575,21 +581,9 @@ class _ConvTransposeNd(_Affine):
         return fn(input, self.weight, self.bias, self.stride, self.padding,
                   self._output_padding(input, output_size), self.groups, self.dilation)
 
-    def extra_repr(self):
-        n = self._n
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-        if self.padding != (0,) * n:
-            text += f", padding={self.padding}"
-        if self.dilation != (1,) * n:
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * n:
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        return text
+    # torch's one repr for both kinds (not super()'s plus a suffix: output_padding stands
+    # before groups and bias)
+    extra_repr = _ConvNd.extra_repr
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -678,7 +672,7 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _pool = staticmethod(C.adaptive_avg_pool2d)
 
 
-class _BatchNorm(Module):
+class _BatchNorm(_AffineNorm):
     """BatchNorm1d and BatchNorm2d: per-channel statistics of the batch in training (their
     running averages kept in buffers, momentum=None: the cumulative average), the running
     ones in eval mode."""
@@ -690,15 +684,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self._affine_parameters(num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ones(num_features, device=device, dtype=dtype))
@@ -716,10 +702,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
+        super().reset_parameters()
 
     def forward(self, input):
         if input.ndim not in self._dims:

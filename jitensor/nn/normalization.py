@@ -8,13 +8,11 @@ import math
 import warnings
 
 from ..autograd import no_grad
-from ..creation import empty
 from ..ops.reduction import var_mean
 from ..tensor import Tensor
-from . import convolution as C, functional as F, init
-from .layers import _BatchNorm
+from . import convolution as C, functional as F
+from .layers import _AffineNorm, _BatchNorm
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "LocalResponseNorm"]
@@ -126,7 +124,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 # -- modules ---------------------------------------------------------------------------------
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     """group_norm with weight (ones) and bias (zeros) of num_channels when affine."""
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
@@ -137,22 +135,8 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, \
             eps, affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self._affine_parameters(num_channels, affine, bias, device, dtype)
         self.reset_parameters()
-
-    def reset_parameters(self):
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
 
     def forward(self, input):
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

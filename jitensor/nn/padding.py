@@ -48,16 +48,13 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-class ConstantPad1d(_ConstantPadNd):
-    _n = 1
-
-
-class ConstantPad2d(_ConstantPadNd):
-    _n = 2
-
-
-class ConstantPad3d(_ConstantPadNd):
-    _n = 3
+def _per_dim(kind, base, parents=(None,) * 3):
+    """The 1d, 2d and 3d subclasses of base under torch's names (kind + "1d", ...), each with
+    its _n (and `parents`' class of its dim as a second base, where given); created here, in
+    this module, so that they pickle."""
+    return tuple(type(f"{kind}{n}d", (base,) if parent is None else (base, parent),
+                      {"_n": n, "__module__": __name__})
+                 for n, parent in zip((1, 2, 3), parents))
 
 
 class _ZeroPadNd(_ConstantPadNd):
@@ -68,48 +65,12 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-class ZeroPad1d(_ZeroPadNd):
-    _n = 1
-
-
-class ZeroPad2d(_ZeroPadNd):
-    _n = 2
-
-
-class ZeroPad3d(_ZeroPadNd):
-    _n = 3
-
-
 class _ReflectionPadNd(_PadNd):
     _mode = "reflect"
 
 
-class ReflectionPad1d(_ReflectionPadNd):
-    _n = 1
-
-
-class ReflectionPad2d(_ReflectionPadNd):
-    _n = 2
-
-
-class ReflectionPad3d(_ReflectionPadNd):
-    _n = 3
-
-
 class _ReplicationPadNd(_PadNd):
     _mode = "replicate"
-
-
-class ReplicationPad1d(_ReplicationPadNd):
-    _n = 1
-
-
-class ReplicationPad2d(_ReplicationPadNd):
-    _n = 2
-
-
-class ReplicationPad3d(_ReplicationPadNd):
-    _n = 3
 
 
 class _CircularPadNd(_PadNd):
@@ -124,13 +85,11 @@ class _CircularPadNd(_PadNd):
         return super().forward(input)
 
 
-class CircularPad1d(_CircularPadNd):
-    _n = 1
-
-
-class CircularPad2d(_CircularPadNd):
-    _n = 2
-
-
-class CircularPad3d(_CircularPadNd):
-    _n = 3
+ConstantPad1d, ConstantPad2d, ConstantPad3d = _per_dim("ConstantPad", _ConstantPadNd)
+# (torch's ZeroPad{n}d are ConstantPad{n}d's subclasses)
+ZeroPad1d, ZeroPad2d, ZeroPad3d = _per_dim("ZeroPad", _ZeroPadNd,
+                                           (ConstantPad1d, ConstantPad2d, ConstantPad3d))
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = _per_dim("ReflectionPad", _ReflectionPadNd)
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = _per_dim("ReplicationPad",
+                                                                _ReplicationPadNd)
+CircularPad1d, CircularPad2d, CircularPad3d = _per_dim("CircularPad", _CircularPadNd)

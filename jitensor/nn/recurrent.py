@@ -27,12 +27,11 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # `projected` is the input's product with weight_ih plus bias_ih -- and, for every mode but GRU,
 # plus bias_hh as well (the sum is the same, added once for all steps). GRU keeps bias_hh
 # inside its hidden product: its candidate gate multiplies (W_hn h + b_hn) by r.
-def _tanh_step(projected, state, w_hh, b_hh, w_hr):
-    return (F.tanh(projected + F.linear(state[0], w_hh)),)
-
-
-def _relu_step(projected, state, w_hh, b_hh, w_hr):
-    return (F.relu(projected + F.linear(state[0], w_hh)),)
+def _elman_step(activation):
+    """RNN's step, h' = activation(projected + h W_hh^T), for tanh or relu."""
+    def step(projected, state, w_hh, b_hh, w_hr):
+        return (activation(projected + F.linear(state[0], w_hh)),)
+    return step
 
 
 def _lstm_step(projected, state, w_hh, b_hh, w_hr):
@@ -56,7 +55,8 @@ def _gru_step(projected, state, w_hh, b_hh, w_hr):
     return (n + z * (h - n),)
 
 
-_STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _tanh_step, "RNN_RELU": _relu_step}
+_STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _elman_step(F.tanh),
+          "RNN_RELU": _elman_step(F.relu)}
 
 
 def _project(mode, x, w_ih, b_ih, b_hh):
@@ -65,7 +65,23 @@ def _project(mode, x, w_ih, b_ih, b_hh):
     return out if b_hh is None or mode == "GRU" else out + b_hh
 
 
-class RNNBase(Module):
+class _Recurrent(Module):
+    """What the layers and the cells share, as torch repeats it in RNNBase and RNNCellBase:
+    every parameter drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), and a repr of
+    the sizes followed by the settings that differ from their defaults."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _extra_repr(self, *fields):
+        """The two sizes, then name=value for each (name, shown) pair that is shown."""
+        return ", ".join([f"{self.input_size}, {self.hidden_size}"] +
+                         [f"{name}={getattr(self, name)}" for name, shown in fields if shown])
+
+
+class RNNBase(_Recurrent):
     """What RNN, LSTM and GRU share: their parameters -- for layer k and each direction
     ("_reverse" for the backward one), weight_ih_l{k} (gates * hidden_size, input features),
     weight_hh_l{k} (gates * hidden_size, hidden features), bias_ih_l{k}, bias_hh_l{k} (with
@@ -142,26 +158,11 @@ class RNNBase(Module):
         """A no-op: torch packs the weights into one buffer for cuDNN, and jitensor's forward
         reads the parameters as they are."""
 
-    def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
-
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return self._extra_repr(
+            ("proj_size", self.proj_size != 0), ("num_layers", self.num_layers != 1),
+            ("bias", self.bias is not True), ("batch_first", self.batch_first is not False),
+            ("dropout", self.dropout != 0), ("bidirectional", self.bidirectional is not False))
 
     # -- checks (torch's) ---------------------------------------------------------------------
     def check_input(self, input, batch_sizes=None):
@@ -362,7 +363,7 @@ class LSTM(RNNBase):
 
 
 # -- cells -------------------------------------------------------------------------------------
-class RNNCellBase(Module):
+class RNNCellBase(_Recurrent):
     """A single step: weight_ih (chunks * hidden_size, input_size), weight_hh (chunks *
     hidden_size, hidden_size), bias_ih and bias_hh (with bias), drawn from
     U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)). Inputs (N, input_size) or unbatched
@@ -383,17 +384,9 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
-            s += f", nonlinearity={self.nonlinearity}"
-        return s
-
-    def reset_parameters(self):
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+        nonlinearity = self.__dict__.get("nonlinearity", "tanh")
+        return self._extra_repr(("bias", self.bias is not True),
+                                ("nonlinearity", nonlinearity != "tanh"))
 
     def _batched(self, input, hidden, what):
         """Whether input is 2-D (else 1-D: unbatched); torch's ValueError for other dims."""
@@ -434,7 +427,20 @@ class RNNCellBase(Module):
         return zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
 
 
-class RNNCell(RNNCellBase):
+class _SingleStateCell(RNNCellBase):
+    """RNNCell and GRUCell: one hidden state; _mode() names the step."""
+
+    def forward(self, input, hx=None):
+        """h' (N, hidden_size), or (hidden_size,) unbatched; hx defaults to zeros."""
+        batched = self._batched(input, () if hx is None else (hx,), ("hidden",))
+        if not batched:
+            input = input.unsqueeze(0)
+        hx = self._zeros(input) if hx is None else hx if batched else hx.unsqueeze(0)
+        (h,) = self._step(self._mode(), input, (hx,))
+        return h if batched else h.squeeze(0)
+
+
+class RNNCell(_SingleStateCell):
     """h' = nonlinearity(x W_ih^T + b_ih + h W_hh^T + b_hh), nonlinearity 'tanh' or 'relu'."""
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
@@ -443,17 +449,10 @@ class RNNCell(RNNCellBase):
                          dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input, hx=None):
-        """h' (N, hidden_size), or (hidden_size,) unbatched; hx defaults to zeros."""
-        batched = self._batched(input, () if hx is None else (hx,), ("hidden",))
-        if not batched:
-            input = input.unsqueeze(0)
-        hx = self._zeros(input) if hx is None else hx if batched else hx.unsqueeze(0)
+    def _mode(self):
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        (h,) = self._step(mode, input, (hx,))
-        return h if batched else h.squeeze(0)
+        return "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
 
 
 class LSTMCell(RNNCellBase):
@@ -478,18 +477,12 @@ class LSTMCell(RNNCellBase):
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
-class GRUCell(RNNCellBase):
+class GRUCell(_SingleStateCell):
     """h': gates r, z, n; n = tanh(W_in x + b_in + r (W_hn h + b_hn)), h' = (1 - z) n + z h."""
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
                          dtype=dtype)
 
-    def forward(self, input, hx=None):
-        """h' (N, hidden_size), or (hidden_size,) unbatched; hx defaults to zeros."""
-        batched = self._batched(input, () if hx is None else (hx,), ("hidden",))
-        if not batched:
-            input = input.unsqueeze(0)
-        hx = self._zeros(input) if hx is None else hx if batched else hx.unsqueeze(0)
-        (h,) = self._step("GRU", input, (hx,))
-        return h if batched else h.squeeze(0)
+    def _mode(self):
+        return "GRU"
