@@ -9,7 +9,7 @@ input's shape (broadcasting) and dtype, so rules are written as if nothing broad
 """
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
 from . import grad_mode
-from .versions import counter
+from .versions import counter, storage
 
 
 class Node:
@@ -19,12 +19,13 @@ class Node:
     # result: the outputs as detached aliases (a strong reference to the outputs themselves
     # would make a cycle output -> grad_fn -> output, freed only by the garbage collector);
     # versions: (storage counter, its count when saved) of saved inputs and outputs;
-    # retained: output number -> meta of outputs that retain_grad()
+    # retained: output number -> meta of outputs that retain_grad(); taken: of a view sharing
+    # its input's memory, (that storage's counter, its count when the view was taken), else None
     __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "retained",
-                 "__weakref__")
+                 "taken", "__weakref__")
     rule = None
     uses_inputs = uses_result = True
-    is_view = False
+    is_view = False  # (view ops: `forward` is the op, to take the view again)
 
     def name(self):
         return type(self).__name__
@@ -92,9 +93,44 @@ def _alias(t):
 def _link(t, edges, versions, keep):
     m = t._meta
     if m is not None and m.requires_grad:
-        edges[id(t)] = t if m.grad_fn is None else (m.grad_fn, m.output_nr)
+        if m.grad_fn is None:
+            edges[id(t)] = t
+        else:
+            if _stale(m.grad_fn):
+                retake(t)
+            edges[id(t)] = (m.grad_fn, m.output_nr)
     if keep:
         _save(t, versions)
+
+
+def view_base(t):
+    """The tensor whose memory `t` views, as the graph took that view, or None."""
+    node = t._meta.grad_fn if t._meta is not None else None
+    return node.args[0] if node is not None and type(node).is_view and node.taken is not None \
+        else None
+
+
+def view_of(forward, args, kwargs, nr, base):
+    """The view `forward(base, *args, **kwargs)` (output `nr` of a split)."""
+    out = forward(base, *args, **kwargs)
+    return out[nr] if isinstance(out, (tuple, list)) else out
+
+
+def _stale(node):
+    """Whether `node` took a view of memory written in place since."""
+    return type(node).is_view and node.taken is not None and node.taken[0].count != node.taken[1]
+
+
+def retake(t):
+    """Take the view `t` again from its base's present history: its base was written in place
+    since (through another view, or itself), so the history it was taken from is not its
+    values' (torch regenerates a view's grad_fn so)."""
+    m = t._meta
+    node, base = m.grad_fn, m.grad_fn.args[0]
+    if base._meta.grad_fn is not None and _stale(base._meta.grad_fn):
+        retake(base)
+    fresh = view_of(type(node).forward, node.args[1:], node.kwargs, m.output_nr, base)
+    m.grad_fn, m.output_nr = fresh._meta.grad_fn, fresh._meta.output_nr
 
 
 def _save(t, versions):
@@ -136,15 +172,18 @@ def record(cls, fn, args, kwargs):
         for t in uses(*args, **kwargs):
             _save(t, versions)
     node = cls()
-    node.args, node.kwargs, node.edges, node.n_outputs, node.retained = \
-        args, kwargs, edges, len(outs), None
+    node.args, node.kwargs, node.edges, node.n_outputs, node.retained, node.taken = \
+        args, kwargs, edges, len(outs), None, None
+    if cls.is_view and storage(args[0]._data) is storage(outs[0]._data):
+        c = counter(args[0]._data)
+        node.taken = c, c.count
     node.result = None if not cls.uses_result else _alias(result) \
         if result.__class__ is Tensor else \
         tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
             out._meta = _AutogradMeta(True, None, node, nr)
-        if cls.uses_result:
+        if cls.uses_result and not cls.is_view:  # (split's rule reads only its pieces' shapes)
             _save(out, versions)
     node.versions = versions
     return result

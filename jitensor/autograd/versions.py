@@ -1,8 +1,8 @@
 """Version counters of storages, as torch's: every in-place op bumps the counter of the memory it
 writes, and a tensor shares that counter with its views and detach()ed aliases, so backward can
 tell that a tensor it saved was overwritten through any of them. A storage is the array that owns
-the memory (NumPy's `base` chain leads every view back to it, on the CPU and for CUDA's
-DeviceArray alike). Counters are made on first need -- most storages are never saved nor written
+the memory (the `base` chain leads every view back to it, on the CPU and for CUDA's DeviceArray
+alike). Counters are made on first need -- most storages are never saved nor written
 in place -- and go with their storage."""
 from weakref import ref
 
@@ -21,20 +21,24 @@ def _drop(counter):
     _COUNTERS.pop(counter.key, None)
 
 
-def _storage(data):
+def storage(data):
+    """The array that owns the memory `data` views: the last array on its chain of bases (which
+    may pass through other objects, e.g. the array-interface holder of a strided view)."""
     base = data.base
-    while isinstance(base, np.ndarray):
-        data, base = base, base.base
+    while base is not None:
+        if isinstance(base, np.ndarray):
+            data = base
+        base = getattr(base, "base", None)
     return data
 
 
 def counter(data):
     """The Counter of the in-place writes to `data`'s storage."""
-    storage = _storage(data)
-    key = id(storage)
+    owner = storage(data)
+    key = id(owner)
     c = _COUNTERS.get(key)
     if c is None:
-        c = _COUNTERS[key] = Counter(storage, _drop)
+        c = _COUNTERS[key] = Counter(owner, _drop)
         c.key, c.count = key, 0
     return c
 
@@ -44,5 +48,5 @@ def bump(data):
 
 
 def version(data):
-    c = _COUNTERS.get(id(_storage(data)))
+    c = _COUNTERS.get(id(storage(data)))
     return 0 if c is None else c.count

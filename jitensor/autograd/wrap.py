@@ -5,21 +5,23 @@ replaced (in its module, in the Tensor methods, wherever the same function objec
 a wrapper that records a node when grad mode is on and an input requires grad, and otherwise
 calls the op directly. In-place ops are wrapped apart: with grad, they run as their
 out-of-place op and the tensor takes the result's values and place in the graph (torch's
-"rebase"); either way they bump the tensor's version counter."""
+"rebase"; a view's base takes the history of itself with the view's part written, and the view
+is taken again from it); either way they bump the version counter of the memory written."""
 import functools
 
+from .. import creation
 from ..backends.registry import backend
 from ..dtypes import can_cast
 from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
-from .graph import needs_grad, record
+from .graph import needs_grad, node_class, record, view_base, view_of
 from .versions import bump
 
 _enabled = grad_mode._enabled
 
-# ops whose result is a view of their input: an in-place op on such a result would have to
-# rewrite the base's history too, which this engine does not do (it raises instead)
+# ops whose result is a view of their input (getitem's, unless it indexes by tensors): an
+# in-place op on such a result rewrites its base's history too
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "swapaxes",
          "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "narrow", "split", "chunk",
@@ -53,10 +55,56 @@ def _check_inplace(self, name):
     if meta.requires_grad and meta.grad_fn is None:
         raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place "
                            f"operation ({name}); run it under jitensor.no_grad() or on a clone")
-    if meta.grad_fn is not None and type(meta.grad_fn).is_view:
-        raise RuntimeError(f"{name}: in-place operations on a view of a tensor that requires "
-                           f"grad are not supported ({meta.grad_fn.name()}); apply the op out of "
-                           f"place or to a clone() of the view")
+    root = self
+    while (base := view_base(root)) is not None:
+        root = base
+    if root is self:
+        return
+    if root._meta.grad_fn is None:
+        raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an "
+                           f"in-place operation ({name}); run it under jitensor.no_grad() or on "
+                           f"a clone")
+    if any(st == 0 and n > 1 for st, n in zip(self._data.strides, self._data.shape)):
+        raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
+                           f"written-to tensor refers to a single memory location. Please clone() "
+                           f"the tensor before performing the operation.")
+
+
+def _written_view(base, value, view):
+    """What writing `value` into `view(base)` records (torch's CopySlices): base's values, in
+    place already."""
+    return base.detach()
+
+
+def _copy_slices(g, result, base, value, view):
+    g = g.contiguous()  # (the view ops, `view` among them, hold for any contiguous tensor)
+    kept = creation.ones_like(g)
+    view(kept).zero_()
+    return (base, g * kept), (value, view(g))
+
+
+_write_view = differentiable(_written_view, node_class("copy_slices", _copy_slices, False, False))
+
+
+def _rebase(t, result):
+    """`t`, just written with `result`'s values, takes their history; a view wrote its base
+    too, which takes the history of its old self with the view's part written, and the view is
+    taken again from that."""
+    meta, base = t._autograd(), view_base(t)
+    if base is not None:
+        node = meta.grad_fn
+        view = functools.partial(view_of, type(node).forward, node.args[1:], node.kwargs,
+                                 meta.output_nr)
+        _rebase(base, _write_view(base, result, view))
+        result = view(base)
+    made = result._meta
+    if made is None:  # a constant (fill_ with a number): no gradient flows back
+        meta.requires_grad, meta.grad_fn = False, None
+    else:
+        meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, made.output_nr
+        if meta.retains_grad:
+            meta.retains_grad = False
+            t.retain_grad()
 
 
 def _inplace(name, fn, out_of_place):
@@ -80,18 +128,11 @@ def _inplace(name, fn, out_of_place):
                 raise RuntimeError(f"{name}: result type {result.dtype} can't be cast to the "
                                    f"desired output type {self.dtype}")
             backend(self._device).copy(self._data, result._data)
-            meta, made = self._autograd(), result._meta
-            if made is None:  # a constant (fill_ with a number): no gradient flows back
-                meta.requires_grad, meta.grad_fn = False, None
-            else:
-                meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, \
-                    made.output_nr
-                if meta.retains_grad:
-                    meta.retains_grad = False
-                    self.retain_grad()
+            bump(self._data)  # (before the rebase: a view taken again saves the new version)
+            _rebase(self, result)
         else:
             fn(self, *args, **kwargs)
-        bump(self._data)
+            bump(self._data)
         return self
     return method
 
@@ -130,7 +171,5 @@ def install(modules):
         setattr(Tensor, key, _inplace(key, getattr(Tensor, key), ops[_OUT_OF_PLACE[key]]))
     for name, cls in RULES.items():
         cls.is_view = name in VIEWS
-        # a view's gradient flows into its base's history as it was when the view was taken:
-        # checking the base's version makes an in-place change of the base since then raise
-        # (torch would rewrite the view's history instead)
-        cls.uses_inputs = cls.uses_inputs or cls.is_view
+        if cls.is_view:
+            cls.forward = staticmethod(ops[name])
