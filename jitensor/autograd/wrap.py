@@ -166,7 +166,9 @@ def install(modules):
                 name = _OUT_OF_PLACE.get(key, key[:-1])
                 composed = getattr(module, name) if name in getattr(module, "COMPOSED", ()) \
                     else None  # built from recorded ops: it records itself
-                methods[key] = _inplace(key, value, ops.get(name, composed))
+                # (a method may name its own: another argument order, or checks of its own)
+                methods[key] = _inplace(key, value, getattr(value, "out_of_place", None)
+                                        or ops.get(name, composed))
     for key in ("fill_", "zero_", "copy_"):
         setattr(Tensor, key, _inplace(key, getattr(Tensor, key), ops[_OUT_OF_PLACE[key]]))
     for name, cls in RULES.items():

@@ -230,12 +230,20 @@ def float_power(input, exponent, *, out=None):
     return write_out("float_power", out, E.pow(base, exp))
 
 
-def _float_power_(self, exponent):
+def _double_base(self):
+    """`self`, which float_power_ writes its float64 result into: float64 itself, as torch."""
     if self._dtype is not dtypes.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype "
                            f"{_TORCH_NAMES[self.dtype.name]} but the operation's result requires "
                            f"dtype Double; convert it with .double() first")
-    return in_place(float_power)(self, exponent)
+    return self
+
+
+def _float_power_(self, exponent):
+    return in_place(float_power)(_double_base(self), exponent)
+
+
+_float_power_.out_of_place = lambda self, exponent: float_power(_double_base(self), exponent)
 
 
 def _exact_pow2(x, e):
@@ -560,6 +568,9 @@ def _polygamma_(self, n):
         return polygamma(n, x)
     op.__name__ = "polygamma"  # (the name in_place's messages give)
     return in_place(op)(self)
+
+
+_polygamma_.out_of_place = lambda self, n: polygamma(n, self)  # (n comes first)
 
 
 def mvlgamma(input, p, *, out=None):
