@@ -514,7 +514,9 @@ class Tensor:
         return self
 
     def zero_(self):
-        return self.fill_(0)
+        # (not through self.fill_: that is wrapped too, and one write would count twice)
+        backend(self._device).fill(self._data, check_fill_value(0, self._dtype))
+        return self
 
     def copy_(self, src, non_blocking=False):
         """Copy `src` (broadcast to self's shape, converted to self's dtype) into self."""

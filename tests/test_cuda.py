@@ -799,6 +799,30 @@ def test_vector_index_embedding_and_their_gradients(dtype):
         check(got.float() if dtype is jt.float16 else got, want)
 
 
+def test_inplace_on_views_and_version_counters():
+    """In-place writes through views rewrite the base's history on the device as on the CPU,
+    and device views share their storage's version counter."""
+    a = RNG.standard_normal((2, 3))
+    results = []
+    for device in ("cpu", "cuda"):
+        x = jt.tensor(a, requires_grad=True, device=device)
+        w = jt.tensor([0.5, -2.0], device=device, requires_grad=True)
+        y = x * 2
+        y[:, 0] *= w
+        y.t()[2].add_(w)
+        v = y[1]
+        y.mul_(x)  # v is taken again from y's new history
+        (v.sum() + (y * y).sum()).backward()
+        results.append((y.detach(), x.grad, w.grad))
+        z = (x * 1)[0].exp()  # saves its result: written through an alias below
+        z.detach()[1:].zero_()
+        assert z._version == 1
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()
+    for want, got in zip(*results):
+        check(got, want.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_accumulate_in_every_dtype():
     from jitensor.backends.cuda import indexing
     for dtype in (jt.int8, jt.int32, jt.int64):
