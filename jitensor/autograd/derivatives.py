@@ -802,7 +802,7 @@ def _wanted(t):
     return isinstance(t, Tensor) and t.requires_grad
 
 
-@rule("matmul", "mm", "bmm", "mv", "dot", uses_result=False)
+@rule("matmul", "mm", "bmm", "mv", "dot", uses_inputs=_other_operands, uses_result=False)
 def _matmul(g, result, a, b, *, out=None):
     if a.ndim == 1 and b.ndim == 1:  # a dot product: g is 0-d
         return (a, g * b), (b, g * a)

@@ -129,8 +129,20 @@ def retake(t):
     node, base = m.grad_fn, m.grad_fn.args[0]
     if base._meta.grad_fn is not None and _stale(base._meta.grad_fn):
         retake(base)
-    fresh = view_of(type(node).forward, node.args[1:], node.kwargs, m.output_nr, base)
-    m.grad_fn, m.output_nr = fresh._meta.grad_fn, fresh._meta.output_nr
+    take_history(t, view_of(type(node).forward, node.args[1:], node.kwargs, m.output_nr, base))
+
+
+def take_history(t, made):
+    """`t` takes the place in the graph of `made`, a tensor holding its values (none where
+    `made` is a constant); a retained gradient is retained at the new place."""
+    meta, made = t._autograd(), made._meta
+    if made is None:
+        meta.requires_grad, meta.grad_fn = False, None
+        return
+    meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, made.output_nr
+    if meta.retains_grad:
+        meta.retains_grad = False
+        t.retain_grad()
 
 
 def _save(t, versions):

@@ -9,14 +9,16 @@ out-of-place op and the tensor takes the result's values and place in the graph 
 is taken again from it); either way they bump the version counter of the memory written."""
 import functools
 
+from numpy.lib.array_utils import byte_bounds
+
 from .. import creation
 from ..backends.registry import backend
 from ..dtypes import can_cast
 from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
-from .graph import needs_grad, node_class, record, view_base, view_of
-from .versions import bump
+from .graph import needs_grad, node_class, record, take_history, view_base, view_of
+from .versions import bump, storage
 
 _enabled = grad_mode._enabled
 
@@ -55,19 +57,42 @@ def _check_inplace(self, name):
     if meta.requires_grad and meta.grad_fn is None:
         raise RuntimeError(f"a leaf Variable that requires grad is being used in an in-place "
                            f"operation ({name}); run it under jitensor.no_grad() or on a clone")
-    root = self
-    while (base := view_base(root)) is not None:
-        root = base
-    if root is self:
+    root, steps = _chain(self)
+    if not steps:
         return
     if root._meta.grad_fn is None:
         raise RuntimeError(f"a view of a leaf Variable that requires grad is being used in an "
                            f"in-place operation ({name}); run it under jitensor.no_grad() or on "
                            f"a clone")
-    if any(st == 0 and n > 1 for st, n in zip(self._data.strides, self._data.shape)):
+
+
+def _dense(data):
+    return data.flags.c_contiguous or data.flags.f_contiguous
+
+
+def _check_overlap(self, name, args, kwargs):
+    """torch's refusals to write a tensor whose elements share memory (an expanded one), or
+    from an input that shares part of its memory: the result would depend on the order of the
+    writes. (As torch, only dense layouts are compared: strided ones may interleave without
+    sharing an element.)"""
+    data = self._data
+    if data.size > 1 and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
         raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
                            f"written-to tensor refers to a single memory location. Please clone() "
                            f"the tensor before performing the operation.")
+    # (setitem reads an overlapping value first, as NumPy's: y[1:] = y[:-1] shifts y)
+    if name == "__setitem__" or not _dense(data):
+        return
+    for a in (args + tuple(kwargs.values())) if kwargs else args:
+        if isinstance(a, Tensor) and a._data is not data and _dense(a._data) and \
+                storage(a._data) is storage(data):
+            (lo, hi), (a_lo, a_hi) = byte_bounds(data), byte_bounds(a._data)
+            same = lo == a_lo and data.shape == a._data.shape and data.strides == a._data.strides
+            if a_lo < hi and lo < a_hi and not same:
+                raise RuntimeError(f"{name}: unsupported operation: some elements of the input "
+                                   f"tensor and the written-to tensor refer to a single memory "
+                                   f"location. Please clone() the tensor before performing the "
+                                   f"operation.")
 
 
 def _written_view(base, value, view):
@@ -86,30 +111,40 @@ def _copy_slices(g, result, base, value, view):
 _write_view = differentiable(_written_view, node_class("copy_slices", _copy_slices, False, False))
 
 
+def _chain(t):
+    """The base at the root of the views down to `t`, and the steps that take `t` from it."""
+    steps = []
+    while (base := view_base(t)) is not None:
+        node = t._meta.grad_fn
+        steps.append((type(node).forward, node.args[1:], node.kwargs, t._meta.output_nr))
+        t = base
+    return t, steps[::-1]
+
+
+def _along(steps, x):
+    for step in steps:
+        x = view_of(*step, x)
+    return x
+
+
 def _rebase(t, result):
-    """`t`, just written with `result`'s values, takes their history; a view wrote its base
-    too, which takes the history of its old self with the view's part written, and the view is
-    taken again from that."""
-    meta, base = t._autograd(), view_base(t)
-    if base is not None:
-        node = meta.grad_fn
-        view = functools.partial(view_of, type(node).forward, node.args[1:], node.kwargs,
-                                 meta.output_nr)
-        _rebase(base, _write_view(base, result, view))
-        result = view(base)
-    made = result._meta
-    if made is None:  # a constant (fill_ with a number): no gradient flows back
-        meta.requires_grad, meta.grad_fn = False, None
-    else:
-        meta.requires_grad, meta.grad_fn, meta.output_nr = True, made.grad_fn, made.output_nr
-        if meta.retains_grad:
-            meta.retains_grad = False
-            t.retain_grad()
+    """`t`, just written with `result`'s values, takes their history. A view wrote its root
+    base too, which takes the history of its old self with the view's part written (one step
+    from the root, as torch's as_strided: a part reached through an expanded view is every
+    element under it), and the view is taken again from that; views between them are taken
+    again when next used (their storage's count moved on)."""
+    root, steps = _chain(t)
+    if steps:
+        view = functools.partial(_along, steps)
+        take_history(root, _write_view(root, result, view))
+        result = view(root)
+    take_history(t, result)
 
 
 def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
+        _check_overlap(self, name, args, kwargs)
         if _enabled[0] and (self.requires_grad or needs_grad(args, kwargs)):
             _check_inplace(self, name)
             if out_of_place is None:
