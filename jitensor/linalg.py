@@ -3,14 +3,17 @@ Cholesky, triangular solves, Householder QR, the symmetric eigenproblem by Jacob
 their kernels are jitensor's own, on both devices) and the norms and products composed from
 other ops.
 
-Not here yet: eig, eigvals, pinv, matrix_rank, cond, lstsq and matrix_exp."""
+Not here yet: eig, eigvals and matrix_exp."""
 import math
 
 from . import dtypes
+from .creation import zeros
 from .ops._common import dim as _dim, write_out
 from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex,
-                         linalg_qr as qr, linalg_svd as svd, lu, lu_factor, lu_factor_ex,
-                         lu_solve, slogdet, solve, solve_ex, solve_triangular, svdvals)
+                         linalg_qr as qr, linalg_svd as svd, lstsq, lu, lu_factor, lu_factor_ex,
+                         lu_solve, matrix_rank, pinv, slogdet, solve, solve_ex, solve_triangular,
+                         svdvals)
+from .ops.elementwise import where
 from .ops.linalg import cross as _cross, matmul
 from .ops.matrix import diagonal as _diagonal
 from .ops.reduction import amax, amin, norm as _norm
@@ -18,10 +21,11 @@ from .ops.shape import scalar_name
 from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
+           "vecdot", "vector_norm"]
 
 
 def _floating(fn, x, dtype):
@@ -100,6 +104,40 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
         return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
                            out=out)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def cond(A, p=None, *, out=None):
+    """torch.linalg.cond: ||A|| ||A^-1|| in the norm `p`; None, 2 and -2 from the singular
+    values (s_max / s_min, s_min / s_max: any shape), 'nuc' likewise, 1, -1, inf, -inf and
+    'fro' of the inverse (square A; a singular one gives inf). Empty matrices give 0."""
+    fn = "linalg.cond"
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor must have at least 2 dimensions.")
+    p = 2 if p is None else p
+    if not (p in ("fro", "nuc") or not isinstance(p, str) and abs(p) in (1, 2, math.inf)):
+        raise RuntimeError(f"{fn} got an invalid norm type: {p}")
+    if p not in (2, -2):
+        if A.shape[-1] != A.shape[-2]:  # (torch's name of p: C's to_string of a double)
+            name = p if isinstance(p, str) or not isinstance(p, float) or math.isinf(p) \
+                else f"{p:f}"
+            raise RuntimeError(f"{fn}(ord={name}): A must be batches of square matrices, but "
+                               f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.numel() == 0:
+        result = zeros(tuple(A.shape[:-2]), dtype=A.dtype, device=A.device)
+    elif p in (2, -2):
+        s = svdvals(A)
+        result = s[..., 0] / s[..., -1] if p == 2 else s[..., -1] / s[..., 0]
+    elif p == "nuc":  # (matrix_norm's "nuc" of an inverse with inf in it would raise)
+        s = svdvals(A)
+        result = s.sum(-1) * s.reciprocal().sum(-1)
+    else:
+        if not A.dtype.is_floating_point:  # (torch's check, in inv's name)
+            raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as "
+                               f"input. Got {scalar_name(A.dtype)}")
+        inverse, info = inv_ex(A)
+        inverse = where((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf, inverse)
+        result = (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num(math.inf, math.inf)
+    return write_out(fn, out, result)
 
 
 def matrix_power(A, n, *, out=None):

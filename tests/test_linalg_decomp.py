@@ -3,7 +3,7 @@ backends/*/factor.py): QR against torch's values exactly (the same Householder c
 eigh and svd through what does not depend on the vectors' signs; gradients against torch's."""
 import numpy as np
 import pytest
-from conftest import assert_grads_match_torch
+from conftest import assert_grads_match_torch, at_thread_counts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -281,6 +281,258 @@ def test_svd_gradients_match_torch(shape, full):
                              torch.linalg.svdvals(tA2), [A2], [tA2], 1e-8, 1e-9)
 
 
+# -- matrix_rank, pinv, cond, lstsq (composed on svd / eigh) ------------------------------------
+def low_rank(shape, rank, seed):
+    rng = np.random.default_rng(seed)
+    m, n = shape[-2:]
+    batch = shape[:-2]
+    return rng.standard_normal(batch + (m, rank)) @ rng.standard_normal(batch + (rank, n))
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_matrix_rank_matches_torch(dtype):
+    for a in (low_rank((2, 5, 4), 2, 40), low_rank((3, 6), 3, 41), low_rank((4, 4), 1, 42),
+              np.zeros((2, 3, 3)), np.zeros((2, 0, 3)), np.diag([1.0, 1e-3, 1e-9])):
+        A, tA = both(a.astype(NP[dtype]))
+        for kwargs in ({}, dict(atol=1e-2), dict(rtol=1e-2), dict(atol=1e-2, rtol=0.5),
+                       dict(atol=0.0), dict(hermitian=True)):
+            if kwargs.get("hermitian") and a.shape[-1] != a.shape[-2]:
+                continue
+            mine = jt.linalg.matrix_rank(A, **kwargs)
+            theirs = torch.linalg.matrix_rank(tA, **kwargs)
+            assert mine.dtype is jt.int64 and mine.shape == theirs.shape
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    A, tA = both(low_rank((2, 4, 4), 2, 43) + np.diag([0, 0, 0, 0.1]))
+    for kwargs in (dict(atol=jt.tensor([1e-3, 1.0])), dict(rtol=jt.tensor([1e-3, 0.5]))):
+        theirs = {k: torch.tensor(v.numpy()) for k, v in kwargs.items()}
+        np.testing.assert_array_equal(jt.linalg.matrix_rank(A, **kwargs).numpy(),
+                                      torch.linalg.matrix_rank(tA, **theirs).numpy())
+    np.testing.assert_array_equal(jt.linalg.matrix_rank(A, 0.05).numpy(),
+                                  torch.linalg.matrix_rank(tA, 0.05).numpy())
+    out = jt.empty(0)  # (any dtype the int64 rank casts into)
+    assert jt.linalg.matrix_rank(A, out=out) is out and out.dtype is jt.float32
+
+
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_pinv_matches_torch(dtype):
+    rng = np.random.default_rng(44)
+    for a in (rng.standard_normal((2, 5, 3)), rng.standard_normal((3, 6)), low_rank((4, 4), 2, 45),
+              np.zeros((3, 2)), np.zeros((2, 0, 3)), symmetric((2,), 4, 46),
+              rng.standard_normal((20, 12))):
+        A, tA = both(a.astype(NP[dtype]))
+        if a.shape != (4, 4):  # (the default cutoffs would fall among low_rank's rounding)
+            check(jt.linalg.pinv(A), torch.linalg.pinv(tA), dtype)
+            check(jt.pinverse(A), torch.pinverse(tA), dtype)
+        check(jt.linalg.pinv(A, rtol=0.3), torch.linalg.pinv(tA, rtol=0.3), dtype)
+        check(jt.linalg.pinv(A, atol=0.5), torch.linalg.pinv(tA, atol=0.5), dtype)
+        check(jt.linalg.pinv(A, 0.3), torch.linalg.pinv(tA, 0.3), dtype)
+        check(A.pinverse(rcond=0.3), tA.pinverse(rcond=0.3), dtype)
+        if a.shape[-1] == a.shape[-2]:
+            s = jt.tensor((a + np.swapaxes(a, -1, -2)).astype(NP[dtype]))
+            check(jt.linalg.pinv(s, hermitian=True), torch.linalg.pinv(torch.tensor(s.numpy()),
+                                                                        hermitian=True), dtype)
+    A, tA = both(rng.standard_normal((2, 3, 3)))
+    rtol = jt.tensor([0.1, 0.9])
+    check(jt.linalg.pinv(A, rtol=rtol), torch.linalg.pinv(tA, rtol=torch.tensor([0.1, 0.9])))
+    out = jt.empty(0, dtype=jt.float64)
+    assert jt.linalg.pinv(A, out=out) is out
+    check(out, torch.linalg.pinv(tA))
+    out = jt.empty(0, dtype=jt.float64)  # (torch's out= takes a dtype the result casts into)
+    assert jt.linalg.pinv(A.float(), out=out) is out
+    check(out, torch.linalg.pinv(tA.float()).double(), jt.float32)
+
+
+@pytest.mark.parametrize("shape, hermitian", [((4, 4), False), ((5, 3), False), ((3, 5), False),
+                                              ((2, 4, 3), False), ((2, 4, 4), True)])
+def test_pinv_gradients_match_torch(shape, hermitian):
+    a = np.random.default_rng(47).standard_normal(shape)
+    if hermitian:
+        a = a + np.swapaxes(a, -1, -2)
+    A, tA = both(a, True)
+    g = np.random.default_rng(48).standard_normal(shape[:-2] + shape[:-3:-1])
+    jt.linalg.pinv(A, hermitian=hermitian).backward(jt.tensor(g))
+    torch.linalg.pinv(tA, hermitian=hermitian).backward(torch.tensor(g))
+    theirs = tA.grad.numpy()
+    if hermitian:  # (eigh's rule gives the symmetric part of torch's gradient: the same change
+        theirs = (theirs + np.swapaxes(theirs, -1, -2)) / 2  # of a symmetric A's pinv)
+    np.testing.assert_allclose(A.grad.numpy(), theirs, rtol=1e-7, atol=1e-8)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "nuc", 1, -1, float("inf"), -float("inf"), "fro"])
+def test_cond_matches_torch(p):
+    rng = np.random.default_rng(49)
+    cases = [rng.standard_normal((2, 4, 4)), rng.standard_normal((3, 3)).astype(np.float32),
+             np.zeros((2, 0, 0))]
+    if p in (None, 2, -2):
+        cases += [rng.standard_normal((2, 5, 3)), rng.standard_normal((3, 5))]
+    if p not in (None, 2, -2, "nuc"):
+        cases += [np.stack([np.eye(3), np.ones((3, 3))])]  # singular: inf
+    for a in cases:
+        A, tA = both(a)
+        mine, theirs = jt.linalg.cond(A, p), torch.linalg.cond(tA, p)
+        check(mine, theirs, jt.float32 if a.dtype == np.float32 else jt.float64)
+    if p in (None, 2, -2, "nuc"):  # (torch's others write its inverse in place: no gradient)
+        A, tA = both(rng.standard_normal((2, 4, 4)), True)
+        assert_grads_match_torch(torch, np.random.default_rng(50), jt.linalg.cond(A, p),
+                                 torch.linalg.cond(tA, p), [A], [tA], 1e-7, 1e-8)
+
+
+def lstsq_both(a, b, **kwargs):
+    return (jt.linalg.lstsq(jt.tensor(a), jt.tensor(b), **kwargs),
+            torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), **kwargs))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_lstsq_matches_torch(driver, dtype):
+    """Torch's fields per driver (empty where its CPU driver computes none), shapes, dtypes."""
+    rng = np.random.default_rng(51)
+    f = NP[dtype]
+    cases = [(rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 6, 2))),  # tall
+             (rng.standard_normal((3, 5)), rng.standard_normal((3, 2))),  # wide: minimum norm
+             (rng.standard_normal((4, 4)), rng.standard_normal((4, 1))),
+             (rng.standard_normal((1, 5, 3)), rng.standard_normal((4, 5, 2))),  # broadcast
+             (rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5))),  # vectors
+             (rng.standard_normal((5, 3)), rng.standard_normal(5)),
+             (rng.standard_normal((20, 12)), rng.standard_normal((20, 3))),  # LAPACK's svd
+             (np.zeros((0, 3)), np.zeros((0, 2)))]
+    if driver != "gels":  # (LAPACK's gels zeroes B for an n = 0 A: residuals 0, not ||B||^2)
+        cases += [(np.zeros((3, 0)), rng.standard_normal((3, 2)))]
+    if driver != "gels":  # rank-deficient: the minimum-norm solution, the rank, no residuals
+        cases += [(low_rank((2, 6, 4), 2, 52), rng.standard_normal((2, 6, 2))),
+                  (np.stack([rng.standard_normal((5, 3)), low_rank((5, 3), 2, 53)]),
+                   rng.standard_normal((2, 5, 1)))]
+    for a, b in cases:
+        mine, theirs = lstsq_both(a.astype(f), b.astype(f), driver=driver)
+        assert type(mine).__name__ == "linalg_lstsq"
+        assert mine._fields == ("solution", "residuals", "rank", "singular_values")
+        for x, y in zip(mine, theirs):
+            check(x, y, dtype)
+    if driver != "gels":  # (rcond: gels has no use for it)
+        u, _ = np.linalg.qr(rng.standard_normal((6, 4)))
+        v, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+        a = (u * [1, 1e-1, 1e-4, 1e-9]) @ v.T  # rank 3 at rcond 1e-6, 2 at 1e-2
+        for rcond in (1e-6, 1e-2):
+            mine, theirs = lstsq_both(a, rng.standard_normal((6, 2)), rcond=rcond, driver=driver)
+            check(mine.rank, theirs.rank)
+            if driver in ("gelsd", "gelss"):  # (gelsy drops what its pivoted QR's R11 would,
+                for x, y in zip(mine, theirs):  # not the small singular values: another X)
+                    check(x, y)
+
+
+def test_lstsq_gradients_match_torch():
+    rng = np.random.default_rng(55)
+    for shape, k, driver in (((6, 3), 2, None), ((3, 5), 2, "gelsd"), ((2, 5, 3), 1, "gels")):
+        A, tA = both(rng.standard_normal(shape), True)
+        B, tB = both(rng.standard_normal(shape[:-1] + (k,)), True)
+        assert_grads_match_torch(torch, np.random.default_rng(56),
+                                 jt.linalg.lstsq(A, B, driver=driver).solution,
+                                 torch.linalg.lstsq(tA, tB, driver=driver).solution,
+                                 [A, B], [tA, tB], 1e-7, 1e-8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda la, m: la.matrix_rank(m.ones(3)),
+    lambda la, m: la.matrix_rank(m.ones(3, 3, dtype=m.int64)),
+    lambda la, m: la.matrix_rank(m.ones(3, 2), hermitian=True),
+    lambda la, m: la.pinv(m.ones(3)),
+    lambda la, m: la.pinv(m.ones(3, 3, dtype=m.int64)),
+    lambda la, m: la.pinv(m.ones(3, 2), hermitian=True),
+    lambda la, m: m.pinverse(m.ones(3, 3, dtype=m.int64)),
+    lambda la, m: la.cond(m.ones(3)),
+    lambda la, m: la.cond(m.ones(3, 3), 3),
+    lambda la, m: la.cond(m.ones(3, 3), "foo"),
+    lambda la, m: la.cond(m.ones(3, 2), 1),
+    lambda la, m: la.cond(m.ones(3, 2), 1.0),
+    lambda la, m: la.cond(m.ones(3, 2), -float("inf")),
+    lambda la, m: la.cond(m.ones(3, 2), "fro"),
+    lambda la, m: la.cond(m.ones(3, 3, dtype=m.int64)),
+    lambda la, m: la.cond(m.ones(3, 3, dtype=m.int64), 1),
+    lambda la, m: la.lstsq(m.ones(3), m.ones(3)),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.ones(2, 3, 2)),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.ones(4, 2)),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.ones(4)),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.ones(3, 2, dtype=m.float64)),
+    lambda la, m: la.lstsq(m.ones(3, 2, dtype=m.int64), m.ones(3, 2, dtype=m.int64)),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.ones(3, 2), driver="foo"),
+    lambda la, m: la.lstsq(m.ones(3, 2), m.tensor(1.0)),
+    lambda la, m: la.lstsq(m.ones(3, 2), 1.0),
+])
+def test_rank_pinv_cond_lstsq_errors_match_torch(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch.linalg, torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(jt.linalg, jt)
+    assert str(ours.value) == str(theirs.value)
+
+
+# -- LAPACK: the CPU's path for matrices larger than SMALL --------------------------------------
+@pytest.mark.parametrize("dtype", [jt.float32, jt.float64])
+def test_lapack_sizes_match_torch(dtype):
+    """geqrf/orgqr, syevd and gesdd: one matrix (OpenBLAS's threads) and a stack large enough
+    for Numba's (one OpenBLAS thread each), at one Numba thread and all."""
+    rng = np.random.default_rng(30)
+    for shape in ((40, 25), (25, 40), (60, 12, 12), (3, 0, 20), (20, 0)):
+        a = rng.standard_normal(shape).astype(NP[dtype])
+        A, tA = both(a)
+
+        def run():
+            return ([jt.linalg.qr(A, mode=m) for m in ("reduced", "complete", "r")],
+                    [jt.linalg.svd(A, full_matrices=f) for f in (True, False)])
+        for qrs, svds in at_thread_counts(run):
+            for mode, (Q, R) in zip(("reduced", "complete", "r"), qrs):
+                tQ, tR = torch.linalg.qr(tA, mode=mode)
+                check(Q, tQ, dtype)
+                check(R, tR, dtype)
+            for full, (U, S, Vh) in zip((True, False), svds):
+                tU, tS, tVh = torch.linalg.svd(tA, full_matrices=full)
+                check(S, tS, dtype)
+                assert U.shape == tU.shape and Vh.shape == tVh.shape
+                check_svd(A, U, S, Vh, full, dtype)
+    for batch, n in (((), 30), ((60,), 12)):
+        a = symmetric(batch, n, 31, NP[dtype])
+        for w, V in at_thread_counts(lambda: jt.linalg.eigh(jt.tensor(a))):
+            check(w, torch.linalg.eigvalsh(torch.tensor(a)), dtype)
+            check_eigh(jt.tensor(a), w, V, dtype)
+
+
+def test_the_scalar_kernels_match_lapack(monkeypatch):
+    """Where NumPy ships no LAPACK (and for matrices up to SMALL) the CPU runs the scalar
+    definitions, CUDA's too: QR's factors as LAPACK's, eigh's and svd's values and what does
+    not depend on the vectors' signs; NaN propagates through both."""
+    from jitensor.backends.cpu import factor
+    n = factor.SMALL + 3
+    rng = np.random.default_rng(32)
+    a, wide, s = rng.standard_normal((3, n, n - 2)), rng.standard_normal((n - 2, n + 1)), \
+        symmetric((2,), n, 33)
+    rank1 = np.outer(np.arange(n + 1.0), np.ones(n))  # zero singular values: U completed
+
+    def run():
+        out = [*jt.linalg.qr(jt.tensor(a), mode="complete"), *jt.linalg.qr(jt.tensor(wide))]
+        w, V = jt.linalg.eigh(jt.tensor(s))
+        out += [w, V @ (V * w.unsqueeze(-2)).mT, V.abs()]
+        for x, r in ((a, n - 2), (wide, n - 2), (rank1, 1)):
+            U, S, Vh = jt.linalg.svd(jt.tensor(x))  # (past the rank the vectors are any basis)
+            out += [S, U[..., :r] @ U[..., :r].mT, Vh[..., :r, :].mT @ Vh[..., :r, :],
+                    Vh @ Vh.mT, U.mT @ U]
+        return out
+    theirs = run()
+    monkeypatch.setattr(factor, "SMALL", 1 << 30)
+    for mine, ref in zip(run(), theirs):
+        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-10, atol=1e-10)
+    for small in (1 << 30, 0):
+        monkeypatch.setattr(factor, "SMALL", small)
+        bad = a.copy()
+        bad[1, 2, 3] = np.nan
+        assert jt.linalg.svdvals(jt.tensor(bad))[1].isnan().all().item()
+        assert not jt.linalg.svdvals(jt.tensor(bad))[0].isnan().any().item()
+        bad = s.copy()
+        bad[0, 3, 2] = np.nan
+        w, V = jt.linalg.eigh(jt.tensor(bad))
+        assert w[0].isnan().any().item() and not w[1].isnan().any().item()
+        assert jt.linalg.qr(jt.tensor(bad)).R[0].isnan().any().item()
+
+
 # -- CUDA ----------------------------------------------------------------------------------------
 @needs_cuda
 def test_qr_on_cuda_as_on_the_cpu():
@@ -316,3 +568,23 @@ def test_svd_on_cuda_as_on_the_cpu():
         assert S.device.type == "cuda"
         check(S, torch.linalg.svdvals(torch.tensor(a)))
         check_svd(A, U, S, Vh, True)
+
+
+@needs_cuda
+def test_rank_pinv_cond_lstsq_on_cuda_as_on_the_cpu():
+    a = np.random.default_rng(57).standard_normal((2, 5, 3))
+    b = np.random.default_rng(58).standard_normal((2, 5, 2))
+    A = jt.tensor(a, device="cuda", requires_grad=True)
+    tA = torch.tensor(a, requires_grad=True)
+    check(jt.linalg.matrix_rank(A.detach()).cpu(), torch.linalg.matrix_rank(tA.detach()))
+    check(jt.linalg.cond(A.detach()).cpu(), torch.linalg.cond(tA.detach()))
+    mine, theirs = jt.linalg.lstsq(A.detach(), jt.tensor(b, device="cuda")), \
+        torch.linalg.lstsq(tA.detach(), torch.tensor(b), driver="gels")  # (CUDA's default)
+    for x, y in zip(mine, theirs):
+        check(x.cpu(), y)
+    P = jt.linalg.pinv(A)
+    assert P.device.type == "cuda"
+    check(P.cpu(), torch.linalg.pinv(tA))
+    P.sum().backward()
+    torch.linalg.pinv(tA).sum().backward()
+    check(A.grad.cpu(), tA.grad)

@@ -1,6 +1,7 @@
 """torch.linalg's factorisations and solvers: LU with partial pivoting and Cholesky (kernels:
 backends/<device>/factor.py, formulas: backends/scalar/factor.py) and the ops built on them
--- solve, inv, det, slogdet, solve_triangular, lu_solve and their torch aliases.
+-- solve, inv, det, slogdet, solve_triangular, lu_solve and their torch aliases; QR, eigh and
+svd, and matrix_rank, pinv and lstsq composed on the last two.
 
 Every op takes batches of matrices (*, m, n) of float32 or float64 (torch refuses float16
 and integers here too), broadcasts batch dims, and hands the kernels C-contiguous copies that
@@ -10,17 +11,21 @@ differentiable ops) has a derivative rule in autograd/derivatives.py: the _ex fo
 plain form's, and their `info` has no gradient."""
 import math
 
+import numpy as np
+
 from .. import dtypes
 from ..backends.registry import backend
-from ..creation import allocate, arange, eye, tensor
+from ..creation import allocate, arange, eye, ones, tensor
 from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device, write_out
-from .elementwise import where
+from .elementwise import maximum, where
+from .linalg import matmul
 from .reduction import _return_type, return_types
 from .shape import cat, scalar_name
 
 # torch's top-level names (jitensor/linalg.py is torch.linalg: every op here)
-__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "qr", "slogdet"]
+__all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "pinverse", "qr",
+           "slogdet"]
 
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: a matrix the op cannot factor (singular, not
@@ -35,7 +40,8 @@ for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
                        ("linalg_inv_ex", ("inverse", "info")),
                        ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")),
                        ("qr", ("Q", "R")), ("linalg_eigh", ("eigenvalues", "eigenvectors")),
-                       ("linalg_svd", ("U", "S", "Vh"))):
+                       ("linalg_svd", ("U", "S", "Vh")),
+                       ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))):
     setattr(return_types, _name, _return_type(_name, _fields))
 
 
@@ -485,8 +491,8 @@ def _completed(U, S):
     Q, R = linalg_qr(U, "complete")
     signs = R.diagonal(0, -2, -1).sign()
     signs = where(signs == 0, 1.0, signs)
-    pad = allocate(tuple(signs.shape[:-1]) + (U.shape[-2] - U.shape[-1],), U._dtype, U._device)
-    pad.fill_(1)
+    pad = ones(tuple(signs.shape[:-1]) + (U.shape[-2] - U.shape[-1],), dtype=U._dtype,
+               device=U._device)
     return Q * cat([signs, pad], -1).unsqueeze(-2)
 
 
@@ -525,5 +531,164 @@ def svdvals(A, *, driver=None, out=None):
     return write_out("linalg.svdvals", out, linalg_svd(A, False).S, exact=True)
 
 
+# -- composed on svd and eigh: rank, pseudo-inverse, least squares ------------------------------
+def _float_or_double(A):
+    if not A._dtype.is_floating_point or A._dtype is dtypes.float16:
+        raise RuntimeError("This function doesn't handle types other than float and double")
+
+
+def _tolerance(A, atol, rtol):
+    """(atol, rtol) as float64 tensors on A's device, with torch's defaults: atol 0, rtol
+    eps * max(m, n), or 0 where atol > 0 (torch's get_atol_rtol)."""
+    _float_or_double(A)
+
+    def as_tensor(x):
+        x = x if isinstance(x, Tensor) else tensor(x, device=A.device)
+        return x.to(device=A.device, dtype=dtypes.float64)
+    eps = float(np.finfo(A._dtype.np).eps) * max(A.shape[-2:])
+    atol_t = as_tensor(0.0 if atol is None else atol)
+    if rtol is not None:
+        return atol_t, as_tensor(rtol)
+    return atol_t, as_tensor(eps if atol is None else where(atol_t > 0, 0.0, eps))
+
+
+def _spectrum(A, hermitian, vectors):
+    """(U, S, Vh) of svd (reduced), or for `hermitian` eigh's (V, w, V^T): A = U diag(S) Vh;
+    with |S| the singular values (their largest, (*, 1), last)."""
+    if hermitian:
+        w, V = eigh(A) if vectors else (eigvalsh(A), None)
+        return V, w, None if V is None else V.mT, w.abs().amax(-1, keepdim=True)
+    if vectors:
+        U, S, Vh = linalg_svd(A, full_matrices=False)
+    else:
+        U, S, Vh = None, svdvals(A), None
+    return U, S, Vh, S[..., :1]
+
+
+def _cutoff(atol, rtol, largest):
+    """max(atol, rtol * largest): the singular values at or below it count as zero."""
+    return maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * largest.to(dtypes.float64))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """torch.linalg.matrix_rank: the count of singular values (|eigenvalues| for `hermitian`)
+    above max(atol, rtol * the largest); `tol` (torch's older form) is atol with rtol 0."""
+    fn = "torch.linalg.matrix_rank"
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_matrix_rank(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank() received an invalid combination of arguments: "
+                            "tol with atol or rtol")
+        atol, rtol = tol, 0.0
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor input must have at least 2 dimensions.")
+    atol, rtol = _tolerance(A, atol, rtol)
+    if A.numel() == 0:  # (no singular values, and no largest one)
+        rank = allocate(tuple(A.shape[:-2]), dtypes.int64, A._device)
+        rank.fill_(0)
+    else:
+        _, S, _, largest = _spectrum(A, hermitian, False)
+        rank = (S.abs().to(dtypes.float64) > _cutoff(atol, rtol, largest)).sum(-1)
+    return write_out(fn, out, rank)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """torch.linalg.pinv: V diag(1/S) U^T over the singular values above max(atol, rtol * the
+    largest) (eigh's for `hermitian`: U diag(1/w) U^T over |w|); `rcond` (NumPy's) is rtol
+    with atol 0. Differentiable through svd/eigh where the kept values are distinct."""
+    fn = "linalg.pinv"
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_pinv(): argument 'input' must be Tensor, not "
+                        f"{type(A).__name__}")
+    if A.ndim < 2 or not A._dtype.is_floating_point or A._dtype is dtypes.float16:
+        raise RuntimeError(f"{fn}({scalar_name(A._dtype)}{{{list(A.shape)}}}): expected a "
+                           f"tensor with 2 or more dimensions of float, double, cfloat or "
+                           f"cdouble types")
+    if rcond is not None:
+        atol, rtol = 0.0, rcond
+    atol, rtol = _tolerance(A, atol, rtol)
+    if A.numel() == 0:
+        result = allocate(tuple(A.shape[:-2]) + (A.shape[-1], A.shape[-2]), A._dtype, A._device)
+        return write_out(fn, out, result.fill_(0))
+    U, S, Vh, largest = _spectrum(A, hermitian, True)
+    kept = S.abs().to(dtypes.float64) > _cutoff(atol, rtol, largest)
+    inverse_s = where(kept, S.reciprocal(), 0.0)
+    return write_out(fn, out, matmul(Vh.mT * inverse_s.unsqueeze(-2), U.mT))
+
+
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with rtol `rcond`."""
+    return pinv(input, rcond=rcond)
+
+
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """torch.linalg.lstsq: (solution, residuals, rank, singular_values) of min ||A X - B||.
+    The solution is the minimum-norm one, V diag(1/S) U^T B over the singular values above
+    rcond (default eps * max(m, n)) times the largest, for every driver ('gels', for full-rank
+    A, keeps them all); LAPACK's gelsy finds the rank by a pivoted QR instead, which agrees but
+    where a singular value lies at the cutoff. Which fields hold values follows torch's CPU
+    drivers (gelsy its default; on CUDA 'gels', as torch's): rank for gelsy/gelsd/gelss,
+    singular values for gelsd/gelss, the squared residuals of each column (*, k) for m > n
+    and gels, or gelsd/gelss where every A has full rank; the others are empty. B (*, m) with
+    one dim fewer than A is a batch of vectors."""
+    fn = "torch.linalg.lstsq"
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_lstsq(): argument 'self' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    if not isinstance(B, Tensor):
+        raise TypeError(f"linalg_lstsq(): argument 'b' (position 2) must be Tensor, not "
+                        f"{type(B).__name__}")
+    same_device(fn, A, B)
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
+    if A._dtype is not B._dtype:
+        raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {scalar_name(A._dtype)} and other's dtype "
+                           f"{scalar_name(B._dtype)}")
+    _float_or_double(A)
+    vector = A.ndim - 1 == B.ndim
+    if not vector and A.ndim != B.ndim:
+        raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
+                           f"(input.dim() - other.dim()) <= 1")
+    if A.shape[-2] != B.shape[-1 if vector else -2]:
+        raise RuntimeError(f"{fn}: input.size(-2) should match other.size("
+                           f"{-1 if vector else -2})")
+    if driver is None:
+        driver = "gelsy" if A.device.type == "cpu" else "gels"
+    if driver not in _DRIVERS:
+        raise RuntimeError(f"{fn}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss)")
+    m, n = A.shape[-2:]
+    if rcond is None or rcond < 0:  # (LAPACK reads a negative rcond as eps)
+        rcond = float(np.finfo(A._dtype.np).eps) * (max(m, n) if rcond is None else 1)
+    if vector:
+        B = B.unsqueeze(-1)
+    U, S, Vh, largest = _spectrum(A, False, True)
+    if driver == "gels":  # (all of them: gels solves as though A had full rank)
+        kept = S == S
+    else:
+        kept = S.to(dtypes.float64) > _cutoff(*_tolerance(A, 0.0, rcond), largest)
+    rank = kept.sum(-1)
+    inverse_s = where(kept, S.reciprocal(), 0.0)
+    X = matmul(Vh.mT * inverse_s.unsqueeze(-2), matmul(U.mT, B))
+    empty = allocate((0,), A._dtype, A._device)
+    residuals = empty
+    if m > n and (driver == "gels" or driver in ("gelsd", "gelss")
+                  and bool((rank == n).all().item())):
+        residuals = (matmul(A, X) - B).square().sum(-2)
+    return return_types.linalg_lstsq(
+        X.squeeze(-1) if vector else X, residuals,
+        rank if driver != "gels" else allocate((0,), dtypes.int64, A._device),
+        S if driver in ("gelsd", "gelss") else empty)
+
+
 TENSOR_METHODS = {"qr": qr, "det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,
-                  "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse}
+                  "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+                  "pinverse": pinverse}

@@ -47,10 +47,14 @@ def _register(lib):
     return True
 
 
-# LAPACK's factorisations (`_work` forms: the plain LAPACKE ones would first scan the input for
-# NaN and refuse it, where torch's LAPACK propagates it) and BLAS's triangular solve
+# LAPACK's factorisations and decompositions (`_work` forms: the plain LAPACKE ones would first
+# scan the input for NaN and refuse it, where torch's LAPACK propagates it, and allocate their
+# workspace with malloc on every call) and BLAS's triangular solve
 _LAPACK = ("LAPACKE_sgetrf_work", "LAPACKE_dgetrf_work", "LAPACKE_spotrf_work",
-           "LAPACKE_dpotrf_work", "cblas_strsm", "cblas_dtrsm")
+           "LAPACKE_dpotrf_work", "cblas_strsm", "cblas_dtrsm",
+           "LAPACKE_sgeqrf_work", "LAPACKE_dgeqrf_work", "LAPACKE_sorgqr_work",
+           "LAPACKE_dorgqr_work", "LAPACKE_ssyevd_work", "LAPACKE_dsyevd_work",
+           "LAPACKE_sgesdd_work", "LAPACKE_dgesdd_work")
 
 
 def _register_lapack(lib):
@@ -112,3 +116,24 @@ strsm = _lapack("cblas_strsm", types.void, _i32, _i32, _i32, _i32, _i32, _i64, _
 dtrsm = _lapack("cblas_dtrsm", types.void, _i32, _i32, _i32, _i32, _i32, _i64, _i64,
                 types.float64, _ptr, _i64, _ptr, _i64)
 LEFT, UPPER, LOWER, NON_UNIT, UNIT = 141, 121, 122, 131, 132  # CBLAS enum values
+COL_MAJOR = 102  # (the decompositions take column-major matrices: LAPACKE's row-major forms
+#                  would transpose into a malloc'd copy on every call)
+
+# ?geqrf_work(layout, m, n, a, lda, tau, work, lwork); ?orgqr_work(layout, m, n, k, a, lda, tau,
+# work, lwork); ?syevd_work(layout, jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork);
+# ?gesdd_work(layout, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork): lwork -1
+# asks for the workspace's size, written to work[0] (and iwork[0])
+sgeqrf = _lapack("LAPACKE_sgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
+dgeqrf = _lapack("LAPACKE_dgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
+sorgqr = _lapack("LAPACKE_sorgqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64)
+dorgqr = _lapack("LAPACKE_dorgqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64)
+ssyevd = _lapack("LAPACKE_ssyevd_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64)
+dsyevd = _lapack("LAPACKE_dsyevd_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64)
+sgesdd = _lapack("LAPACKE_sgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64, _ptr)
+dgesdd = _lapack("LAPACKE_dgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64, _ptr)

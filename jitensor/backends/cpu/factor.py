@@ -3,7 +3,8 @@ C-contiguous, in place, a matrix per task of Numba's threads. The ops hand over 
 copies of their own, so one signature serves a dtype.
 
 Matrices larger than SMALL call LAPACK's getrf/potrf and BLAS's trsm (blas.py: the OpenBLAS
-that NumPy ships; OpenBLAS's own threads for one matrix, one thread each for a stack); small
+that NumPy ships; OpenBLAS's own threads for one matrix, one thread each for a stack), and
+geqrf/orgqr, syevd and gesdd (OpenBLAS on one thread: _lapack_decompose says why); small
 ones, and all where NumPy ships no LAPACK, run the scalar definitions of
 backends/scalar/factor.py (CUDA's too). Those kernels use error_model="numpy": a division by a
 zero pivot gives inf/NaN, as in LAPACK (the ops raise or report it through info), where
@@ -230,20 +231,175 @@ def cholesky(a, info):
         _cholesky(a, info)
 
 
-# -- decompositions: the scalar definitions alone (no LAPACK symbols registered for them yet) ----
+# -- decompositions ------------------------------------------------------------------------------
+@register_jitable
+def _transpose(src, dst):
+    """dst = src^T by 32 x 32 tiles (a plain loop misses the cache on every element of one side
+    at 1024^2)."""
+    p, q = src.shape
+    for i0 in range(0, p, 32):
+        for j0 in range(0, q, 32):
+            for i in range(i0, min(i0 + 32, p)):
+                for j in range(j0, min(j0 + 32, q)):
+                    dst[j, i] = src[i, j]
+
+
+@register_jitable
+def _size(query):
+    # (float32 holds a large workspace size rounded, possibly down)
+    return max(int(query[0] * (1 + 1e-6)) + 1, 1)
+
+
+@register_jitable
+def _geqrf(a, m, n, x, tau, work, lwork):
+    if a.itemsize == 4:
+        return blas.sgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+    return blas.dgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+
+
+@register_jitable
+def _orgqr(a, m, k, r, x, tau, work, lwork):
+    if a.itemsize == 4:
+        return blas.sorgqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+    return blas.dorgqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+
+
+@register_jitable
+def _qr_lapack(a, tau, q, s):
+    """geqrf + orgqr on a column-major copy of matrix s (k = q.shape[2] columns of Q)."""
+    m, n = a.shape[1], a.shape[2]
+    r, k = tau.shape[1], q.shape[2]
+    w = np.empty((n, m), a.dtype)  # A column-major
+    _transpose(a[s], w)
+    qc = np.zeros((k, m), a.dtype)  # Q column-major
+    t = _at(tau, s, r)
+    query = np.zeros(2, a.dtype)
+    _geqrf(a, m, n, w.ctypes.data, t, query.ctypes.data, -1)
+    if k:
+        _orgqr(a, m, k, r, qc.ctypes.data, t, query[1:].ctypes.data, -1)
+    lwork = max(_size(query[:1]), _size(query[1:]))
+    work = np.empty(lwork, a.dtype)
+    _geqrf(a, m, n, w.ctypes.data, t, work.ctypes.data, lwork)
+    _transpose(w, a[s])
+    if k:
+        qc[:r] = w[:r]  # the reflectors: A's first r columns
+        _orgqr(a, m, k, r, qc.ctypes.data, t, work.ctypes.data, lwork)
+        _transpose(qc, q[s])
+    return 0
+
+
+@register_jitable
+def _syevd(a, n, x, w, work, lwork, iwork, liwork):
+    if a.itemsize == 4:
+        return blas.ssyevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                           iwork, liwork)
+    return blas.dsyevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                       iwork, liwork)
+
+
+@register_jitable
+def _eigh_lapack(a, w, v, s):
+    """syevd on matrix s (symmetric: column-major is itself); its eigenvectors come back as the
+    columns of a column-major matrix, transposed into v's row-major s."""
+    n = a.shape[1]
+    x, ws = _at(a, s, n * n), _at(w, s, n)
+    query, iquery = np.zeros(1, a.dtype), np.zeros(1, np.int64)
+    _syevd(a, n, x, ws, query.ctypes.data, -1, iquery.ctypes.data, -1)
+    lwork, liwork = _size(query), max(iquery[0], 1)
+    work, iwork = np.empty(lwork, a.dtype), np.empty(liwork, np.int64)
+    info = _syevd(a, n, x, ws, work.ctypes.data, lwork, iwork.ctypes.data, liwork)
+    _transpose(a[s], v[s])
+    return info
+
+
+@register_jitable
+def _gesdd(a, m, n, x, sv, u, vt, work, lwork, iwork):
+    # jobz "S": U (m, min) and V^T (min, n)
+    ld = max(m, 1)
+    if a.itemsize == 4:
+        return blas.sgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                           iwork)
+    return blas.dgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                       iwork)
+
+
+@register_jitable
+def _svd_lapack(a, sv, v, s):
+    """gesdd on matrix s (m, n), m >= n, read column-major: A^T (n, m) = V S U^T, so LAPACK's
+    V^T (n x m column-major) is U row-major and its U (n x n column-major) is V^T row-major."""
+    m, n = a.shape[1], a.shape[2]
+    u, vc = np.empty((m, n), a.dtype), np.empty((n, n), a.dtype)
+    iwork = np.empty(max(8 * n, 1), np.int64)
+    x, ss = _at(a, s, m * n), _at(sv, s, n)
+    query = np.zeros(1, a.dtype)
+    _gesdd(a, n, m, x, ss, vc.ctypes.data, u.ctypes.data, query.ctypes.data, -1,
+           iwork.ctypes.data)
+    lwork = _size(query)
+    work = np.empty(lwork, a.dtype)
+    info = _gesdd(a, n, m, x, ss, vc.ctypes.data, u.ctypes.data, work.ctypes.data, lwork,
+                  iwork.ctypes.data)
+    a[s] = u
+    _transpose(vc, v[s])
+    return info
+
+
+@register_jitable
+def _decompose(op, a, vec, mat, s):
+    """op 0: QR (vec tau, mat Q's columns), 1: eigh (vec w, mat V), 2: svd (vec S, mat V) of
+    matrix s; what LAPACK could not compute (info != 0: NaN in the input) is NaN, as the
+    scalar kernels leave it."""
+    if op == 0:
+        return _qr_lapack(a, vec, mat, s)
+    info = _eigh_lapack(a, vec, mat, s) if op == 1 else _svd_lapack(a, vec, mat, s)
+    if info != 0:
+        vec[s] = np.nan
+        mat[s] = np.nan
+        if op == 2:
+            a[s] = np.nan
+    return info
+
+
+@njit(cache=True, parallel=prange_only())
+def _lapack_decompose(op, a, vec, mat):
+    """_decompose on each matrix, OpenBLAS on one thread (as gemm_blas, linalg.py, and for the
+    same reason: its threads fight Numba's spinning OpenMP ones. On the 2-core VM, 256^2 with
+    OpenBLAS's 2 threads took 28-38 ms, median 80-630, for QR, eigh, svd; with 1: 2.7, 5.8, 10),
+    the matrices of a stack split over Numba's threads."""
+    t, m, n = a.shape
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    if t == 1 or serial(t * m * n * n):
+        for s in range(t):
+            _decompose(op, a, vec, mat, s)
+    else:
+        for s in prange(t):
+            _decompose(op, a, vec, mat, s)
+    blas.set_num_threads(threads)
+
+
 def qr(a, tau, q):
     """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) out, q
     (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted)."""
-    _qr(a, tau, q)
+    if _lapack_for(a):
+        _lapack_decompose(0, a, tau, q)
+    else:
+        _qr(a, tau, q)
 
 
 def eigh(a, v, w):
     """w (t, n) = the ascending eigenvalues of the symmetric a (t, n, n; destroyed), v (t, n, n)
     their unit eigenvectors as columns."""
-    _eigh(a, v, w, float(np.finfo(a.dtype).eps))
+    if _lapack_for(a):
+        _lapack_decompose(1, a, w, v)
+    else:
+        _eigh(a, v, w, float(np.finfo(a.dtype).eps))
 
 
 def svd(a, v, s):
     """s (t, n) = the descending singular values of a (t, m, n), m >= n; a = the left singular
-    vectors (zero columns where s is 0), v (t, n, n) the right ones, as columns."""
-    _svd(a, v, s, float(np.finfo(a.dtype).eps))
+    vectors (LAPACK's complete them where s is 0; the scalar kernels leave zero columns), v
+    (t, n, n) the right ones, as columns."""
+    if _lapack_for(a):
+        _lapack_decompose(2, a, s, v)
+    else:
+        _svd(a, v, s, float(np.finfo(a.dtype).eps))
