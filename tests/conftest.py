@@ -142,3 +142,14 @@ def at_thread_counts(fn):
     finally:
         numba.set_num_threads(threads)
     return results
+
+
+def linalg_errors_match_torch(call):
+    """`call(torch.linalg, torch)` raises, and `call(jt.linalg, jt)` raises the same type with
+    the same message."""
+    import torch
+    with pytest.raises(Exception) as theirs:
+        call(torch.linalg, torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(jt.linalg, jt)
+    assert str(ours.value) == str(theirs.value)

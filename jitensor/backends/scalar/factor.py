@@ -187,6 +187,14 @@ def _rotation(alpha, beta, gamma):
 
 
 @register_jitable
+def _identity(v, vo, n):
+    """v (n x n, from vo) = the identity: where the rotations start."""
+    for i in range(n):
+        for j in range(n):
+            v[vo + i * n + j] = 1 if i == j else 0
+
+
+@register_jitable
 def eigh(a, o, n, v, vo, w, wo, eps):
     """w (n) = the eigenvalues of the symmetric a (n x n, both triangles read; destroyed),
     ascending, and v (n x n) = their unit eigenvectors as columns, by cyclic Jacobi rotations:
@@ -197,9 +205,7 @@ def eigh(a, o, n, v, vo, w, wo, eps):
     for i in range(n * n):
         norm += a[o + i] * a[o + i]
     floor = eps * eps * libm.sqrt(norm)
-    for i in range(n):
-        for j in range(n):
-            v[vo + i * n + j] = 1 if i == j else 0
+    _identity(v, vo, n)
     for sweep in range(100):
         rotated = False
         for p in range(n - 1):
@@ -236,9 +242,7 @@ def svd(a, o, m, n, v, vo, s, so, eps):
     vectors as columns (zero where a singular value is 0), v (n x n) = the right ones, by
     one-sided Jacobi (Hestenes): rotations of column pairs until all are orthogonal to eps,
     which keeps small singular values accurate where A^T A's eigenvalues would lose them."""
-    for i in range(n):
-        for j in range(n):
-            v[vo + i * n + j] = 1 if i == j else 0
+    _identity(v, vo, n)
     for sweep in range(100):
         rotated = False
         for p in range(n - 1):
