@@ -9,8 +9,6 @@ out-of-place op and the tensor takes the result's values and place in the graph 
 is taken again from it); either way they bump the version counter of the memory written."""
 import functools
 
-from numpy.lib.array_utils import byte_bounds
-
 from .. import creation
 from ..backends.registry import backend
 from ..dtypes import can_cast
@@ -18,7 +16,7 @@ from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
 from .graph import needs_grad, node_class, record, take_history, view_base, view_of
-from .versions import bump, storage
+from .versions import bump
 
 _enabled = grad_mode._enabled
 
@@ -66,33 +64,20 @@ def _check_inplace(self, name):
                            f"a clone")
 
 
-def _dense(data):
-    return data.flags.c_contiguous or data.flags.f_contiguous
-
-
-def _check_overlap(self, name, args, kwargs):
-    """torch's refusals to write a tensor whose elements share memory (an expanded one), or
-    from an input that shares part of its memory: the result would depend on the order of the
-    writes. (As torch, only dense layouts are compared: strided ones may interleave without
-    sharing an element.)"""
+def _check_overlap(self, name, grad):
+    """torch's refusal to write a tensor whose elements share memory (an expanded one): the
+    result would depend on the order of the writes (but without grad a fill writes one value,
+    whatever the order). An input that overlaps the output is read as a snapshot instead, as
+    NumPy's (torch refuses a partial overlap)."""
     data = self._data
-    if data.size > 1 and any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+    if data.size > 1 and (grad or name not in _FILLS) and data.flags.writeable and \
+            any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
         raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
                            f"written-to tensor refers to a single memory location. Please clone() "
                            f"the tensor before performing the operation.")
-    # (setitem reads an overlapping value first, as NumPy's: y[1:] = y[:-1] shifts y)
-    if name == "__setitem__" or not _dense(data):
-        return
-    for a in (args + tuple(kwargs.values())) if kwargs else args:
-        if isinstance(a, Tensor) and a._data is not data and _dense(a._data) and \
-                storage(a._data) is storage(data):
-            (lo, hi), (a_lo, a_hi) = byte_bounds(data), byte_bounds(a._data)
-            same = lo == a_lo and data.shape == a._data.shape and data.strides == a._data.strides
-            if a_lo < hi and lo < a_hi and not same:
-                raise RuntimeError(f"{name}: unsupported operation: some elements of the input "
-                                   f"tensor and the written-to tensor refer to a single memory "
-                                   f"location. Please clone() the tensor before performing the "
-                                   f"operation.")
+
+
+_FILLS = {"fill_", "zero_", "__setitem__"}
 
 
 def _written_view(base, value, view):
@@ -144,8 +129,9 @@ def _rebase(t, result):
 def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        _check_overlap(self, name, args, kwargs)
-        if _enabled[0] and (self.requires_grad or needs_grad(args, kwargs)):
+        grad = _enabled[0] and (self.requires_grad or needs_grad(args, kwargs))
+        _check_overlap(self, name, grad)
+        if grad:
             _check_inplace(self, name)
             if out_of_place is None:
                 raise RuntimeError(f"{name} is not differentiable; call it under "
