@@ -117,8 +117,9 @@ def view_of(forward, args, kwargs, nr, base):
 
 
 def _stale(node):
-    """Whether `node` took a view of memory written in place since."""
-    return type(node).is_view and node.taken is not None and node.taken[0].count != node.taken[1]
+    """Whether `node` (a grad_fn, or None) took a view of memory written in place since."""
+    return node is not None and type(node).is_view and node.taken is not None and \
+        node.taken[0].count != node.taken[1]
 
 
 def retake(t):
@@ -127,7 +128,7 @@ def retake(t):
     values' (torch regenerates a view's grad_fn so)."""
     m = t._meta
     node, base = m.grad_fn, m.grad_fn.args[0]
-    if base._meta.grad_fn is not None and _stale(base._meta.grad_fn):
+    if _stale(base._meta.grad_fn):
         retake(base)
     take_history(t, view_of(type(node).forward, node.args[1:], node.kwargs, m.output_nr, base))
 
@@ -186,8 +187,8 @@ def record(cls, fn, args, kwargs):
     node = cls()
     node.args, node.kwargs, node.edges, node.n_outputs, node.retained, node.taken = \
         args, kwargs, edges, len(outs), None, None
-    if cls.is_view and storage(args[0]._data) is storage(outs[0]._data):
-        c = counter(args[0]._data)
+    if cls.is_view and storage(outs[0]._data) is storage(args[0]._data):
+        c = counter(outs[0]._data)
         node.taken = c, c.count
     node.result = None if not cls.uses_result else _alias(result) \
         if result.__class__ is Tensor else \

@@ -146,3 +146,16 @@ def in_place(op):
         return self
     method.__name__ = method.__qualname__ = op.__name__ + "_"
     return method
+
+
+def write_pair(fn, out, pair, cls, what="a (values, indices) pair of tensors", name=None):
+    """`cls(*pair)`, or with out= the two tensors holding it: both outs are checked (exact
+    dtypes, as torch) before either is written. `what`, `name`: the TypeError's wording."""
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"{name or fn}(): argument 'out' must be {what}, not "
+                            f"{type(out).__name__}")
+        for t, r in zip(out, pair):
+            check_write_out(fn, t, r, exact=True)
+        pair = [write_out(fn, t, r, exact=True) for t, r in zip(out, pair)]
+    return cls(*pair)

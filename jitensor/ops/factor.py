@@ -17,7 +17,7 @@ from .. import dtypes
 from ..backends.registry import backend
 from ..creation import allocate, arange, eye, ones, tensor
 from ..tensor import Tensor
-from ._common import broadcast_shapes, same_device, write_out
+from ._common import broadcast_shapes, same_device, write_out, write_pair
 from .elementwise import maximum, where
 from .linalg import matmul
 from .reduction import _return_type, return_types
@@ -415,16 +415,6 @@ def cholesky_inverse(L, upper=False, *, out=None):
 
 
 # -- QR and the symmetric eigenproblem -----------------------------------------------------------
-def _pair_out(fn, out, pair, cls):
-    """cls(*pair), or with out= the pair (a, b) of tensors holding its values."""
-    if out is None:
-        return cls(*pair)
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(f"{fn.replace('.', '_')}(): argument 'out' must be tuple of Tensors, "
-                        f"not {type(out).__name__}")
-    return cls(*(write_out(fn, o, r, exact=True) for o, r in zip(out, pair)))
-
-
 def linalg_qr(A, mode="reduced", *, out=None):
     """torch.linalg.qr: (Q, R) with A = Q R by Householder reflections (LAPACK's geqrf/orgqr,
     so R's diagonal has LAPACK's signs, as torch's). k = min(m, n); 'reduced': Q (*, m, k), R
@@ -445,13 +435,14 @@ def linalg_qr(A, mode="reduced", *, out=None):
     R = F[..., :m if mode == "complete" else k, :].triu()
     if mode == "r":
         Q = allocate((0,), A._dtype, A._device)
-    return _pair_out(fn, out, (Q, R), return_types.linalg_qr)
+    return write_pair(fn, out, (Q, R), return_types.linalg_qr, "tuple of Tensors",
+                      fn.replace(".", "_"))
 
 
 def qr(input, some=True, *, out=None):
     """torch.qr: linalg.qr in mode 'reduced' (`some`) or 'complete'."""
     Q, R = linalg_qr(input, "reduced" if some else "complete")
-    return _pair_out("qr", out, (Q, R), return_types.qr)
+    return write_pair("qr", out, (Q, R), return_types.qr, "tuple of Tensors")
 
 
 def _symmetric(fn, A, UPLO):
@@ -476,7 +467,8 @@ def eigh(A, UPLO="L", *, out=None):
     w = allocate(batch + (n,), A._dtype, A._device)
     t = math.prod(batch)
     backend(A._device).factor.eigh(a, V._data.reshape(t, n, n), w._data.reshape(t, n))
-    return _pair_out(fn, out, (w, V), return_types.linalg_eigh)
+    return write_pair(fn, out, (w, V), return_types.linalg_eigh, "tuple of Tensors",
+                      fn.replace(".", "_"))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

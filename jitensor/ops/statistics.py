@@ -38,7 +38,7 @@ from ..backends.registry import backend
 from ..creation import arange, empty, full, ones, tensor as _tensor, zeros
 from ..dtypes import to_dtype
 from ..tensor import Tensor
-from ._common import check_write_out, dim as _dim, in_place, same_device, write_out
+from ._common import dim as _dim, in_place, same_device, write_out, write_pair
 from .elementwise import (ceil, clamp, floor, isnan, logaddexp, logical_not, maximum, minimum,
                           round, where)
 from .indexing import gather, nonzero
@@ -85,19 +85,6 @@ def _int(fn, value, name):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{fn}(): argument '{name}' must be int, not {type(value).__name__}")
     return int(value)
-
-
-def _write_pair(fn, out, pair, cls):
-    """`cls(*pair)`, or with out= the (values, indices) tensors holding it: both outs are
-    checked (exact dtypes, as torch) before either is written."""
-    if out is not None:
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"{fn}(): argument 'out' must be a (values, indices) pair of "
-                            f"tensors, not {type(out).__name__}")
-        for t, r in zip(out, pair):
-            check_write_out(fn, t, r, exact=True)
-        pair = [write_out(fn, t, r, exact=True) for t, r in zip(out, pair)]
-    return cls(*pair)
 
 
 def _positions(n, d, ndim, device):
@@ -192,7 +179,7 @@ def _median(fn, input, dim, keepdim, out, ignore_nan):
             value = _full_value(input, ignore_nan)
         return write_out(fn, out, value, exact=True)
     pair = _at_rank(fn, input, dim, keepdim, _nanmedian_rank if ignore_nan else _median_rank)
-    return _write_pair(fn, out, pair, getattr(return_types, fn))
+    return write_pair(fn, out, pair, getattr(return_types, fn))
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -224,7 +211,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}: "
                            f"k={k}, but the dimension has size {n}")
     pair = _at_rank("kthvalue", input, dim, keepdim, lambda n, nans: k - 1)
-    return _write_pair("kthvalue", out, pair, return_types.kthvalue)
+    return write_pair("kthvalue", out, pair, return_types.kthvalue)
 
 
 def msort(input, *, out=None):
@@ -347,7 +334,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         value, index = value.squeeze(-1), index.squeeze(-1)
     if not input.ndim:
         value, index = value.reshape(()), index.reshape(())
-    return _write_pair("mode", out, (value, index), return_types.mode)
+    return write_pair("mode", out, (value, index), return_types.mode)
 
 
 # -- unique, unique_consecutive -------------------------------------------------------------------
@@ -572,7 +559,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     hist = _count_bins(x, pos, keep, nbins, weight, input._dtype)
     if density:
         hist = hist / sum(hist) / (narrow(edges, 0, 1, nbins) - narrow(edges, 0, 0, nbins))
-    return _write_pair("histogram", out, (hist, edges), return_types.histogram)
+    return write_pair("histogram", out, (hist, edges), return_types.histogram)
 
 
 # -- searchsorted, bucketize, isin ----------------------------------------------------------------
@@ -853,7 +840,7 @@ def _cumulative_extremum(fn, input, dim, out, larger):
     values = gather(x, d, index)  # (the gradient goes to the index, as torch's)
     if not input.ndim:
         values, index = values.reshape(()), index.reshape(())
-    return _write_pair(fn, out, (values, index), getattr(return_types, fn))
+    return write_pair(fn, out, (values, index), getattr(return_types, fn))
 
 
 def cummax(input, dim, *, out=None):
