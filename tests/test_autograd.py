@@ -233,6 +233,7 @@ ELEMENTWISE = [
     C("sigmoid_f32", lambda ns, a: a.sigmoid(), A((2, 3), dtype="float32"), gc=False),
     C("relu", lambda ns, a: ns.relu(a), A((2, 3))),
     C("relu_at_zero", lambda ns, a: a.relu(), A(data=[0.0, -1.0, 2.0]), gc=False),
+    C("relu_at_nan", lambda ns, a: a.relu(), A(data=[math.nan, -1.0, 0.0, 2.0]), gc=False),
     C("sign", lambda ns, a: ns.sign(a), A((2, 3), "frac")),
     C("floor", lambda ns, a: ns.floor(a), A((2, 3), "frac")),
     C("ceil", lambda ns, a: ns.ceil(a), A((2, 3), "frac")),

@@ -416,3 +416,74 @@ def test_conv_kernels_load_from_the_disk_cache():
     misses, hits = map(int, run_python(code).split())
     assert misses == 0 and hits == 3
 
+
+
+@st.composite
+def max_poolings(draw):
+    """A max pooling's (input, arguments) as torch accepts them, with ties, infinities and
+    NaNs among the values."""
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    size = [draw(st.integers(d * (k - 1) + 1 - 2 * p, 7)) for k, d, p in
+            zip(kernel, dilation, padding)]
+    shape = (draw(st.integers(0, 2)), draw(st.integers(1, 3)), *(max(1, s) for s in size))
+    x = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(-3, 4, shape)
+    x = x.astype(np.float64)
+    special = draw(st.sampled_from([None, np.nan, np.inf, -np.inf]))
+    if special is not None and x.size:
+        x.flat[::5] = special
+    return x, dict(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
+                   ceil_mode=draw(st.booleans()))
+
+
+@given(max_poolings(), st.sampled_from(["float64", "float32", "int64"]))
+def test_max_pooling_matches_torch_with_ties_and_nans(case, dtype):
+    """Values, indices (torch's rule: the first largest, the last NaN; -inf or the integer
+    minimum where a window lies wholly in the padding) and the gradient, which goes to the
+    winner alone; integers pool too."""
+    torch = pytest.importorskip("torch")
+    x, kw = case
+    if dtype == "int64":
+        x = np.nan_to_num(x, nan=0, posinf=9, neginf=-9)
+    try:
+        theirs, where = torch.nn.functional.max_pool2d(torch.tensor(x.astype(dtype)),
+                                                       return_indices=True, **kw)
+    except RuntimeError:  # an output of size 0, which torch refuses
+        with pytest.raises(RuntimeError):
+            F.max_pool2d(jt.tensor(x.astype(dtype)), **kw)
+        return
+    floating = dtype != "int64"
+    a = jt.tensor(x.astype(dtype), requires_grad=floating)
+    mine, at = F.max_pool2d(a, return_indices=True, **kw)
+    assert (mine.dtype, at.dtype, tuple(mine.shape)) == (a.dtype, jt.int64, tuple(theirs.shape))
+    np.testing.assert_array_equal(mine.detach().numpy(), theirs.numpy())
+    np.testing.assert_array_equal(at.numpy(), where.numpy())
+    # (a window wholly in the padding points past its plane, where torch's backward then adds
+    # into the next plane's gradient; jitensor's drops it)
+    if floating and not (where >= x.shape[2] * x.shape[3]).any():
+        b = torch.tensor(x.astype(dtype), requires_grad=True)
+        g = np.random.default_rng(0).standard_normal(tuple(theirs.shape)).astype(dtype)
+        mine.backward(jt.tensor(g))
+        torch.nn.functional.max_pool2d(b, **kw).backward(torch.tensor(g))
+        np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())
+
+
+def test_max_pooling_saves_only_its_indices_and_differentiates_twice():
+    """Its output may be changed in place (torch saves the indices, not the values), and its
+    backward is differentiable (a gather at the same indices), as torch's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(4).standard_normal((2, 2, 5, 6))
+    grads = []
+    for lib in (jt, torch):
+        a = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.max_pool2d(a * a, 3, stride=2, padding=1, ceil_mode=True)
+        lib.nn.functional.relu(y, inplace=True)
+        g, = lib.autograd.grad((y * y).sum(), a, create_graph=True)
+        (g * g).sum().backward()
+        grads += [g.detach().numpy(), a.grad.numpy()]
+    np.testing.assert_allclose(grads[0], grads[2], rtol=1e-12)
+    np.testing.assert_allclose(grads[1], grads[3], rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Bool"):
+        F.max_pool2d(jt.ones(1, 1, 2, 2, dtype=jt.bool), 2)

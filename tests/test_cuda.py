@@ -515,6 +515,37 @@ def test_convolutions_poolings_and_batch_norm_match_the_cpu():
         check(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [jt.float16, jt.float32, jt.float64, jt.int64])
+def test_max_pooling_kernels_match_the_cpu(dtype):
+    """Values, indices (ties and a NaN) and the gradient with padding, dilation and ceil_mode,
+    and for float64 the backward's own derivative; float16 against the CPU's float32 (its
+    gradients add up in float32)."""
+    from jitensor.nn import functional as F
+    x = RNG.integers(-2, 3, (2, 2, 5, 4)).astype(np.float64)
+    if dtype.is_floating_point:
+        x[0, 1, 2, 2] = np.nan
+    args = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2),
+                ceil_mode=True)
+    floating, host = dtype.is_floating_point, jt.float32 if dtype is jt.float16 else dtype
+    results = []
+    for device, kind in (("cuda", dtype), ("cpu", host)):
+        a = jt.tensor(x, dtype=kind, device=device, requires_grad=floating)
+        values, where = F.max_pool2d(a, return_indices=True, **args)
+        outs = [values, where]
+        if floating:
+            twice = kind is jt.float64
+            g = jt.tensor(np.arange(values.numel()).reshape(values.shape) % 5, dtype=kind,
+                          device=device, requires_grad=twice)
+            first, = jt.autograd.grad(values, a, g, create_graph=twice)
+            outs.append(first)
+            if twice:  # the backward's own derivative, by its gradient: a gather
+                (first * first).sum().backward()
+                outs.append(g.grad)
+        results.append([o.detach() for o in outs])
+    for got, want in zip(*results):  # (small integers: exact in float16 too)
+        check(got.float() if got.dtype is jt.float16 else got, want)
+
+
 @pytest.mark.parametrize("dtype", [jt.float32, jt.float64, jt.int64])
 def test_convolution_kernels_match_the_cpu(dtype):
     """The forward and both gradients (and a second derivative) with stride, padding, dilation,

@@ -14,7 +14,8 @@ from ..backends.registry import backend
 from ..backends.scalar import elementwise as K  # (op codes)
 from ..backends.scalar import loss as LC  # (reduction codes)
 from ..ops import activation as A, conv as C, elementwise as E, factor as Fa, indexing as I, \
-    linalg as L, loss as Lo, matrix as M, norm as N, reduction as R, scatter as P, shape as S
+    linalg as L, loss as Lo, matrix as M, norm as N, pool as Po, reduction as R, scatter as P, \
+    shape as S
 from ..ops._common import broadcast_shapes
 from ..tensor import Tensor
 from . import grad_mode
@@ -26,7 +27,8 @@ RULES = {}  # op name -> Node class
 def rule(*names, uses_inputs=True, uses_result=True):
     """Register the decorated function as the rule of ops `names`. `uses_*`: whether it reads
     the inputs' or the result's values (those are checked for in-place changes); `uses_inputs`
-    may instead be a function of the call's arguments giving the input tensors it reads."""
+    may instead be a function of the call's arguments giving the input tensors it reads, and
+    `uses_result` a tuple of the numbers of the outputs it reads."""
     def register(fn):
         for name in names:
             RULES[name] = node_class(name, fn, uses_inputs, uses_result)
@@ -356,7 +358,11 @@ def _xlogy(g, result, input, other, *, out=None):
 
 @rule("relu", uses_inputs=False)
 def _relu(g, result, input, *, out=None):
-    return ((input, _pass(result > 0, g)),)
+    # torch's threshold_backward of the result: g unless it is <= 0 (a NaN passes g), in one
+    # kernel (a comparison and a selection took two passes)
+    if not _recorded(g, result):
+        return ((input, A.backward(K.THRESHOLD, g, result, 0)),)
+    return ((input, E.where(result <= 0, 0.0, g)),)
 
 
 @rule("clamp", uses_result=False)
@@ -728,6 +734,24 @@ def _convolution_weight_grad(v, result, grad, input, shape, *geometry):
     if _wanted(input):
         pairs.append((input, C.convolution_input_grad(grad, v, input.shape, *geometry)))
     return pairs
+
+
+# -- max pooling (ops/pool.py): the gradient goes back to each window's max, by its index; the
+# backward is linear in its gradient, which its own derivative gathers at the same indices
+@rule("max_pool2d_with_indices", uses_inputs=False, uses_result=(1,))
+def _max_pool2d_with_indices(g, result, input, kernel, stride, padding, dilation, size):
+    g = g[0]  # (the indices have no gradient)
+    if g is None:
+        return ()
+    return ((input, Po.max_pool2d_backward(g, result[1], input.shape, kernel, stride, padding,
+                                           dilation)),)
+
+
+@rule("max_pool2d_backward", uses_inputs=lambda grad, indices, *geometry: (indices,),
+      uses_result=False)
+def _max_pool2d_backward(u, result, grad, indices, shape, *geometry):
+    n, c, oh, ow = indices.shape
+    return ((grad, u.reshape(n, c, -1).gather(2, indices.reshape(n, c, -1)).view(n, c, oh, ow)),)
 
 
 @rule("native_layer_norm", uses_result=False)

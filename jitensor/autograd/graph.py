@@ -196,7 +196,8 @@ def record(cls, fn, args, kwargs):
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
             out._meta = _AutogradMeta(True, None, node, nr)
-        if cls.uses_result and not cls.is_view:  # (split's rule reads only its pieces' shapes)
+        if cls.uses_result is True and not cls.is_view or \
+                cls.uses_result and nr in cls.uses_result:  # (split's reads only shapes)
             _save(out, versions)
     node.versions = versions
     return result

@@ -1,21 +1,19 @@
 """torch.nn.functional's convolutions, poolings and batch_norm: argument checks as torch's,
 then ops, so that autograd differentiates them and they run on every device.
 
-A convolution is one kernel forward and one per gradient (ops/conv.py). The poolings are
-composed: the windows of the (padded) input, (N, C, kh*kw, OH*OW), stacked from one strided
-slice per kernel element (their backward adds the gradient back onto the input: overlapping
-windows add up), reduced (max with its indices, or a sum divided by the counts torch divides
-by). 1-d forms run as 2-d ones over a height of 1."""
-import math
+A convolution is one kernel forward and one per gradient (ops/conv.py), and so is max pooling
+(ops/pool.py). Average pooling is composed: the windows of the (padded) input, (N, C, kh*kw,
+OH*OW), stacked from one strided slice per kernel element (their backward adds the gradient
+back onto the input: overlapping windows add up), summed and divided by the counts torch
+divides by. 1-d forms run as 2-d ones over a height of 1."""
 import operator
-
-import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
 from ..creation import arange, ones
 from ..ops import norm as N
 from ..ops.conv import convolution, output_size
+from ..ops.pool import max_pool2d_with_indices
 from ..ops.shape import stack
 from ..tensor import Tensor
 
@@ -260,28 +258,23 @@ def _pool_sizes(padding, extra):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """The max of each window (padding counts as -inf); with return_indices also where it is,
-    as a flat index into each input plane (H * W)."""
+    """The max of each window (the padding never wins); with return_indices also where it is,
+    as a flat index into each input plane (H * W). One kernel each way (ops/pool.py)."""
     kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
                                                    dilation)
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError('"max_pool2d" not implemented for \'Bool\'; convert the input with '
+                           '.int() or .float()')
 
     def run(x):
         n, c, h, w = x.shape
-        (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
-                              in zip((h, w), kernel, stride, padding, dilation))
-        lowest = -math.inf if x.dtype.is_floating_point else int(np.iinfo(x.dtype.np).min)
-        gathered, _, _ = _windows(_padded(x, _pool_sizes(padding, (eh, ew)), lowest), kernel,
-                                  stride, dilation)
-        values, at = gathered.max(dim=2)
-        values = values.reshape(n, c, oh, ow)
-        if not return_indices:
-            return values, None
-        # the winner's kernel element (i, j) to its row and column in the input
-        at = at.reshape(n, c, oh, ow)
-        (kw, (sh, sw), (dh, dw)) = kernel[1], stride, dilation
-        row = (arange(oh, device=x.device) * sh).reshape(oh, 1) + (at // kw) * dh - padding[0]
-        col = (arange(ow, device=x.device) * sw) + (at % kw) * dw - padding[1]
-        return values, row * w + col
+        (oh, _), (ow, _) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
+                            in zip((h, w), kernel, stride, padding, dilation))
+        if oh <= 0 or ow <= 0:
+            raise RuntimeError(f"max_pool2d: the kernel {kernel} (dilation {dilation}) is larger "
+                               f"than the padded input ({h}x{w}): the output would be {oh}x{ow}")
+        values, at = max_pool2d_with_indices(x, kernel, stride, padding, dilation, (n, c, oh, ow))
+        return values, at if return_indices else None
 
     values, at = _batched(run, input, 2)
     return (values, at) if return_indices else values

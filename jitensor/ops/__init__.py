@@ -1,15 +1,15 @@
 """Op front ends: argument checks, same-device check, type promotion, broadcasting, output
 allocation, then one call into `backend(device)`. Each module lists the Tensor methods it
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import (all but
-activation's, conv's, loss's and norm's: torch has those as nn.functional functions only)."""
+activation's, conv's, loss's, norm's and pool's: torch has those in nn.functional only)."""
 from ..tensor import Tensor
 from . import activation, conv, elementwise, factor, indexing, linalg, loss, matrix, norm, \
-    pointwise, reduction, sampling, scatter, shape, sort, statistics
+    pointwise, pool, reduction, sampling, scatter, shape, sort, statistics
 from ..autograd.wrap import install
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm, conv, factor, pointwise, sampling, statistics))
+         norm, conv, pool, factor, pointwise, sampling, statistics))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 pointwise, sampling, statistics):

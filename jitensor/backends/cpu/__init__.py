@@ -8,7 +8,8 @@ import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import conv, elementwise, factor, indexing, kernels, linalg, loss, norm, optim, reduction, sort  # noqa: F401,E501 (op families)
+from . import conv, elementwise, factor, indexing, kernels, linalg, loss, norm, optim, pool, reduction, sort  # noqa: F401,E501 (op families)
+from . import memory
 from . import custom  # noqa: F401 (user-written kernels: jitensor/custom.py)
 from .strided import as_4d
 
@@ -26,7 +27,7 @@ indexing.accumulate_kernel(np.empty(0, np.float32), np.empty(0, np.int64),
                            np.empty(0, np.float32))
 
 
-empty = np.empty  # (shape, np_dtype): the allocator is NumPy's
+empty = memory.empty  # (shape, np_dtype): NumPy's allocator, large blocks pooled
 
 
 

@@ -152,4 +152,4 @@ def data_ptr(buf):
     return memory.address(buf)
 
 
-from . import conv, custom, elementwise, factor, indexing, linalg, loss, norm, optim, reduction, sort  # noqa: E402,F401,E501
+from . import conv, custom, elementwise, factor, indexing, linalg, loss, norm, optim, pool, reduction, sort  # noqa: E402,F401,E501
