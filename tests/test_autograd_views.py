@@ -580,28 +580,7 @@ def _nograd(ns, f):
         f()
 
 
-_OVERSAVED = {
-    "pow": "BUG: pow with a number exponent saves its result, which its gradient does not read: "
-           "z=y.pow(3); z.view(-1)[:1].mul_(2); z.sum().backward() raises 'modified by an "
-           "inplace operation' (PowBackward0) where torch (saving only self) backpropagates",
-    "div": "BUG: div's gradient reads its result (-g*result/other), so writing the quotient "
-           "makes backward raise: z=y/c; z.detach().add_(1); z.sum().backward() raises "
-           "'modified by an inplace operation' (DivBackward0) where torch (which saves "
-           "self and other) backpropagates",
-}
-
-
-def _saved_case(saver, mod):
-    reason = None
-    if saver == "pow" and mod.startswith("result"):
-        reason = _OVERSAVED["pow"]
-    elif saver.startswith("div") and mod.startswith("result"):
-        reason = _OVERSAVED["div"]
-    marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-    return pytest.param(saver, mod, marks=marks, id=f"{saver}-{mod}")
-
-
-@pytest.mark.parametrize("saver,mod", [_saved_case(a, b) for a in SAVERS for b in MODIFIERS])
+@pytest.mark.parametrize("saver,mod", [(a, b) for a in SAVERS for b in MODIFIERS])
 def test_saved_tensor_modified_through_alias(saver, mod):
     def prog(ns):
         x = leaf(ns, X0)

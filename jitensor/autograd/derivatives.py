@@ -28,7 +28,8 @@ def rule(*names, uses_inputs=True, uses_result=True):
     """Register the decorated function as the rule of ops `names`. `uses_*`: whether it reads
     the inputs' or the result's values (those are checked for in-place changes); `uses_inputs`
     may instead be a function of the call's arguments giving the input tensors it reads, and
-    `uses_result` a tuple of the numbers of the outputs it reads."""
+    `uses_result` a tuple of the numbers of the outputs it reads, or a function of the call's
+    arguments giving True, False or such a tuple."""
     def register(fn):
         for name in names:
             RULES[name] = node_class(name, fn, uses_inputs, uses_result)
@@ -104,8 +105,12 @@ def _other_operands(input, other, **kwargs):
             if isinstance(t, Tensor) and isinstance(o, Tensor) and o.requires_grad]
 
 
-def _divisor(input, other, **kwargs):
-    return [other] if isinstance(other, Tensor) else []
+def _quotient_operands(input, other, **kwargs):
+    """The operands a quotient's gradient reads: the divisor, and the dividend where the
+    divisor needs its gradient (torch's)."""
+    if not isinstance(other, Tensor):
+        return []
+    return [input, other] if isinstance(input, Tensor) and other.requires_grad else [other]
 
 
 @rule("mul", "multiply", uses_inputs=_other_operands, uses_result=False)
@@ -113,11 +118,13 @@ def _mul(g, result, input, other, *, out=None):
     return (input, g * other), (other, g * input)
 
 
-@rule("div", "divide", uses_inputs=_divisor)  # (its gradients read the result, not the input)
+@rule("div", "divide", uses_inputs=_quotient_operands, uses_result=False)
 def _div(g, result, input, other, *, rounding_mode=None, out=None):
     if rounding_mode is not None:
         return (input, _zero(g)), (other, _zero(g))
-    return (input, g / other), (other, -g * result / other)
+    if not (isinstance(other, Tensor) and other.requires_grad):
+        return ((input, g / other),)
+    return (input, g / other), (other, -g * ((input / other) / other))  # (torch's order)
 
 
 @rule("remainder", uses_result=False)
@@ -130,7 +137,12 @@ def _fmod(g, result, input, other, *, out=None):
     return (input, g), (other, -g * E.trunc(input / other) if isinstance(other, Tensor) else None)
 
 
-@rule("pow")
+def _pow_reads_result(input, exponent, **kwargs):
+    """Only the exponent's gradient reads pow's result (torch saves it for that alone)."""
+    return isinstance(exponent, Tensor) and exponent.requires_grad
+
+
+@rule("pow", uses_result=_pow_reads_result)
 def _pow(g, result, input, exponent, *, out=None):
     pairs = []
     if isinstance(input, Tensor):
@@ -138,7 +150,7 @@ def _pow(g, result, input, exponent, *, out=None):
             if isinstance(exponent, Tensor) else \
             (_zero(g) if exponent == 0 else g * exponent * input ** (exponent - 1))
         pairs.append((input, d))
-    if isinstance(exponent, Tensor):
+    if isinstance(exponent, Tensor) and result is not None:
         base = input if isinstance(input, Tensor) else math.log(input) if input > 0 else None
         d = g * result * E.log(input) if isinstance(input, Tensor) else \
             (g * result * base if base is not None else

@@ -190,14 +190,16 @@ def record(cls, fn, args, kwargs):
     if cls.is_view and storage(outs[0]._data) is storage(args[0]._data):
         c = counter(outs[0]._data)
         node.taken = c, c.count
-    node.result = None if not cls.uses_result else _alias(result) \
-        if result.__class__ is Tensor else \
+    reads = cls.uses_result  # True, False, the numbers of the outputs read, or a function
+    if reads.__class__ is not bool and reads.__class__ is not tuple:  # of the call giving one
+        reads = reads(*args, **kwargs)
+    node.result = None if not reads else _alias(result) if result.__class__ is Tensor else \
         tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
         if out._dtype.is_floating_point:
             out._meta = _AutogradMeta(True, None, node, nr)
-        if cls.uses_result is True and not cls.is_view or \
-                cls.uses_result and nr in cls.uses_result:  # (split's reads only shapes)
+        if reads is True and not cls.is_view or \
+                reads and reads is not True and nr in reads:  # (split's reads only shapes)
             _save(out, versions)
     node.versions = versions
     return result
@@ -317,7 +319,7 @@ def run(roots, retain_graph, capture=None):
             if node.versions:
                 _check_versions(node)
             result = node.result
-            if create_graph and node.uses_result:  # outputs link back to the node
+            if create_graph and result is not None:  # outputs link back to the node
                 result = _relinked(node)
             edges = node.edges
             for t, gi in node.rule(g, result, *node.args, **node.kwargs):
