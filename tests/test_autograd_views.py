@@ -625,11 +625,6 @@ def test_saved_leaf_modified_under_no_grad_view():
     assert isinstance(check(prog), RuntimeError)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an in-place op that saves its result (tanh_, exp_, "
-                   "sigmoid_) saves a private copy, so a later write to the tensor does not make "
-                   "backward raise: y=x*1; y.tanh_(); y.mul_(2); y.sum().backward() runs (grad "
-                   "[0.8399,...]) where torch raises 'modified by an inplace operation' (output 0 "
-                   "of Tanh)")
 @pytest.mark.parametrize("op", ["tanh_", "exp_", "sigmoid_"])
 def test_inplace_op_saving_its_result_then_written(op):
     def prog(ns):

@@ -15,8 +15,8 @@ from ..dtypes import can_cast
 from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
-from .graph import needs_grad, node_class, record, take_history, view_base, view_of
-from .versions import bump
+from .graph import _alias, needs_grad, node_class, record, take_history, view_base, view_of
+from .versions import bump, counter
 
 _enabled = grad_mode._enabled
 
@@ -126,6 +126,19 @@ def _rebase(t, result):
     take_history(t, result)
 
 
+def _saved_in_place(t, result):
+    """A rule that reads its result now reads `t`, which holds the result's values, as torch's
+    saves the tensor written in place itself: writing it again makes backward raise (the
+    result's own copy would never change)."""
+    node = None if result._meta is None else result._meta.grad_fn
+    saved = None if node is None else node.result
+    if saved.__class__ is not Tensor or saved._data is not result._data:
+        return
+    old, new = counter(result._data), counter(t._data)
+    node.result = _alias(t)
+    node.versions = [(new, new.count) if c is old else (c, n) for c, n in node.versions]
+
+
 def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
@@ -151,6 +164,7 @@ def _inplace(name, fn, out_of_place):
             backend(self._device).copy(self._data, result._data)
             bump(self._data)  # (before the rebase: a view taken again saves the new version)
             _rebase(self, result)
+            _saved_in_place(self, result)
         else:
             fn(self, *args, **kwargs)
             bump(self._data)
