@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from ..scalar.pool import lowest, window_max
+from ..scalar import pool as scalar
 from .kernels import PARALLEL_MIN, num_threads, prange_only, single_thread
 
 
@@ -20,7 +20,8 @@ def _forward(lo, hi, out, at, x, h_n, w_n, oh_n, ow_n, geo, lowest):
         for oh in range(oh_n):
             for ow in range(ow_n):
                 o = (p * oh_n + oh) * ow_n + ow
-                out[o], at[o] = window_max(x, p * h_n * w_n, h_n, w_n, oh, ow, geo, lowest)
+                out[o], at[o] = scalar.window_max(x, p * h_n * w_n, h_n, w_n, oh, ow, geo,
+                                                  lowest)
 
 
 @register_jitable
@@ -70,7 +71,8 @@ def max_pool2d(out, at, x, kernel, stride, padding, dilation):
     plane; padding (top, left)."""
     max_pool2d_kernel(out.reshape(-1), at.reshape(-1), x.reshape(-1), *x.shape[2:],
                       *out.shape[2:], _geometry(kernel, stride, padding, dilation),
-                      lowest(x.dtype), _tasks(out.shape[0] * out.shape[1], out.size * kernel[0] * kernel[1]))
+                      scalar.lowest(x.dtype),
+                      _tasks(out.shape[0] * out.shape[1], out.size * kernel[0] * kernel[1]))
 
 
 def max_pool2d_grad(gx, g, at, kernel, stride, padding, dilation):

@@ -5,7 +5,7 @@ gradients add up in float32, as torch's. Buffers as the CPU backend's."""
 import numpy as np
 from numba import cuda
 
-from ..scalar.pool import lowest, window_max
+from ..scalar import pool as scalar
 from . import driver
 from .access import store
 from .memory import pointer
@@ -37,8 +37,8 @@ def _forward(out, oo, at, ao, x, xo, total, h_n, w_n, oh_n, ow_n, kh, kw, sh, sw
     e = cuda.grid(1)
     while e < total:
         plane = e // (oh_n * ow_n)
-        v, i = window_max(x, xo + plane * h_n * w_n, h_n, w_n, e // ow_n % oh_n, e % ow_n, geo,
-                          lowest)
+        v, i = scalar.window_max(x, xo + plane * h_n * w_n, h_n, w_n, e // ow_n % oh_n,
+                                 e % ow_n, geo, lowest)
         store(out, oo + e, v)
         store(at, ao + e, i)
         e += cuda.gridsize(1)
@@ -60,7 +60,7 @@ def max_pool2d(out, at, x, kernel, stride, padding, dilation):
     """See the CPU's."""
     driver.launch_1d(_forward, out.size, *pointer(out), *pointer(at), *pointer(x), out.size,
                      *x.shape[2:], *out.shape[2:], *kernel, *stride, *padding, *dilation,
-                     lowest(x.dtype))
+                     scalar.lowest(x.dtype))
 
 
 def max_pool2d_grad(gx, g, at, kernel, stride, padding, dilation):
