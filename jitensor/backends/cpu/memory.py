@@ -5,9 +5,9 @@ the first write to each 4 KiB page then faults and has the kernel zero it. A tra
 small CNN in bench/autograd.py spent a third of its time so: ~5300 faults and 14.8-16.1 ms a
 step, none and ~11 ms with this pool (docs/design.md). As the CUDA pool (backends/cuda/memory.py)
 does, a tensor's array takes a lease on a block as its buffer, and NumPy holds the lease as the
-base of every view of it: when the last view is gone the block goes back to the pool. Blocks are kept by size,
-rounded up to one of 8 sizes per octave, and at most CACHE_MAX bytes wait idle; beyond that a
-freed block goes back to the system."""
+base of every view of it: when the last view is gone the block goes back to the pool. Blocks
+are kept by size, rounded up to one of 8 sizes per octave, and at most CACHE_MAX bytes wait
+idle; beyond that a freed block goes back to the system."""
 import ctypes
 import math
 import operator
