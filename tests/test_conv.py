@@ -1,7 +1,7 @@
-"""Convolutions, poolings and batch norm (nn/convolution.py and their modules): values against
-NumPy references built on sliding_window_view for any shape, stride, padding, dilation and
-groups; values, gradients, indices, running statistics and reprs against torch (skipped where
-not installed); finite differences; the errors."""
+"""Convolutions, poolings and batch norm (nn/functional.py, nn/modules/conv.py, pooling.py and
+batchnorm.py): values against NumPy references built on sliding_window_view for any shape,
+stride, padding, dilation and groups; values, gradients, indices, running statistics and reprs
+against torch (skipped where not installed); finite differences; the errors."""
 import math
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""torch.nn's vision pieces (nn/normalization.py, nn/sampling.py, nn/padding.py, the transposed
-convolutions of nn/convolution.py and ConvTranspose / Unflatten of nn/layers.py) against torch:
+"""torch.nn's vision pieces (group, instance and local response norms, resampling, padding,
+transposed convolutions, Unflatten: nn/functional.py and nn/modules/) against torch:
 values, dtypes, shapes, gradients in float64 (one random upstream gradient), which input
 positions interpolate picks (exactly, in float32 and float64), running statistics, parameter
 and buffer names, initialisation, reprs and errors; a tiny case of each group on CUDA."""

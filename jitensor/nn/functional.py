@@ -1,30 +1,57 @@
-"""torch.nn.functional's layers and losses, written with jitensor's public ops, so autograd
-differentiates them with no rules of their own; the pointwise activations, the class losses
-(nll_loss, cross_entropy), the pointwise losses but mse and l1 (smooth_l1, huber, the binary
-cross entropies, kl_div) and the normalisations (layer_norm, rms_norm) are fused ops with
-rules (ops/activation.py, ops/loss.py, ops/norm.py). Padding, one_hot, the vector similarities
-and scaled_dot_product_attention are composed (torch's math path for the last), as are the
-convolutions, poolings and batch_norm (nn/convolution.py)."""
+"""torch.nn.functional: the functional forms of jitensor.nn's layers and losses, written with
+jitensor's public ops, so autograd differentiates them with no rules of their own; the pointwise
+activations, the class losses (nll_loss, cross_entropy), the pointwise losses but mse and l1
+(smooth_l1, huber, the binary cross entropies, kl_div) and the normalisations (layer_norm,
+rms_norm) are fused ops with rules (ops/activation.py, ops/loss.py, ops/norm.py). Padding,
+one_hot, the vector similarities and scaled_dot_product_attention are composed (torch's math
+path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
+ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
+rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
 import math
+import operator
 import warnings
 
+import numpy as np
+
+from .. import dtypes
 from ..autograd import no_grad
-from ..creation import arange, full, ones, rand, zeros
-from ..dtypes import bool_, int32, int64
-from ..ops import activation as _activation, indexing as _indexing, linalg as _linalg, \
-    loss as _loss, norm as _norm
+from ..creation import arange, full, ones, ones_like, rand, tensor, zeros
+from ..dtypes import bool_, float16, float32, float64, int32, int64
+from ..ops import activation as _activation
+from ..ops import indexing as _indexing
+from ..ops import linalg as _linalg
+from ..ops import loss as _loss
+from ..ops import norm as _norm
 from ..ops._common import broadcast_shapes, same_device
-from ..ops.shape import cat
+from ..ops.conv import convolution, output_size
+from ..ops.elementwise import minimum, where
+from ..ops.matrix import triu_indices
+from ..ops.norm import layer_norm, rms_norm
+from ..ops.pool import max_pool2d_with_indices
+from ..ops.reduction import var_mean
+from ..ops.shape import cat, stack
 from ..tensor import Tensor
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
-           "cosine_similarity", "cross_entropy", "dropout", "elu", "elu_", "embedding", "gelu",
-           "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "huber_loss", "kl_div", "l1_loss",
-           "layer_norm", "leaky_relu", "leaky_relu_", "linear", "log_softmax", "logsigmoid",
-           "mish", "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "pairwise_distance",
-           "relu", "relu6", "relu_", "rms_norm", "scaled_dot_product_attention", "selu", "selu_",
-           "sigmoid", "silu", "smooth_l1_loss", "softmax", "softplus", "tanh", "threshold",
-           "threshold_"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "alpha_dropout", "avg_pool1d",
+           "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv_transpose1d",
+           "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "cross_entropy",
+           "dropout", "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding",
+           "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "group_norm",
+           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
+           "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
+           "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "local_response_norm",
+           "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish",
+           "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
+           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+           "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
+           "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
+           "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+           "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
+           "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
+           "upsample_nearest"]
+
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -214,10 +241,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.mul_(mask) if inplace else input * mask
 
 
-layer_norm = _norm.layer_norm
-rms_norm = _norm.rms_norm
-
-
 # -- vectors -----------------------------------------------------------------------------------
 def one_hot(tensor, num_classes=-1):
     """int64 of tensor's shape plus a last dim of num_classes (-1: the largest value + 1),
@@ -382,13 +405,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None:
         weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
             if attn_mask.dtype is bool_ else weight + attn_mask
-    weight = safe_softmax(weight)
+    weight = _safe_softmax(weight)
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
 
 
-def safe_softmax(scores):
+def _safe_softmax(scores):
     """softmax over the last dim, 0 (not NaN) in rows masked everywhere (-inf), as torch's
     attention: a padding mask makes such rows. The row's -inf are made 0 first, so no NaN
     reaches the gradient either."""
@@ -411,7 +434,7 @@ def _legacy_reduction(size_average, reduce, reduction, allowed=_REDUCTIONS):
     return reduction
 
 
-def _pair(fn, input, target, warn=True):
+def _check_pair(fn, input, target, warn=True):
     """Check that input and target are tensors; warn, as torch, when their shapes differ."""
     for what, t in (("input", input), ("target", target)):
         if not isinstance(t, Tensor):
@@ -439,14 +462,14 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; `target` broadcasts against `input` (with torch's warning)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _pair("mse_loss", input, target)
+    _check_pair("mse_loss", input, target)
     return _weighted((input - target).square(), weight, input, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error |input - target|; its gradient at input == target is 0."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _pair("l1_loss", input, target)
+    _check_pair("l1_loss", input, target)
     return _weighted((input - target).abs(), weight, input, reduction)
 
 
@@ -454,7 +477,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta (l1_loss at beta=0).
     One fused kernel each way, as the other pointwise losses."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _pair("smooth_l1_loss", input, target)
+    _check_pair("smooth_l1_loss", input, target)
     if not beta >= 0:
         raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got "
                            f"{beta}")
@@ -467,7 +490,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta)."""
     reduction = _legacy_reduction(None, None, reduction)
-    _pair("huber_loss", input, target)
+    _check_pair("huber_loss", input, target)
     if not delta > 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
                            f"{delta}")
@@ -505,7 +528,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     (so x = 0 or 1 gives a finite loss and input gradient; the target's, -logit(x), is
     infinite there, as torch's); `weight` broadcasts against the target."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _pair("binary_cross_entropy", input, target, warn=False)
+    _check_pair("binary_cross_entropy", input, target, warn=False)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
@@ -522,7 +545,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     `pos_weight` (broadcast against the target: one per class, say) weights the positive
     term, `weight` the whole loss."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _pair("binary_cross_entropy_with_logits", input, target, warn=False)
+    _check_pair("binary_cross_entropy_with_logits", input, target, warn=False)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
@@ -540,7 +563,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     legacy = size_average is not None or reduce is not None
     reduction = _legacy_reduction(size_average, reduce, reduction,
                                   _REDUCTIONS + ("batchmean",))
-    _pair("kl_div", input, target, warn=False)
+    _check_pair("kl_div", input, target, warn=False)
     if reduction == "mean" and not legacy:
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size.'batchmean' divides only by the batch size, and aligns with "
@@ -629,12 +652,1436 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     return _reduce(-picked.sum(d), reduction)
 
 
-# functional forms defined beside their modules; imported last, as those files import this one
-from . import activations as _activations, convolution as _convolution, distance as _distance, \
-    dropout as _dropout, loss as _loss_modules, normalization as _normalization, \
-    sampling as _sampling  # noqa: E402
+# -- the remaining activations: softmin, softsign, the shrinkages, prelu, rrelu, glu ---------------
+# Each is composed from jitensor's ops, so autograd differentiates it and it runs on every
+# device; the choices between branches are `where`s, whose gradient goes to the branch taken
+# only, as torch's hand-written backward formulas do.
+def _floating(fn, input):
+    """torch's shrinkages have float kernels only (an integer input is NotImplementedError)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"{fn}(): not implemented for {input.dtype.name} input; "
+                                  f"convert it with .float()")
 
-for _module in (_activations, _convolution, _distance, _dropout, _loss_modules, _normalization,
-                _sampling):
-    globals().update((_name, getattr(_module, _name)) for _name in _module.FUNCTIONS)
-    __all__ += _module.FUNCTIONS
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input) along `dim` (torch's legacy choice of dim, with its warning, when None);
+    `dtype` converts the input first."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
+    return (-input).softmax(dim, dtype=dtype)
+
+
+def softsign(input):
+    """input / (1 + |input|) (an integer input gives the default float dtype, as in torch)."""
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    """input - tanh(input)."""
+    return input - input.tanh()
+
+
+_FLOAT_MAX = {float16: 65504.0, float32: 3.4028234663852886e38, float64: 1.7976931348623157e308}
+
+
+def softshrink(input, lambd=0.5):
+    """input - lambd above lambd, input + lambd below -lambd, 0 between; lambd must be at least
+    0 (else the two branches overlap)."""
+    _floating("softshrink", input)
+    if not 0 <= lambd <= _FLOAT_MAX.get(input.dtype, math.inf):
+        raise RuntimeError(f"lambda must be in range [0, {_FLOAT_MAX.get(input.dtype):g}] for "
+                           f"input dtype {input.dtype.name}, but found {lambd}")
+    # (between the two, input * 0, as torch: NaN stays NaN, and -0 stays signed)
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    """0 where -lambd <= input <= lambd, else input (NaN included); any lambd, as torch: a
+    negative one keeps every element."""
+    _floating("hardshrink", input)
+    return where((input >= -lambd) & (input <= lambd), 0.0, input)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), where `weight` holds one slope (a scalar or one element)
+    or one per channel (dim 1 of input; a 1-D input has one channel); weight gets the gradient
+    summed over the elements each slope served."""
+    if not isinstance(weight, Tensor) or not isinstance(input, Tensor):
+        raise TypeError(f"prelu(): arguments 'input' and 'weight' must be Tensors, got "
+                        f"{type(input).__name__} and {type(weight).__name__}")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype.name} and "
+                           f"{weight.dtype.name}; convert weight with .to(input.dtype)")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() == 1:
+        slope = weight.reshape(())  # (a (1,) weight must not add a dim to a 0-d input)
+    elif weight.numel() == channels:
+        slope = weight.reshape([channels] + [1] * (input.ndim - 2))
+    else:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = {channels}.")
+    return where(input > 0, input, slope * input)
+
+
+def _check_bounds(lower, upper):
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound, got "
+                           f"lower={lower} and upper={upper}")
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: while training, each element x <= 0 is multiplied by its own
+    slope drawn from U(lower, upper) (from jitensor's generator), the rest kept; otherwise a
+    leaky_relu of slope (lower + upper) / 2. The gradient is the slope each element used."""
+    _check_bounds(lower, upper)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"rrelu(): not implemented for {input.dtype.name} input; "
+                                  f"convert it with .float()")
+    drawn = rand(input.shape, dtype=input.dtype, device=input.device) * (upper - lower) + lower
+    slope = where(input <= 0, drawn, 1.0)  # (torch draws a slope for x <= 0, 0 included)
+    return input.mul_(slope) if inplace else input * slope
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """rrelu written into input."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def glu(input, dim=-1):
+    """The gated linear unit a * sigmoid(b), where a and b are the two halves of input along
+    `dim` (whose size must be even)."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not -input.ndim <= dim < input.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-input.ndim}, {input.ndim - 1}], but got {dim})")
+    d = dim % input.ndim
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"glu(): not implemented for {input.dtype.name} input; "
+                                  f"convert it with .float()")
+    half = size // 2
+    return input.narrow(d, 0, half) * input.narrow(d, half, half).sigmoid()
+
+
+# -- convolutions ----------------------------------------------------------------------------------
+# A convolution is one kernel forward and one per gradient (ops/conv.py), and so is max pooling
+# (ops/pool.py). Average pooling is composed: the windows of the (padded) input, (N, C, kh*kw,
+# OH*OW), stacked from one strided slice per kernel element (their backward adds the gradient
+# back onto the input: overlapping windows add up), summed and divided by the counts torch
+# divides by. 1-d forms run as 2-d ones over a height of 1.
+def _pair(value, name, n=2):
+    """An int (or NumPy int) or a sequence of 1 or n ints as a tuple of n ints."""
+    try:
+        values = (operator.index(value),) * n if not hasattr(value, "__len__") else \
+            tuple(operator.index(v) for v in value)
+    except TypeError:
+        values = ()
+    if len(values) == 1:
+        values *= n
+    if len(values) != n or any(isinstance(v, bool) for v in values):
+        raise ValueError(f"{name} must be an int or a sequence of {n} ints, got {value!r}")
+    return values
+
+
+def _windows(x, kernel, stride, dilation):
+    """(windows (N, C, kh*kw, OH*OW), OH, OW) of the 4-D input x (already padded): window
+    element (i, j) of output (oh, ow) is x[..., oh*sh + i*dh, ow*sw + j*dw]. Stacked from one
+    strided slice per kernel element, whose backward adds each slice's gradient back in place
+    (a gather through an index table ran 3x slower forward and backward)."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"the kernel ({kh}x{kw}, dilation {dh}x{dw}) is larger than the "
+                           f"padded input ({h}x{w}): the output would be {oh}x{ow}")
+    slices = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+              for i in range(kh) for j in range(kw)]
+    return stack(slices, 2).reshape(n, c, kh * kw, oh * ow), oh, ow
+
+
+def _batched(fn, input, dims):
+    """fn on input with a batch dim added when it has none (torch's unbatched forms); fn may
+    return a tuple of tensors (or None)."""
+    if input.ndim == dims + 1:
+        out = fn(input.unsqueeze(0))
+        return tuple(None if o is None else o.squeeze(0) for o in out) \
+            if isinstance(out, tuple) else out.squeeze(0)
+    if input.ndim != dims + 2:
+        raise RuntimeError(f"expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) "
+                           f"input, got {input.ndim}-D of shape {tuple(input.shape)}")
+    return fn(input)
+
+
+def _conv_padding(padding, kernel, stride, dilation):
+    """(top, bottom, left, right) for an int, pair, 'valid' or 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return 0, 0, 0, 0
+        if padding != "same":
+            raise RuntimeError(f"Invalid padding string: {padding!r}; expected 'valid' or "
+                               f"'same'")
+        if stride != (1, 1):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        return total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2
+    ph, pw = _pair(padding, "padding")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"negative padding is not supported, got {padding!r}")
+    return ph, ph, pw, pw
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation of (N, C, H, W) (or (C, H, W)) input with (O, C / groups, kh, kw)
+    weights, plus bias (O,)."""
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight (out_channels, in_channels / groups, "
+                           f"kh, kw), got {getattr(weight, 'shape', weight)}")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if min(stride) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"conv2d: stride and dilation must be positive, got {stride} and "
+                           f"{dilation}")
+    out_c, per_group, kh, kw = weight.shape
+    if not out_c or not kh or not kw:
+        raise RuntimeError(f"conv2d: expected a weight with at least one output channel and a "
+                           f"kernel of positive size, got {tuple(weight.shape)}")
+    if weight.dtype is dtypes.bool_:
+        raise NotImplementedError("conv2d: not implemented for bool tensors; convert them with "
+                                  ".int() or .float()")
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv2d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
+    padding = _conv_padding(padding, (kh, kw), stride, dilation)
+
+    def run(x):
+        c = x.shape[1]
+        if groups < 1 or c % groups or out_c % groups or c // groups != per_group:
+            raise RuntimeError(f"conv2d: input of {c} channels, groups={groups} and weight of "
+                               f"shape {tuple(weight.shape)} do not fit: weight must be "
+                               f"(out_channels, in_channels / groups, kh, kw) with both channel "
+                               f"counts divisible by groups")
+        if not x.shape[2] * x.shape[3] and x.shape[0] * x.shape[1]:
+            raise RuntimeError(f"conv2d: only zero batch or zero channel inputs are supported, "
+                               f"but got input shape {list(x.shape)}")
+        oh, ow = output_size(x.shape[2:], (kh, kw), stride, padding, dilation)
+        if oh <= 0 or ow <= 0:
+            raise RuntimeError(f"conv2d: the kernel ({kh}x{kw}, dilation {dilation[0]}x"
+                               f"{dilation[1]}) is larger than the padded input: the output "
+                               f"would be {oh}x{ow}")
+        return convolution(x, weight, bias, stride, padding, dilation, groups)
+    return _batched(run, input, 2)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d cross-correlation of (N, C, L) (or (C, L)) input with (O, C / groups, k) weights."""
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise RuntimeError(f"conv1d: expected a 3-D weight (out_channels, in_channels / groups, "
+                           f"k), got {getattr(weight, 'shape', weight)}")
+    (s,), (d,) = _pair(stride, "stride", 1), _pair(dilation, "dilation", 1)
+    p = padding if isinstance(padding, str) else (0, _pair(padding, "padding", 1)[0])
+    return _batched(lambda x: conv2d(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), p,
+                                     (1, d), groups).squeeze(2), input, 1)
+
+
+# -- transposed convolution ------------------------------------------------------------------------
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv2d's adjoint (the gradient of a convolution with respect to its input) of (N, C, H,
+    W) (or (C, H, W)) input with weights (C, O / groups, kh, kw): output (N, O, (H - 1) sh - 2 ph
+    + dh (kh - 1) + oph + 1, ...). Per group a matrix product of the transposed weight and the
+    input gives each input pixel's kh x kw block of contributions (col2im's columns), which
+    _col2im adds onto the output, padding cropped; output_padding extends the far end
+    (zeros where no block reaches)."""
+    if not isinstance(weight, Tensor) or weight.ndim != 4:
+        raise RuntimeError(f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels "
+                           f"/ groups, kh, kw), got {getattr(weight, 'shape', weight)}")
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    padding, output_padding = _pair(padding, "padding"), _pair(output_padding, "output_padding")
+    if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or min(output_padding) < 0:
+        raise RuntimeError(f"conv_transpose2d: stride and dilation must be positive and padding "
+                           f"and output_padding non-negative, got stride={stride}, dilation="
+                           f"{dilation}, padding={padding}, output_padding={output_padding}")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding_height: {output_padding[0]} output_padding_width:"
+                           f" {output_padding[1]} stride_height: {stride[0]} stride_width: "
+                           f"{stride[1]} dilation_height: {dilation[0]} dilation_width: "
+                           f"{dilation[1]}")
+    in_c, per_group, kh, kw = weight.shape
+    if not isinstance(groups, int) or groups < 1 or in_c % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {[list(weight.shape)]} "
+                           f"instead")
+    out_c = per_group * groups
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv_transpose2d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
+    if weight.dtype is dtypes.bool_:
+        raise NotImplementedError("conv_transpose2d: not implemented for bool tensors; convert "
+                                  "them with .int() or .float()")
+
+    def run(x):
+        n, c, h, w = x.shape
+        if c != in_c:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                               f"expected input{list(x.shape)} to have {in_c} channels, but got "
+                               f"{c} channels instead")
+        if weight.device != x.device:
+            raise RuntimeError(f"conv_transpose2d: input is on {x.device} but weight on "
+                               f"{weight.device}; move them to one device")
+        size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
+                     zip((h, w), stride, padding, dilation, (kh, kw), output_padding))
+        if min(size) <= 0:
+            raise RuntimeError(f"conv_transpose2d: the output would be {size[0]}x{size[1]}; "
+                               f"padding {padding} is too large for input {h}x{w}")
+        # (groups, kk O/g, C/g) @ (N, groups, C/g, H W) -> (N, groups, O/g kk, H W)
+        mat = weight.reshape(groups, in_c // groups, per_group * kh * kw).transpose(1, 2)
+        cols = mat @ x.reshape(n, groups, in_c // groups, h * w)
+        out = _col2im(cols.reshape(n, out_c * kh * kw, h * w), out_c, (h, w), (kh, kw),
+                      dilation, stride, size, padding)
+        return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
+    return _batched(run, input, 2)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv_transpose2d over a height of 1 for (N, C, L) (or (C, L)) input and weights (C,
+    O / groups, k)."""
+    if not isinstance(weight, Tensor) or weight.ndim != 3:
+        raise RuntimeError(f"conv_transpose1d: expected a 3-D weight (in_channels, out_channels "
+                           f"/ groups, k), got {getattr(weight, 'shape', weight)}")
+    (s,), (p,) = _pair(stride, "stride", 1), _pair(padding, "padding", 1)
+    (op,), (d,) = _pair(output_padding, "output_padding", 1), _pair(dilation, "dilation", 1)
+    # (the height's output padding 0 < stride 1 keeps conv_transpose2d's check to the width)
+    return _batched(lambda x: conv_transpose2d(x.unsqueeze(2), weight.unsqueeze(2), bias,
+                                               (1, s), (0, p), (0, op), groups,
+                                               (1, d)).squeeze(2), input, 1)
+
+
+# -- pooling ---------------------------------------------------------------------------------------
+def _pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
+    """(output size, extra right padding) along one dim, as torch's pooling_output_shape: with
+    ceil_mode the last window may hang over the end, but must start inside the input or its
+    left padding."""
+    span = dilation * (kernel - 1) + 1
+    out = (size + 2 * padding - span + ((stride - 1) if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out, max(0, (out - 1) * stride + span - (size + 2 * padding))
+
+
+def _given(stride):
+    """torch's poolings read stride None or an empty sequence as 'the kernel size'."""
+    return stride is not None and (not hasattr(stride, "__len__") or len(stride) > 0)
+
+
+def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
+    kernel = _pair(kernel_size, "kernel_size", n)
+    stride = _pair(stride, "stride", n) if _given(stride) else kernel
+    padding, dilation = _pair(padding, "padding", n), _pair(dilation, "dilation", n)
+    if min(padding) < 0:
+        raise RuntimeError(f"{fn}: pad must be non-negative, got padding={padding}")
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{fn}: pad should be at most half of effective kernel size, but "
+                           f"got pad={padding} and kernel_size={kernel}")
+    if min(stride) < 1 or min(kernel) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"{fn}: kernel_size, stride and dilation must be positive, got "
+                           f"{kernel}, {stride} and {dilation}")
+    return kernel, stride, padding, dilation
+
+
+def _padded(x, sizes, value):
+    """x padded by `value` (F.pad's sizes: left, right, top, bottom), or x itself."""
+    return pad(x, sizes, value=value) if any(sizes) else x
+
+
+def _pool_sizes(padding, extra):
+    """F.pad's sizes for a pooling's padding (ph, pw) on both sides plus its ceil_mode
+    overhang (eh, ew) after."""
+    (ph, pw), (eh, ew) = padding, extra
+    return pw, pw + ew, ph, ph + eh
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The max of each window (the padding never wins); with return_indices also where it is,
+    as a flat index into each input plane (H * W). One kernel each way (ops/pool.py)."""
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError('"max_pool2d" not implemented for \'Bool\'; convert the input with '
+                           '.int() or .float()')
+
+    def run(x):
+        n, c, h, w = x.shape
+        (oh, _), (ow, _) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
+                            in zip((h, w), kernel, stride, padding, dilation))
+        if oh <= 0 or ow <= 0:
+            raise RuntimeError(f"max_pool2d: the kernel {kernel} (dilation {dilation}) is larger "
+                               f"than the padded input ({h}x{w}): the output would be {oh}x{ow}")
+        values, at = max_pool2d_with_indices(x, kernel, stride, padding, dilation, (n, c, oh, ow))
+        return values, at if return_indices else None
+
+    values, at = _batched(run, input, 2)
+    return (values, at) if return_indices else values
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window: divided by the window's size within the padded input
+    (count_include_pad) or within the input itself, or by divisor_override."""
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    if divisor_override is not None and (not isinstance(divisor_override, int) or
+                                         isinstance(divisor_override, bool) or
+                                         divisor_override == 0):
+        raise RuntimeError(f"avg_pool2d: divisor must be a non-zero int, got "
+                           f"{divisor_override!r}")
+
+    def run(x):
+        n, c, h, w = x.shape
+        (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, 1, ceil_mode) for size, k, s, p
+                              in zip((h, w), kernel, stride, padding))
+        gathered, _, _ = _windows(_padded(x, _pool_sizes(padding, (eh, ew)), 0), kernel, stride,
+                                  (1, 1))
+        total = gathered.sum(dim=2, dtype=x.dtype).reshape(n, c, oh, ow)
+        if divisor_override is not None:
+            counts = divisor_override
+        else:
+            rows, cols = (_window_counts(size, k, s, p, out, count_include_pad, x)
+                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow)))
+            counts = rows.reshape(oh, 1) * cols.reshape(1, ow)
+        # integers divide truncating, in their own dtype, as torch's
+        return total / counts if x.dtype.is_floating_point else \
+            total.div(counts, rounding_mode="trunc")
+    return _batched(run, input, 2)
+
+
+def _window_counts(size, kernel, stride, padding, out, include_pad, like):
+    """How many elements each of the `out` windows along one dim averages, as torch counts
+    them: the window clipped to the padded input (include_pad) or to the input itself (a
+    ceil_mode overhang never counts)."""
+    start = arange(out, device=like.device) * stride - padding
+    low, high = (-padding, size + padding) if include_pad else (0, size)
+    return ((start + kernel).clamp(max=high) - start.clamp(min=low)).to(like.dtype)
+
+
+def _one_d(fn, input, kernel_size, stride, padding, *rest, **kw):
+    """A 2-d pooling over a height of 1 for (N, C, L) or (C, L) input."""
+    k, = _pair(kernel_size, "kernel_size", 1)
+    s = _pair(stride, "stride", 1)[0] if _given(stride) else k
+    p, = _pair(padding, "padding", 1)
+    out = fn(input.unsqueeze(-2), (1, k), (1, s), (0, p), *rest, **kw)
+    return tuple(o.squeeze(-2) for o in out) if isinstance(out, tuple) else out.squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    d, = _pair(dilation, "dilation", 1)
+    return _one_d(max_pool2d, input, kernel_size, stride, padding, (1, d), ceil_mode,
+                  return_indices)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _one_d(avg_pool2d, input, kernel_size, stride, padding, ceil_mode,
+                  count_include_pad)
+
+
+def _adaptive_matrix(size, out, dtype, device):
+    """(out, size): row i averages input positions floor(i size / out) to ceil((i+1) size /
+    out), as torch's adaptive pooling windows."""
+    if out == 0:
+        return ones(0, size, dtype=dtype, device=device)
+    i = arange(out, device=device).reshape(out, 1)
+    start, end = (i * size) // out, ((i + 1) * size + out - 1) // out
+    j = arange(size, device=device).reshape(1, size)
+    inside = ((j >= start) & (j < end)).to(dtype)
+    return inside / (end - start).to(dtype)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """The mean over torch's adaptive windows, output (..., OH, OW) (None keeps a size): a
+    product with an averaging matrix on each side."""
+    sizes = (output_size, output_size) if isinstance(output_size, int) or output_size is None \
+        else tuple(output_size)
+    if input.ndim not in (3, 4) or len(sizes) != 2:
+        raise RuntimeError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input and 2 output "
+                           f"sizes, got {input.ndim}-D input and output_size={output_size!r}")
+    h, w = input.shape[-2:]
+    oh, ow = (size if out is None else out for size, out in zip((h, w), sizes))
+    if not h or not w or oh < 0 or ow < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: expected non-empty input planes and "
+                           f"non-negative output sizes, got input {tuple(input.shape)} and "
+                           f"output_size={output_size!r}")
+    rows = _adaptive_matrix(h, oh, input.dtype, input.device)
+    cols = _adaptive_matrix(w, ow, input.dtype, input.device)
+    return rows @ input @ cols.transpose(0, 1)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    out, = _pair(output_size, "output_size", 1)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out)).squeeze(-2)
+
+
+# -- batch norm ------------------------------------------------------------------------------------
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) by the batch's mean and biased variance when training
+    (one kernel, ops/norm.py; running_mean and running_var are updated in place: momentum
+    blends them, the variance unbiased), else by the running statistics; then scale and shift
+    per channel."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
+                         f"{input.ndim}-D")
+    c = input.shape[1]
+    along = [1, c] + [1] * (input.ndim - 2)
+    if (running_mean is None) != (running_var is None):
+        raise RuntimeError("batch_norm: pass both running_mean and running_var, or neither")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # all checked before any is updated
+        if t is not None and (t.device != input.device or t.numel() != c):
+            raise RuntimeError(f"batch_norm: {name} should contain {c} elements on "
+                               f"{input.device}, not {t.numel()} on {t.device}")
+    if not input.numel():
+        return input * 1  # (an empty batch: nothing to normalise, no statistics to update)
+    if training:
+        count = input.numel() // c
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        if not input.dtype.is_floating_point:
+            raise RuntimeError(f"batch_norm: not implemented for {input.dtype.name} input; "
+                               f"convert it with .float()")
+        params = []
+        for name, t in (("weight", weight), ("bias", bias)):
+            if t is not None and t.dtype is not input.dtype:
+                if not (input.dtype is dtypes.float16 and t.dtype is dtypes.float32):
+                    raise RuntimeError(f"batch_norm: expected {name} to have input's dtype "
+                                       f"{input.dtype.name}, got {t.dtype.name}; convert it "
+                                       f"with .to({input.dtype})")
+                t = t.to(input.dtype)  # (float32 params of float16 input, as torch's)
+            params.append(None if t is None else t.reshape(c))
+        stats = _norm.batch_statistics(input)
+        out = _norm.native_batch_norm(input, *params, float(eps), stats)
+        if running_mean is not None:  # (and running_var: both or neither, checked above)
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(stats[2] * momentum)
+                running_var.mul_(1 - momentum).add_(stats[3] * (momentum * count / (count - 1)))
+        return out
+    if running_mean is None:
+        raise RuntimeError("batch_norm: running_mean and running_var are needed when not "
+                           "training")
+    mean, var = running_mean.reshape(along), running_var.reshape(along)
+    # per channel: x * scale + shift, two passes over the input (the channel's numbers are tiny)
+    scale = (var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight.reshape(along)
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias.reshape(along)
+    return input * scale + shift
+
+
+# -- group, instance and local response norms ------------------------------------------------------
+# group_norm and instance_norm normalise with the fused layer_norm kernel (ops/norm.py) over a
+# reshaped view ((N, G, C/G * spatial) and (N, C, spatial)), so they are one pass forward and one
+# backward; the affine scale and shift are per channel. local_response_norm is torch's own
+# composition (a sum over a window of channels of the squared input), built from slices.
+def _per_channel(out, weight, bias):
+    """out * weight + bias, weight and bias (C,) along dim 1 (either may be None)."""
+    along = [1, out.shape[1]] + [1] * (out.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(along)
+    if bias is not None:
+        out = out + bias.reshape(along)
+    return out
+
+
+def _check_floating(fn, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): not implemented for {input.dtype.name} input; convert it "
+                           f"with .float()")
+
+
+def _check_channels(fn, name, t, c, input):
+    if t is not None and (t.numel() != c or t.device != input.device):
+        raise RuntimeError(f"{fn}(): expected {name} to hold {c} elements (one per channel) on "
+                           f"{input.device}, got {t.numel()} on {t.device}")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each group of num_groups' channels of each sample (over the group's channels
+    and all spatial positions: biased variance), then scale and shift per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[:2]
+    if not isinstance(num_groups, int) or num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    spatial = math.prod(input.shape[2:])
+    if n * c // num_groups * spatial == 1:  # (torch's _verify_batch_size)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {[n * c // num_groups, num_groups, *input.shape[2:]]}")
+    _check_floating("group_norm", input)
+    for name, t in (("weight", weight), ("bias", bias)):
+        _check_channels("group_norm", name, t, c, input)
+    per_group = c // num_groups * spatial
+    out = layer_norm(input.reshape(n, num_groups, per_group), (per_group,), eps=eps)
+    return _per_channel(out.reshape(input.shape), weight, bias)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalise each channel of each sample over its spatial positions (use_input_stats), or
+    by running_mean and running_var (as batch_norm in eval mode); then scale and shift per
+    channel. With use_input_stats, running_mean and running_var (when given) are updated in
+    place as torch does: blended by momentum with the mean over the batch of each sample's
+    mean and unbiased variance."""
+    if input.ndim < 2:
+        raise RuntimeError(f"instance_norm(): expected an input (N, C, ...) of at least 2 "
+                           f"dims, got {input.ndim}-D")
+    if use_input_stats:
+        if math.prod(input.shape[2:]) == 1:  # (torch's _verify_spatial_size)
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape}")
+    n, c = input.shape[:2]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_channels("instance_norm", name, t, c, input)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum,
+                            eps)
+    _check_floating("instance_norm", input)
+    spatial = math.prod(input.shape[2:])
+    flat = input.reshape(n, c, spatial)
+    out = layer_norm(flat, (spatial,), eps=eps).reshape(input.shape)
+    if (running_mean is not None or running_var is not None) and n:
+        with no_grad():
+            var, mean = var_mean(flat.detach(), dim=2, correction=1)
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.mean(0).to(running_mean.dtype) *
+                                                     momentum)
+            if running_var is not None:
+                running_var.mul_(1 - momentum).add_(var.mean(0).to(running_var.dtype) *
+                                                    momentum)
+    return _per_channel(out, weight, bias)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input^2 over `size` neighbouring channels) ** beta, the
+    window zero-padded by size // 2 before and (size - 1) // 2 after (torch's formula)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         f"dimensions)")
+    if not input.numel():
+        return input
+    c = input.shape[1]
+    squares = pad(input * input, [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2])
+    total = squares.narrow(1, 0, c)
+    for i in range(1, size):
+        total = total + squares.narrow(1, i, c)
+    return input / (total / size * alpha + k).pow(beta)
+
+
+# -- channel-wise, alpha and feature alpha dropout -------------------------------------------------
+# Channel-wise dropout (dropout1d, dropout2d, dropout3d), alpha dropout and feature alpha
+# dropout as torch's ATen `_dropout_impl`: one mask draw from jitensor's generator (`rand` >= p
+# keeps, so P(keep) = 1 - p), over the whole input or over (N, C, 1, ...) for the channel-wise
+# forms, multiplied in (and, for alpha dropout, an offset added), so the gradient is the mask
+# times its scale. p = 0, eval mode and an empty input return the input itself; p = 1
+# multiplies by 0 (alpha dropout included, as torch).
+# -SELU's negative saturation, scale * alpha: where alpha dropout sets a dropped element
+_ALPHA = 1.7580993408473766
+
+
+def _check_p(p):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_shape(shape):
+    """The mask shape of channel-wise dropout: (N, C, 1, ...), one draw per channel."""
+    if len(shape) < 2:
+        raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input, got "
+                           f"shape {list(shape)}")
+    return tuple(shape[:2]) + (1,) * (len(shape) - 2)
+
+
+def _dropout(fn, input, p, training, inplace, feature=False, alpha=False, batched=True):
+    """torch's _dropout_impl. An unbatched input (batched=False) is masked as if it had a
+    batch dim of 1 (its mask (C, 1, ...)), without adding one."""
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else \
+            input * zeros((), dtype=input.dtype, device=input.device)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): result type Float can't be cast to the desired output "
+                           f"type {input.dtype.name} (the mask scales by 1 / (1 - p)); convert "
+                           f"the input with .float()")
+    shape = tuple(input.shape)
+    if feature:
+        shape = _feature_shape(shape) if batched else _feature_shape((1,) + shape)[1:]
+    keep = (rand(shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
+    if not alpha:
+        noise = keep.div_(1 - p)
+        return input.mul_(noise) if inplace else input * noise
+    # kept elements become a x + alpha a p, dropped ones -alpha a (1 - p): zero mean and unit
+    # variance are kept for inputs that had them (SELU's fixed point)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    offset = (keep - 1).mul_(_ALPHA * a).add_(_ALPHA * a * p)
+    noise = keep.mul_(a)
+    return input.mul_(noise).add_(offset) if inplace else input * noise + offset
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels input[n, c] (1-d feature maps) of an (N, C, L) or unbatched (C, L)
+    input with probability p, scaling the rest by 1 / (1 - p)."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           f"input. Note that dropout1d exists to provide channel-wise dropout "
+                           f"on inputs with 1 spatial dimension, a channel dimension, and an "
+                           f"optional batch dimension (i.e. 2D or 3D inputs).")
+    return _dropout("dropout1d", input, p, training, inplace, feature=True,
+                    batched=input.ndim == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels input[n, c] of an (N, C, H, W) input with probability p, scaling
+    the rest by 1 / (1 - p). As torch, a 3-D input is read as (N, C, L) (with a warning: torch
+    means to read it as unbatched (C, H, W) one day), and other ranks warn."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      f"deprecated and will result in an error in a future release. To retain "
+                      f"the behavior and silence this warning, please use dropout instead. Note "
+                      f"that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      f"spatial dimensions, a channel dimension, and an optional batch "
+                      f"dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _dropout("dropout2d", input, p, training, inplace, feature=True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels input[n, c] of an (N, C, D, H, W) or unbatched (C, D, H, W) input
+    with probability p, scaling the rest by 1 / (1 - p); other ranks warn (and are read as
+    unbatched, as torch)."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      f"deprecated and will result in an error in a future release. To retain "
+                      f"the behavior and silence this warning, please use dropout instead. Note "
+                      f"that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      f"spatial dimensions, a channel dimension, and an optional batch "
+                      f"dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    return _dropout("dropout3d", input, p, training, inplace, feature=True,
+                    batched=input.ndim == 5)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance: each element is set to SELU's
+    negative saturation with probability p, then all are scaled and shifted back (torch's
+    a and b). training is False by default, as torch's."""
+    return _dropout("alpha_dropout", input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels input[n, c] (input at least 2-D)."""
+    return _dropout("feature_alpha_dropout", input, p, training, inplace, feature=True,
+                    alpha=True)
+
+
+# -- distances -------------------------------------------------------------------------------------
+def pdist(input, p=2):
+    """The p-norm distances ||x_i - x_j||_p between rows i < j of the (N, M) input, in the
+    order of torch's (row 0 against 1, ..., N-1, then row 1 against 2, ...): N (N - 1) / 2 of
+    them. As torch's, the gradient of p = inf goes in full to every difference that reaches the
+    maximum (the norm's own splits it between ties), and a zero distance passes none."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"pdist(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got {input.dtype.name}; "
+                           f"convert the input with .float()")
+    if not p >= 0:
+        raise RuntimeError(f"pdist only supports non-negative p values, got {p}")
+    n = input.shape[0]
+    rows, cols = triu_indices(n, n, 1, device=input.device)
+    diff = input[rows] - input[cols]
+    if input.shape[1] == 0:
+        return diff.sum(1)  # (rows of nothing are 0 apart for every p; amax would refuse them)
+    if p != math.inf:
+        return diff.norm(p, 1)
+    size = diff.abs()
+    top = size.amax(1, keepdim=True).detach()
+    # top plus zeros whose gradient is sign(diff) at each maximal difference
+    return (top + ((size - top) * (size == top)).sum(1, keepdim=True)).squeeze(1)
+
+
+# -- margin, embedding, Poisson and Gaussian losses ------------------------------------------------
+# Each composed from jitensor's ops as torch's ATen (or Python) formula is, so autograd
+# differentiates it and it runs on every device; where torch's kernel counts a term only when it
+# is positive (z > 0), a `where` does, so the gradient at 0 is 0 as there.
+def _tensors(fn, **tensors):
+    for name, t in tensors.items():
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(t).__name__}")
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target (input1 - input2) + margin): target 1 asks input1 to rank above input2
+    by margin, -1 below; the three broadcast but must have one rank."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("margin_ranking_loss", input1=input1, input2=input2, target=target)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
+                           f"target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """input where target is 1, max(0, margin - input) where it is -1 (input: a distance;
+    other target values count both terms, as torch's formula does)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("hinge_embedding_loss", input=input, target=target)
+    apart = where(target != 1, (margin - input).clamp_min(0), 0.0)
+    near = where(target != -1, input, 0.0)
+    return _reduce(apart + near, reduction)
+
+
+_EPSILON = 1e-12  # ATen's, added to each squared magnitude of cosine_embedding_loss
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1 (0
+    elsewhere), the cosine taken over the last dim of (N, D) inputs with an (N,) target, or
+    of (D,) inputs with a 0-d one; eps 1e-12 is added to each squared magnitude."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("cosine_embedding_loss", input1=input1, input2=input2, target=target)
+    d = target.ndim
+    if d > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if (input1.ndim, input2.ndim) != (d + 1, d + 1):
+        raise RuntimeError(f"{d}D target tensor expects {d + 1}D input tensors, but found "
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    products = (input1 * input2).sum(d)
+    square1 = (input1 * input1).sum(d) + _EPSILON
+    square2 = (input2 * input2).sum(d) + _EPSILON
+    cos = products / (square1 * square2).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp_min(0),
+                                                    0.0)
+    return _reduce(loss, reduction)
+
+
+def _float_input(fn, input):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{fn}(): result type Float can't be cast to the desired output "
+                           f"type {input.dtype.name}; convert the input with .float()")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target input)), the logistic loss of targets 1 and -1 (torch's formula as
+    written, so it overflows to inf where -target input passes ~88 in float32, as torch's);
+    target broadcasts into input's shape."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("soft_margin_loss", input=input, target=target)
+    _float_input("soft_margin_loss", input)
+    _fits("soft_margin_loss", input, target=target)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)) averaged over the classes (the last dim),
+    each class weighted by `weight`: one loss per sample."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("multilabel_soft_margin_loss", input=input, target=target)
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions: "
+                         "multilabel_soft_margin_loss takes classes in the input's last dim")
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    classes = input.ndim - 1
+    return _reduce(loss.sum(classes) / input.shape[classes], reduction)
+
+
+def _margin_rows(fn, input):
+    """(input as (N, C) rows, C): a 0-d input is one sample of one class, a 1-D one one
+    sample; the classes may not be empty (torch's check)."""
+    n = input.ndim
+    if not (n == 2 and input.shape[1] != 0 or n == 1 and input.shape[0] != 0 or n == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"{fn}(): not implemented for {input.dtype.name} input; "
+                                  f"convert it with .float()")
+    rows = input.reshape(1, 1) if n == 0 else input.unsqueeze(0) if n == 1 else input
+    return rows, rows.shape[1]
+
+
+def _long_target(target):
+    if target.dtype is not int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype.name} (the "
+                           f"target holds class indices); convert it with .long()")
+
+
+def _in_range(fn, target, low, high, message):
+    """Every target value within [low, high) (read back from the device: torch's CUDA kernels
+    assert it there)."""
+    if target.numel() and not (target.min().item() >= low and target.max().item() < high):
+        raise RuntimeError(f"{fn}(): {message}: values must be in [{low}, {high}), got "
+                           f"[{target.min().item()}, {target.max().item()}]")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """The multi-class hinge loss: for each sample x of class y, the sum over the other
+    classes i of max(0, margin - x[y] + x[i])^p (p 1 or 2), times weight[y], over the class
+    count C. input is (N, C), (C,) or a 0-d score; target holds N class indices (int64)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("multi_margin_loss", input=input, target=target)
+    if p != 1 and p != 2:
+        raise ValueError(f"only p == 1 and p == 2 supported, got p={p}")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError(f"weight must be one-dimensional, got a {weight.ndim}-D weight")
+    rows, classes = _margin_rows("multi_margin_loss", input)
+    frames = rows.shape[0]
+    if target.ndim > 1 or target.numel() != frames:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{frames}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    _long_target(target)
+    if weight is not None:
+        if weight.numel() != classes:
+            raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                               f"{list(weight.shape)}")
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {input.dtype.name} but found "
+                               f"{weight.dtype.name} (weight must have the input's dtype)")
+    _in_range("multi_margin_loss", target, 0, classes, "target out of range")
+    labels = target.reshape(frames, 1)
+    z = margin - rows.gather(1, labels) + rows
+    counted = (arange(classes, device=input.device) != labels) & (z > 0)
+    h = z if p == 1 else z * z
+    if weight is not None:
+        h = h * weight[labels]
+    loss = where(counted, h, 0.0).sum(1) / classes
+    if reduction == "none" and target.ndim == 0:
+        return loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The multi-label hinge loss: each sample's target row lists its classes (int64), ended
+    by the first -1; the loss sums max(0, 1 - x[j] + x[i]) over its listed classes j (a class
+    listed twice counts twice) and the classes i not listed, over the class count C. The
+    pairs are a (N, C, C) tensor (torch's kernel loops over the same pairs)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("multilabel_margin_loss", input=input, target=target)
+    rows, classes = _margin_rows("multilabel_margin_loss", input)
+    frames = rows.shape[0]
+    if input.ndim <= 1 and not (target.ndim <= 1 and target.numel() == classes) or \
+            input.ndim == 2 and tuple(target.shape) != (frames, classes):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
+    _long_target(target)
+    _in_range("multilabel_margin_loss", target, -1, classes, "argument #2 'target' is out of "
+              "range")
+    labels = target.reshape(frames, classes)
+    listed = (labels < 0).cumsum(1) == 0  # (before the first -1)
+    labels = labels.clamp_min(0)
+    is_target = (listed.unsqueeze(2) & (labels.unsqueeze(2) == arange(classes,
+                                                                      device=input.device))
+                 ).any(1)
+    z = 1 - rows.gather(1, labels).unsqueeze(2) + rows.unsqueeze(1)  # z[n, j, i]
+    counted = listed.unsqueeze(2) & is_target.logical_not().unsqueeze(1) & (z > 0)
+    loss = where(counted, z, 0.0).sum((1, 2)) / classes
+    if reduction == "none" and target.ndim <= 1:
+        return loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def _check_triplet(anchor, positive, negative, margin):
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a, p, n = anchor.ndim, positive.ndim, negative.ndim
+    if not a == p == n:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a}D, positive {p}D, "
+                           f"and negative {n}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the pairwise
+    p-distance over the last dim (eps added to the differences); `swap` takes the smaller of
+    d(anchor, negative) and d(positive, negative)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("triplet_margin_loss", anchor=anchor, positive=positive, negative=negative)
+    _check_triplet(anchor, positive, negative, margin)
+    positive_distance = pairwise_distance(anchor, positive, p, eps)
+    negative_distance = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        negative_distance = minimum(negative_distance,
+                                    pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + positive_distance - negative_distance).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance_function(x1, x2) -> distances (by default
+    pairwise_distance)."""
+    reduction = _legacy_reduction(None, None, reduction)
+    _tensors("triplet_margin_with_distance_loss", anchor=anchor, positive=positive,
+             negative=negative)
+    _check_triplet(anchor, positive, negative, margin)
+    if distance_function is None:
+        distance_function = pairwise_distance
+    positive_distance = distance_function(anchor, positive)
+    negative_distance = distance_function(anchor, negative)
+    if swap:
+        negative_distance = minimum(negative_distance, distance_function(positive, negative))
+    return _reduce((margin + positive_distance - negative_distance).clamp_min(0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """The negative log likelihood of target under Poisson(rate): exp(input) - target input
+    when input is the log rate (log_input), else input - target log(input + eps); `full` adds
+    Stirling's approximation of log(target!), for targets above 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _tensors("poisson_nll_loss", input=input, target=target)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """The negative log likelihood of target under N(input, var): 0.5 (log var + (input -
+    target)^2 / var), plus 0.5 log(2 pi) when `full`. var is input's shape, or has one dim
+    less or one dim of size 1 (one variance shared along it), or is a number. It is clamped
+    at eps under no_grad, as torch: its gradient is that of the clamped value."""
+    _tensors("gaussian_nll_loss", input=input, target=target)
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ones_like(input)
+    elif not isinstance(var, Tensor):
+        raise TypeError(f"gaussian_nll_loss(): argument 'var' must be a Tensor or a float, not "
+                        f"{type(var).__name__}")
+    elif var.numel() and (var < 0).any().item():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)  # one variance per row, shared along the last dim
+        elif not (input.ndim == var.ndim and
+                  sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError(f"var is of incorrect size: var of shape {list(var.shape)} for "
+                             f"input of shape {list(input.shape)} must have input's shape, or "
+                             f"its shape without the last dim, or a 1 in one of its dims")
+    reduction = _legacy_reduction(None, None, reduction)
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+# -- resampling: interpolate, the shuffles, fold and unfold ----------------------------------------
+# interpolate is separable: along each spatial dim the output is a weighted sum of a few input
+# positions (1 for nearest, 2 for linear, 4 for cubic) gathered with index_select, the positions
+# and weights computed on the host exactly as torch's CPU kernels compute them (UpSample.h: the
+# scale in the kernel's "opmath" precision, float32 for float32 and float16 input, float64 for
+# float64; the same floors and clamps), so the positions picked are torch's. Gradients flow
+# through index_select (an index_add backward) and the products; area is adaptive average
+# pooling, one averaging matrix product per dim. The shuffles are reshapes and permutes. unfold
+# stacks one strided slice per kernel element (_windows, as avg_pool2d); fold adds each kernel
+# element's block back with index_add onto the flattened padded output.
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+# the input rank each interpolating mode needs (the others take 3-D, 4-D and 5-D input)
+_RANK = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+_CUBIC_A = -0.75  # torch's (and OpenCV's) bicubic coefficient
+
+
+# -- interpolate ---------------------------------------------------------------------------------
+def _is_int(v):
+    return hasattr(v, "__index__") and not isinstance(v, bool)
+
+
+def _output_sizes(input, size, scale_factor, recompute_scale_factor, mode):
+    """(output sizes, scale factors passed to the kernel or None per dim), as torch's
+    interpolate works them out."""
+    dim = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and output size of {size}. Please "
+                                 f"provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 f"output size in (o1, o2, ...,oK) format.")
+            if not all(_is_int(v) for v in size):
+                raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, "
+                                f"int] or Tuple[int, int, int], but got size with types "
+                                f"{[type(v) for v in size]}")
+            sizes = [operator.index(v) for v in size]
+        elif _is_int(size):
+            sizes = [operator.index(size)] * dim
+        else:
+            raise TypeError(f"expected size to be an int or a sequence of ints, got {size!r}")
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        return sizes, [None] * dim
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != dim:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and scale_factor of shape "
+                             f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                             f"...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+        scales = [float(s) for s in scale_factor]
+    else:
+        scales = [float(scale_factor)] * dim
+    # the size is the truncated product (C++'s int64 conversion of input_size * scale)
+    sizes = [int(n * s) for n, s in zip(input.shape[2:], scales)]
+    if recompute_scale_factor or mode == "area":  # ("area" always recomputes)
+        return sizes, [None] * dim
+    return sizes, scales
+
+
+def _source_scale(n_in, n_out, align_corners, scale, ft):
+    """torch's area_pixel_compute_scale in precision ft: output position -> input position."""
+    if align_corners:
+        return ft(n_in - 1) / ft(n_out - 1) if n_out > 1 else ft(0)
+    return ft(1.0 / scale) if scale is not None and scale > 0 else ft(n_in) / ft(n_out)
+
+
+def _source_index(scale, i, align_corners, cubic, ft):
+    """torch's area_pixel_compute_source_index (vectorised over output positions i)."""
+    if align_corners:
+        return scale * i.astype(ft)
+    real = scale * (i.astype(ft) + ft(0.5)) - ft(0.5)
+    return real if cubic else np.where(real < 0, ft(0), real)
+
+
+def _taps(mode, n_in, n_out, align_corners, scale, ft):
+    """[(input positions (n_out,), weights (n_out,) or None)] for one dim: the output at i is
+    the sum of weight * input[position] over the taps."""
+    i = np.arange(n_out, dtype=np.int64)
+    s = _source_scale(n_in, n_out, align_corners, scale, ft)
+    if mode == "nearest":
+        at = np.floor(_source_index(s, i, True, False, ft)).astype(np.int64)
+        return [(np.minimum(at, n_in - 1), None)]
+    if mode == "nearest-exact":
+        at = np.floor(_source_index(s, i, False, False, ft) + ft(0.5)).astype(np.int64)
+        return [(np.minimum(at, n_in - 1), None)]
+    if mode == "linear":
+        if n_in == n_out:  # (torch copies: no weights)
+            return [(i, None)]
+        real = _source_index(s, i, align_corners, False, ft)
+        low = np.minimum(np.floor(real).astype(np.int64), n_in - 1)
+        w1 = np.clip(real - low.astype(ft), ft(0), ft(1)).astype(ft)
+        high = low + (low < n_in - 1)
+        return [(low, (ft(1) - w1).astype(ft)), (high, w1)]
+    # cubic: four taps around floor(real), clamped to the border, Keys' kernel with A = -0.75
+    real = _source_index(s, i, align_corners, True, ft)
+    low = np.minimum(np.floor(real).astype(np.int64), n_in - 1)
+    t = np.clip(real - low.astype(ft), ft(0), ft(1)).astype(ft)
+    a = ft(_CUBIC_A)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (far(t + ft(1)), near(t), near(ft(1) - t), far((ft(1) - t) + ft(1)))
+    return [(np.clip(low - 1 + j, 0, n_in - 1), w.astype(ft)) for j, w in enumerate(weights)]
+
+
+def _resample(x, d, taps):
+    """x's dim d resampled: the sum over taps of weight * x.index_select(d, positions). The
+    weights are laid out over dim d and the dims after it, so they broadcast over leading dims
+    only (a weight broadcast along the trailing dims measured ~3x slower)."""
+    out = None
+    trailing = tuple(x.shape[d + 1:])
+    for at, w in taps:
+        picked = x.index_select(d, tensor(at, device=x.device))
+        if w is not None:
+            w = np.ascontiguousarray(np.broadcast_to(w.reshape((-1,) + (1,) * len(trailing)),
+                                                     w.shape + trailing))
+            picked = picked * tensor(w, dtype=x.dtype, device=x.device)
+        out = picked if out is None else out + picked
+    return out
+
+
+def _area(x, d, n_out):
+    """Adaptive average pooling of x's dim d to n_out: a product with torch's averaging
+    matrix (windows floor(i n / out) .. ceil((i + 1) n / out))."""
+    m = _adaptive_matrix(x.shape[d], n_out, x.dtype, x.device)
+    return (x.transpose(d, -1) @ m.transpose(0, 1)).transpose(d, -1)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resample the spatial dims (all but the first two) of a 3-D, 4-D or 5-D input to `size`,
+    or by `scale_factor` (the output size truncated; the factor itself, not the sizes' ratio,
+    maps positions unless recompute_scale_factor). Modes: nearest (torch's floor(i * scale)),
+    nearest-exact (floor((i + 0.5) * scale)), linear / bilinear / trilinear, bicubic (A=-0.75,
+    taps clamped at the border) with align_corners, and area (adaptive average pooling)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"interpolate(): argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                             "requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate(antialias=True) is not implemented in "
+                                  "jitensor; use antialias=False, or mode='area' to "
+                                  "downsample without aliasing")
+    if mode not in _MODES or input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.ndim}D) for the modes: {' | '.join(_MODES)} "
+                                  f"(got {mode})")
+    if mode in _RANK and input.ndim != _RANK[mode]:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_RANK[mode]}D input")
+    spatial = tuple(input.shape[2:])
+    if min(spatial) <= 0 or min(sizes) <= 0:
+        names = "DHW"[3 - len(spatial):]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(f'{k}: {v}' for k, v in zip(names, spatial))}) and "
+                           f"output ({', '.join(f'{k}: {v}' for k, v in zip(names, sizes))})")
+    nearest = mode in ("nearest", "nearest-exact")
+    if not input.dtype.is_floating_point and not (nearest and input.dtype is dtypes.uint8):
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is not implemented for "
+                                  f"{input.dtype.name} input (torch's kernels take floating "
+                                  f"point{', and uint8 for the nearest modes' if nearest else ''}"
+                                  f"); convert it with .float()")
+    ft = np.float64 if input.dtype is dtypes.float64 else np.float32
+    kind = mode if nearest or mode == "area" else "cubic" if mode == "bicubic" else "linear"
+    out = input
+    for k, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales)):
+        d = 2 + k
+        if kind == "area":
+            out = _area(out, d, n_out)
+        else:
+            out = _resample(out, d, _taps(kind, n_in, n_out, align_corners, scale, ft))
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated: interpolate (with its warning, as torch's)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='nearest') (with its warning, as torch's)."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(mode='bilinear', align_corners=True) (with its warning)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- shuffles ----------------------------------------------------------------------------------
+def _factor(fn, name, factor):
+    if not _is_int(factor) or factor <= 0:
+        raise RuntimeError(f"{fn} expects a positive {name}, but got {factor}")
+    return operator.index(factor)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channel c r^2 + i r + j goes to pixel (i, j) of
+    each r x r block."""
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    b = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    for name, size, at in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({at})={size} is not divisible "
+                               f"by {r}")
+    b = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) with the channels seen as (groups, C / groups) transposed: output channel
+    j * groups + g is input channel g * (C / groups) + j."""
+    if not _is_int(groups) or groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
+
+
+# -- fold / unfold -----------------------------------------------------------------------------
+def _fold_args(kernel_size, dilation, padding, stride):
+    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
+    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    if min(kernel) <= 0 or min(dilation) <= 0 or min(stride) <= 0 or min(padding) < 0:
+        raise RuntimeError(f"kernel_size, dilation and stride should be greater than zero and "
+                           f"padding non-negative, but got kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}")
+    return kernel, dilation, padding, stride
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    """The number of sliding blocks along each of the two dims."""
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) (or (C, H, W)) -> (N, C kh kw, L), column l holding the l-th
+    sliding block (row-major over the OH x OW blocks), row c kh kw + i kw + j its kernel
+    element (i, j) of channel c."""
+    kernel, dilation, padding, stride = _fold_args(kernel_size, dilation, padding, stride)
+    if input.ndim not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
+                                  f"(got {input.ndim}D)")
+
+    def run(x):
+        n, c, h, w = x.shape
+        blocks = _blocks((h, w), kernel, dilation, padding, stride)
+        if min(blocks) < 1:
+            raise RuntimeError(f"Given input with spatial size {(h, w)}, kernel_size={kernel}, "
+                               f"dilation={dilation}, padding={padding}, calculated shape of "
+                               f"the array of sliding blocks as {blocks}, but its components "
+                               f"must be at least one.")
+        (ph, pw) = padding
+        windows, _, _ = _windows(_padded(x, (pw, pw, ph, ph), 0), kernel, stride, dilation)
+        return windows.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+    return _batched(run, input, 2)
+
+
+def _col2im(cols, channels, blocks, kernel, dilation, stride, size, offset):
+    """The sum of the columns (N, channels kh kw, OH OW) into an (N, channels, *size) plane:
+    block (oh, ow)'s kernel element (i, j) lands at (oh sh + i dh - offset_h, ow sw + j dw -
+    offset_w); what falls outside the plane is dropped. One index_add into a plane wide
+    enough for every block, then a crop."""
+    n = cols.shape[0]
+    (oh, ow), (kh, kw), (dh, dw), (sh, sw) = blocks, kernel, dilation, stride
+    full_h = max((oh - 1) * sh + (kh - 1) * dh + 1, offset[0] + size[0])
+    full_w = max((ow - 1) * sw + (kw - 1) * dw + 1, offset[1] + size[1])
+    rows = (np.arange(kh)[:, None, None, None] * dh + np.arange(oh)[None, None, :, None] * sh)
+    columns = (np.arange(kw)[None, :, None, None] * dw + np.arange(ow)[None, None, None, :] * sw)
+    at = (rows * full_w + columns).reshape(-1)  # (kh, kw, OH, OW), as cols' rows and columns
+    plane = zeros(n, channels, full_h * full_w, dtype=cols.dtype, device=cols.device)
+    plane = plane.index_add(2, tensor(at, device=cols.device),
+                            cols.reshape(n, channels, kh * kw * oh * ow))
+    plane = plane.reshape(n, channels, full_h, full_w)
+    return plane[:, :, offset[0]:offset[0] + size[0], offset[1]:offset[1] + size[1]]
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: (N, C kh kw, L) (or (C kh kw, L)) -> (N, C, *output_size),
+    each column's elements added onto the block they came from (overlaps add up)."""
+    size = _pair(output_size, "output_size")
+    kernel, dilation, padding, stride = _fold_args(kernel_size, dilation, padding, stride)
+    if input.ndim not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {input.ndim}D)")
+
+    def run(x):
+        n, rows, length = x.shape
+        kk = kernel[0] * kernel[1]
+        if rows % kk:
+            raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                               f"product of kernel_size, but got input.size(1)={rows} and "
+                               f"kernel_size={kernel}.")
+        blocks = _blocks(size, kernel, dilation, padding, stride)
+        if min(blocks) < 1 or blocks[0] * blocks[1] != length:
+            raise RuntimeError(f"Given output_size={size}, kernel_size={kernel}, "
+                               f"dilation={dilation}, padding={padding}, stride={stride}, "
+                               f"expected size of input's dimension 2 to match the calculated "
+                               f"number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                               f"{blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+        return _col2im(x, rows // kk, blocks, kernel, dilation, stride, size, padding)
+
+    if input.ndim == 2:
+        return run(input.unsqueeze(0)).squeeze(0)
+    return run(input)

@@ -7,7 +7,7 @@ import warnings
 from collections import defaultdict
 
 from ..autograd import enable_grad, no_grad
-from ..nn.module import _zero_grads
+from ..nn.modules.module import _zero_grads
 from ..tensor import Tensor
 
 

@@ -195,8 +195,8 @@ def _describe(items):
 
 def _parameter(value):
     """What a parameter container stores: Parameters as they are, other tensors wrapped."""
-    from .parameter import Parameter
-    from ..tensor import Tensor
+    from ...tensor import Tensor
+    from ..parameter import Parameter
     return Parameter(value) if isinstance(value, Tensor) and not isinstance(
         value, Parameter) else value
 

@@ -3,9 +3,9 @@ traversal, state dicts, mode switches, conversions and repr."""
 import itertools
 from collections import OrderedDict, namedtuple
 
-from ..autograd import no_grad
-from ..tensor import Tensor, _parse_to
-from .parameter import Parameter
+from ...autograd import no_grad
+from ...tensor import Tensor, _parse_to
+from ..parameter import Parameter
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):

@@ -11,12 +11,13 @@ import math
 import warnings
 from numbers import Number
 
-from ..creation import empty, zeros
-from ..ops.shape import cat, stack
-from ..tensor import Tensor
-from . import functional as F, init
+from ...creation import empty, zeros
+from ...ops.shape import cat, stack
+from ...tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 from .module import Module
-from .parameter import Parameter
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 

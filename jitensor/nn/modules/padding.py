@@ -2,7 +2,7 @@
 CircularPad in 1, 2 and 3 dims, each F.pad over the last 1, 2 or 3 dims with its mode (F.pad
 checks the sizes and the input's rank). `padding` is an int (the same on every side) or the
 2, 4 or 6 sizes F.pad takes: (left, right[, top, bottom[, front, back]])."""
-from . import functional as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",

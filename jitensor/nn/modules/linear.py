@@ -1,0 +1,63 @@
+"""Identity and Linear (and NonDynamicallyQuantizableLinear, MultiheadAttention's out_proj);
+_Affine draws Linear's and the convolutions' weight and bias as torch does."""
+import math
+
+from ...creation import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments, as torch's does."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class _Affine(Module):
+    """Linear's and the convolutions' parameters: weight (out, ...) and bias (out,) or none,
+    drawn as torch draws them: weight kaiming_uniform_(a=sqrt(5)), bias U(-1/sqrt(fan_in),
+    1/sqrt(fan_in))."""
+
+    def _parameters_of(self, shape, bias, device, dtype):
+        self.weight = Parameter(empty(*shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(empty(shape[0], device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+
+class Linear(_Affine):
+    """y = x @ weight.T + bias, with weight (out_features, in_features) drawn as torch draws it:
+    kaiming_uniform_(a=sqrt(5)) (i.e. U(-1/sqrt(in), 1/sqrt(in))), bias U(-1/sqrt(in), ...)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self._parameters_of((out_features, in_features), bias, device, dtype)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """out_proj's class, named as torch's (its repr and type checks)."""
