@@ -59,13 +59,13 @@ for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwi
            _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
-__all__ += ["linalg", "load", "nn", "optim", "save", "utils"]
+__all__ += ["linalg", "load", "nn", "optim", "save", "special", "utils"]
 
 
 def __getattr__(name):
-    """linalg, nn, optim, utils, save and load are imported on first use, which keeps `import
-    jitensor` light (they build on everything above)."""
-    if name in ("linalg", "nn", "optim", "utils"):
+    """linalg, nn, optim, special, utils, save and load are imported on first use, which keeps
+    `import jitensor` light (they build on everything above)."""
+    if name in ("linalg", "nn", "optim", "special", "utils"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

@@ -368,10 +368,11 @@ def test_default_cache_location_is_reused():
     assert hits >= 5 and misses == 0
 
 
-def test_an_edit_anywhere_in_the_backends_recompiles_the_kernels(tmp_path):
-    """Numba keys a kernel on its own file only; jitensor adds every backend source, so an edit
-    of a helper file (backends/scalar/creation.py: the fill kernels' values) makes the next
-    process recompile, and an edit outside the backends does not."""
+def test_a_code_edit_of_a_kernel_dependency_recompiles_the_kernels(tmp_path):
+    """Numba keys a kernel on its own file only; jitensor adds the code of every module the
+    kernel's file imports (backends/kernel_cache.py), so a code edit of a helper file
+    (backends/scalar/creation.py: the fill kernels' values) makes the next process recompile,
+    and an edit of a module outside the kernels' imports does not."""
     import shutil
     import subprocess
     import sys
@@ -391,7 +392,7 @@ def test_an_edit_anywhere_in_the_backends_recompiles_the_kernels(tmp_path):
 
     def append(relative):
         with open(tmp_path / "src" / "jitensor" / relative, "a") as f:
-            f.write("\n# edited\n")
+            f.write("\nEDITED = 1\n")
     probe()
     assert probe()[1] == 0
     append("backends/scalar/creation.py")

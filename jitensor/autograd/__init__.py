@@ -1,6 +1,6 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
 `enable_grad`, `set_grad_enabled` and `gradcheck`. How ops are recorded: graph.py and wrap.py;
-the derivative of each op: derivatives.py."""
+the derivative of each op: derivatives/, a file per ops/ module."""
 from ..backends.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor

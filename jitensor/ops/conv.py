@@ -1,6 +1,6 @@
 """The 2-d convolution as three recorded ops, one kernel each (backends/<device>/conv.py): the
 forward, and its gradients by the input and by the weight. The convolution is bilinear, so the
-derivatives of each op are the other two (autograd/derivatives.py): create_graph=True
+derivatives of each op are the other two (autograd/derivatives/conv.py): create_graph=True
 differentiates them again with the same kernels. nn.functional's conv1d and conv2d check the
 arguments and call `convolution`.
 

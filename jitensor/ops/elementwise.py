@@ -5,27 +5,24 @@ Every op is a row of a table (family, op codes, result rule); `_unary`, `_binary
 in-place targets, convert operands to the compute dtype (tensors through the copy kernel,
 Python scalars on the host), broadcast them as stride-0 views, and launch
 `backend(device).elementwise`. Nothing is written before every check has passed."""
+import ast
+
 import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _enabled as _grad_enabled
 from ..backends.registry import backend
-from ..backends.scalar import elementwise as k
+from ..backends.scalar import elementwise as k, table
+from ..backends.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
 from ..tensor import Tensor, _new
 from ._common import broadcast_shapes, check_out, in_place, same_device
 
-# result rules: SAME keeps the promoted dtype, FLOAT turns integer/bool results into the default
-# float dtype (true division, exp, ...), BOOL gives bool (comparisons, predicates), FLOATS_ONLY
-# refuses integer and bool operands as torch does (hypot, logaddexp)
-SAME, FLOAT, BOOL, FLOATS_ONLY = range(4)
-
-
 class _Op:
-    """One elementwise op: its kernel family, op code for integer and for float compute dtypes,
-    result rule, and whether bool operands are allowed (`bool_as`: the dtype they compute in,
-    or None with the error torch raises)."""
+    """The front end's view of one elementwise op: its kernel family, op code for integer and
+    for float compute dtypes, result rule, and whether bool operands are allowed (`bool_as`:
+    the dtype they compute in, or None with the error torch raises)."""
 
     __slots__ = ("name", "family", "int_code", "float_code", "rule", "bool_as", "bool_error",
                  "fast")
@@ -38,6 +35,12 @@ class _Op:
         self.fast = {}  # dtype -> (result dtype, op code, scalar) where the small-op paths may
         # run it unchecked (scalar: add's and sub's alpha 1; for unary ops the parameters' 0)
 
+    @classmethod
+    def of(cls, row):
+        """The op of a row of the op table."""
+        return cls(row.name, row.family, row.int_code, row.code, row.rule,
+                   row.bool_as and getattr(dtypes, row.bool_as), row.bool_error)
+
     def code(self, dtype):
         return self.float_code if dtype.is_floating_point else self.int_code
 
@@ -46,65 +49,18 @@ def _not_for_bool(name):
     return f'"{name}" is not implemented for bool tensors; convert with .int() or .float() first'
 
 
-_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-             "invert a mask, use the `~` or `logical_not()` operator instead.")
-_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+def _is_binary(row):
+    return any(isinstance(n, ast.Name) and n.id == "y" for n in ast.walk(ast.parse(row.formula)))
 
-U = {o.name: o for o in [
-    _Op("neg", "unary", k.NEG, bool_as=None, bool_error=_NEG_BOOL),
-    _Op("abs", "unary", k.ABS, bool_as=None),
-    _Op("sign", "unary", k.SIGN),
-    _Op("exp", "unary", k.EXP, rule=FLOAT), _Op("log", "unary", k.LOG, rule=FLOAT),
-    _Op("log1p", "unary", k.LOG1P, rule=FLOAT), _Op("expm1", "unary", k.EXPM1, rule=FLOAT),
-    _Op("sqrt", "unary", k.SQRT, rule=FLOAT), _Op("rsqrt", "unary", k.RSQRT, rule=FLOAT),
-    _Op("sin", "unary", k.SIN, rule=FLOAT), _Op("cos", "unary", k.COS, rule=FLOAT),
-    _Op("tanh", "unary", k.TANH, rule=FLOAT), _Op("sigmoid", "unary", k.SIGMOID, rule=FLOAT),
-    _Op("reciprocal", "unary", k.RECIPROCAL, rule=FLOAT),
-    _Op("relu", "unary", k.RELU, bool_as=None, bool_error="Boolean inputs not supported for relu"),
-    _Op("floor", "unary", k.FLOOR, bool_as=None), _Op("ceil", "unary", k.CEIL, bool_as=None),
-    _Op("round", "unary", k.ROUND, bool_as=None), _Op("trunc", "unary", k.TRUNC, bool_as=None),
-    _Op("square", "unary", k.SQUARE, bool_as=int64),
-    _Op("logical_not", "predicate", k.LOGICAL_NOT, rule=BOOL),
-    _Op("isnan", "predicate", k.ISNAN, rule=BOOL),
-    _Op("isinf", "predicate", k.ISINF, rule=BOOL),
-    _Op("isfinite", "predicate", k.ISFINITE, rule=BOOL),
-    _Op("bitwise_not", "bitwise", k.NOT, bool_as=None),  # on bool: logical_not (see _unary)
-    *(_Op(name, "math", code, rule=FLOAT) for name, code in (
-        ("tan", k.TAN), ("asin", k.ASIN), ("acos", k.ACOS), ("atan", k.ATAN), ("sinh", k.SINH),
-        ("cosh", k.COSH), ("asinh", k.ASINH), ("acosh", k.ACOSH), ("atanh", k.ATANH),
-        ("log2", k.LOG2), ("log10", k.LOG10), ("exp2", k.EXP2), ("erf", k.ERF),
-        ("erfc", k.ERFC))),
-]}
-_INTEGER_IDENTITY = {"floor", "ceil", "round", "trunc"}  # no-ops on integers, as in torch
 
-B = {o.name: o for o in [
-    _Op("add", "arith", k.ADD), _Op("sub", "arith", k.SUB, bool_as=None, bool_error=_SUB_BOOL),
-    _Op("mul", "arith", k.MUL), _Op("div", "arith", k.DIV, rule=FLOAT),
-    _Op("div_trunc", "arith", k.TRUNC_DIVIDE, k.TRUNC_DIVIDE_FLOAT, bool_as=None),
-    _Op("floor_divide", "arith", k.FLOOR_DIVIDE, k.FLOOR_DIVIDE_FLOAT, bool_as=None),
-    _Op("remainder", "arith", k.REMAINDER, bool_as=None),
-    _Op("fmod", "arith", k.FMOD, k.FMOD_FLOAT, bool_as=None),
-    _Op("pow", "arith", k.POW_INT, k.POW, bool_as=None),
-    _Op("maximum", "arith", k.MAXIMUM), _Op("minimum", "arith", k.MINIMUM),
-    _Op("atan2", "arith", k.ATAN2, rule=FLOAT),
-    _Op("eq", "compare", k.EQ, rule=BOOL), _Op("ne", "compare", k.NE, rule=BOOL),
-    _Op("lt", "compare", k.LT, rule=BOOL), _Op("le", "compare", k.LE, rule=BOOL),
-    _Op("gt", "compare", k.GT, rule=BOOL), _Op("ge", "compare", k.GE, rule=BOOL),
-    _Op("logical_and", "compare", k.LOGICAL_AND, rule=BOOL),
-    _Op("logical_or", "compare", k.LOGICAL_OR, rule=BOOL),
-    _Op("logical_xor", "compare", k.LOGICAL_XOR, rule=BOOL),
-    _Op("bitwise_and", "bitwise", k.AND), _Op("bitwise_or", "bitwise", k.OR),
-    _Op("bitwise_xor", "bitwise", k.XOR),
-    _Op("bitwise_left_shift", "bitwise", k.LSHIFT, bool_as=uint8),
-    _Op("bitwise_right_shift", "bitwise", k.RSHIFT, bool_as=uint8),
-    _Op("hypot", "math2", k.HYPOT, rule=FLOATS_ONLY),
-    _Op("copysign", "math2", k.COPYSIGN, rule=FLOAT),
-    _Op("logaddexp", "math2", k.LOGADDEXP, rule=FLOATS_ONLY),
-    _Op("logaddexp2", "math2", k.LOGADDEXP2, rule=FLOATS_ONLY),
-    _Op("fmax", "math2", k.FMAX), _Op("fmin", "math2", k.FMIN),
-    _Op("xlogy", "math2", k.XLOGY, rule=FLOAT),
-]}
+# the families whose ops this module fronts (the activations' and losses': ops/activation.py,
+# ops/loss.py)
+_FAMILIES = ("unary", "predicate", "arith", "compare", "bitwise", "math", "math2", "special",
+             "special2")
+_ROWS = [row for row in table.OPS if row.family in _FAMILIES]
+U = {row.name: _Op.of(row) for row in _ROWS if not _is_binary(row) and row.public}
+B = {row.name: _Op.of(row) for row in _ROWS if _is_binary(row)}
+_INTEGER_IDENTITY = {row.name for row in _ROWS if row.int_identity}  # no-ops on integers
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
     _op.fast = {
@@ -271,7 +227,7 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
         tensors = [x]
     device = same_device(op.name, *tensors)
     if op.name == "sub" and any(t._dtype is bool_ for t in tensors):
-        raise RuntimeError(_SUB_BOOL)
+        raise RuntimeError(table.SUB_BOOL)
     compute, result = _dtypes(op, result_type(x, y))
     if alpha != 1 and not compute.is_floating_point and isinstance(alpha, float):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
@@ -300,7 +256,7 @@ def _ternary(name, code, c, x, y, out=None, inplace=None, compute=None):
     shape = broadcast_shapes(*(t._data.shape for t in tensors))
     dest = _target(op, out, inplace, shape, result, device)
     b = backend(device)
-    cond = _operand(c, bool_ if code == k.WHERE else compute, shape, b)
+    cond = _operand(c, bool_ if code == _WHERE else compute, shape, b)
     return _launch(op, code, dest, (cond, _operand(x, compute, shape, b),
                                     _operand(y, compute, shape, b)), b,
                    fresh=out is None and inplace is None)
@@ -343,11 +299,8 @@ def _fresh(op, fast, device, shape, a, b, c, d):
     return t
 
 
-_ONE = {d: d.np.type(1) for d in dtypes.ALL}
-
-
-def _binary_fn(name, doc):
-    op = B[name]
+def _binary_fn(name):
+    op, row = B[name], table.BY_NAME[name]
 
     def fn(input, other, *, out=None):
         if out is None and input.__class__ is Tensor:
@@ -355,22 +308,25 @@ def _binary_fn(name, doc):
             if result is not None:
                 return result
         return _binary(op, input, other, out)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
+    fn.__name__ = fn.__qualname__ = row.name
+    fn.__doc__ = row.doc
     return fn
 
 
-def _unary_fn(name, doc):
-    op = U[name]
+def _unary_fn(name):
+    op, row = U[name], table.BY_NAME[name]
 
     def fn(input, *, out=None):
         fast = op.fast.get(input._dtype) if out is None and input.__class__ is Tensor else None
         if fast is None:
+            if op.family == "special" and not isinstance(input, Tensor):
+                raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                                f"{type(input).__name__}")  # (torch's; older ops take numbers)
             return _unary(op, input, out)
         zero = fast[2]  # `_unary`'s work for the commonest call
         return _fresh(op, fast, input._device, input._data.shape, input._data, zero, zero, zero)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = doc
+    fn.__name__ = fn.__qualname__ = row.name
+    fn.__doc__ = row.doc
     return fn
 
 
@@ -406,36 +362,96 @@ def div(input, other, *, rounding_mode=None, out=None):
                      f"found {rounding_mode!r}")
 
 
-mul = _binary_fn("mul", "input * other, with broadcasting and type promotion.")
-floor_divide = _binary_fn("floor_divide", "Division rounded toward negative infinity.")
-remainder = _binary_fn("remainder", "Python's modulo: the result takes the divisor's sign.")
-fmod = _binary_fn("fmod", "C's fmod: the result takes the dividend's sign.")
-maximum = _binary_fn("maximum", "Elementwise maximum; NaN propagates.")
-minimum = _binary_fn("minimum", "Elementwise minimum; NaN propagates.")
-atan2 = _binary_fn("atan2", "The angle of (other, input), elementwise.")
-eq = _binary_fn("eq", "input == other, elementwise (bool).")
-ne = _binary_fn("ne", "input != other, elementwise (bool).")
-lt = _binary_fn("lt", "input < other, elementwise (bool).")
-le = _binary_fn("le", "input <= other, elementwise (bool).")
-gt = _binary_fn("gt", "input > other, elementwise (bool).")
-ge = _binary_fn("ge", "input >= other, elementwise (bool).")
-logical_and = _binary_fn("logical_and", "Both nonzero (bool).")
-logical_or = _binary_fn("logical_or", "Either nonzero (bool).")
-logical_xor = _binary_fn("logical_xor", "Exactly one nonzero (bool).")
-bitwise_and = _binary_fn("bitwise_and", "Bitwise AND of integer or bool tensors.")
-bitwise_or = _binary_fn("bitwise_or", "Bitwise OR of integer or bool tensors.")
-bitwise_xor = _binary_fn("bitwise_xor", "Bitwise XOR of integer or bool tensors.")
-bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other for integer tensors.")
-bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other for integer tensors.")
-
-
-hypot = _binary_fn("hypot", "sqrt(input ** 2 + other ** 2), without overflow.")
-copysign = _binary_fn("copysign", "|input| with the sign of other (a float result).")
-logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)), without overflow.")
-logaddexp2 = _binary_fn("logaddexp2", "log2(2 ** input + 2 ** other), without overflow.")
-fmax = _binary_fn("fmax", "Elementwise maximum that ignores NaN unless both are NaN.")
-fmin = _binary_fn("fmin", "Elementwise minimum that ignores NaN unless both are NaN.")
-xlogy = _binary_fn("xlogy", "input * log(other), 0 where input is 0 (unless other is NaN).")
+# every other public op of the table is a function of its tensors alone (torch's signature,
+# with out=), its docstring the row's (tests/test_elementwise.py checks this list is the table's)
+neg = _unary_fn("neg")
+abs = _unary_fn("abs")
+sign = _unary_fn("sign")
+exp = _unary_fn("exp")
+log = _unary_fn("log")
+log1p = _unary_fn("log1p")
+expm1 = _unary_fn("expm1")
+sqrt = _unary_fn("sqrt")
+rsqrt = _unary_fn("rsqrt")
+sin = _unary_fn("sin")
+cos = _unary_fn("cos")
+tanh = _unary_fn("tanh")
+sigmoid = _unary_fn("sigmoid")
+relu = _unary_fn("relu")
+floor = _unary_fn("floor")
+ceil = _unary_fn("ceil")
+round = _unary_fn("round")
+trunc = _unary_fn("trunc")
+reciprocal = _unary_fn("reciprocal")
+square = _unary_fn("square")
+logical_not = _unary_fn("logical_not")
+isnan = _unary_fn("isnan")
+isinf = _unary_fn("isinf")
+isfinite = _unary_fn("isfinite")
+mul = _binary_fn("mul")
+floor_divide = _binary_fn("floor_divide")
+remainder = _binary_fn("remainder")
+fmod = _binary_fn("fmod")
+maximum = _binary_fn("maximum")
+minimum = _binary_fn("minimum")
+atan2 = _binary_fn("atan2")
+eq = _binary_fn("eq")
+ne = _binary_fn("ne")
+lt = _binary_fn("lt")
+le = _binary_fn("le")
+gt = _binary_fn("gt")
+ge = _binary_fn("ge")
+logical_and = _binary_fn("logical_and")
+logical_or = _binary_fn("logical_or")
+logical_xor = _binary_fn("logical_xor")
+bitwise_and = _binary_fn("bitwise_and")
+bitwise_or = _binary_fn("bitwise_or")
+bitwise_xor = _binary_fn("bitwise_xor")
+bitwise_left_shift = _binary_fn("bitwise_left_shift")
+bitwise_right_shift = _binary_fn("bitwise_right_shift")
+bitwise_not = _unary_fn("bitwise_not")
+tan = _unary_fn("tan")
+asin = _unary_fn("asin")
+acos = _unary_fn("acos")
+atan = _unary_fn("atan")
+sinh = _unary_fn("sinh")
+cosh = _unary_fn("cosh")
+asinh = _unary_fn("asinh")
+acosh = _unary_fn("acosh")
+atanh = _unary_fn("atanh")
+log2 = _unary_fn("log2")
+log10 = _unary_fn("log10")
+exp2 = _unary_fn("exp2")
+erf = _unary_fn("erf")
+erfc = _unary_fn("erfc")
+lgamma = _unary_fn("lgamma")
+digamma = _unary_fn("digamma")
+erfinv = _unary_fn("erfinv")
+i0 = _unary_fn("i0")
+i0e = _unary_fn("i0e")
+i1 = _unary_fn("i1")
+i1e = _unary_fn("i1e")
+ndtr = _unary_fn("ndtr")
+ndtri = _unary_fn("ndtri")
+log_ndtr = _unary_fn("log_ndtr")
+erfcx = _unary_fn("erfcx")
+entr = _unary_fn("entr")
+sinc = _unary_fn("sinc")
+bessel_j0 = _unary_fn("bessel_j0")
+bessel_j1 = _unary_fn("bessel_j1")
+hypot = _binary_fn("hypot")
+copysign = _binary_fn("copysign")
+logaddexp = _binary_fn("logaddexp")
+logaddexp2 = _binary_fn("logaddexp2")
+fmax = _binary_fn("fmax")
+fmin = _binary_fn("fmin")
+xlogy = _binary_fn("xlogy")
+xlog1py = _binary_fn("xlog1py")
+zeta = _binary_fn("zeta")
+# NumPy's and torch's other names (functions, methods and in-place forms)
+_ALIASES = {alias: row.name for row in _ROWS for alias in row.aliases}
+_module = globals()
+_module.update({alias: _module[name] for alias, name in _ALIASES.items()})
 
 
 # float tensors to these number exponents run as products, square roots and reciprocals, as
@@ -474,52 +490,9 @@ def _pow_operator(self, other):
         _pow_method(self, other)
 
 
-neg = _unary_fn("neg", "-input.")
-abs = _unary_fn("abs", "|input|.")
-sign = _unary_fn("sign", "-1, 0 or 1 by the sign of each element (NaN stays NaN).")
-exp = _unary_fn("exp", "e ** input (integers give floats).")
-log = _unary_fn("log", "Natural logarithm (integers give floats).")
-log1p = _unary_fn("log1p", "log(1 + input), accurate near 0.")
-expm1 = _unary_fn("expm1", "exp(input) - 1, accurate near 0.")
-sqrt = _unary_fn("sqrt", "Square root (integers give floats).")
-rsqrt = _unary_fn("rsqrt", "1 / sqrt(input).")
-sin = _unary_fn("sin", "Sine.")
-cos = _unary_fn("cos", "Cosine.")
-tanh = _unary_fn("tanh", "Hyperbolic tangent.")
-sigmoid = _unary_fn("sigmoid", "1 / (1 + exp(-input)), without overflow for large |input|.")
-reciprocal = _unary_fn("reciprocal", "1 / input (integers give floats).")
-relu = _unary_fn("relu", "max(input, 0); NaN propagates.")
-floor = _unary_fn("floor", "Round down (integers are returned as they are).")
-ceil = _unary_fn("ceil", "Round up (integers are returned as they are).")
-round = _unary_fn("round", "Round half to even (integers are returned as they are).")
-trunc = _unary_fn("trunc", "Round toward zero (integers are returned as they are).")
-square = _unary_fn("square", "input * input.")
-logical_not = _unary_fn("logical_not", "input == 0 (bool).")
-isnan = _unary_fn("isnan", "Whether each element is NaN (bool).")
-isinf = _unary_fn("isinf", "Whether each element is +-inf (bool).")
-isfinite = _unary_fn("isfinite", "Whether each element is neither NaN nor +-inf (bool).")
-bitwise_not = _unary_fn("bitwise_not", "~input for integers; logical not for bool.")
-tan = _unary_fn("tan", "Tangent (integers give floats).")
-asin = _unary_fn("asin", "Arcsine.")
-acos = _unary_fn("acos", "Arccosine.")
-atan = _unary_fn("atan", "Arctangent.")
-sinh = _unary_fn("sinh", "Hyperbolic sine.")
-cosh = _unary_fn("cosh", "Hyperbolic cosine.")
-asinh = _unary_fn("asinh", "Inverse hyperbolic sine.")
-acosh = _unary_fn("acosh", "Inverse hyperbolic cosine.")
-atanh = _unary_fn("atanh", "Inverse hyperbolic tangent.")
-log2 = _unary_fn("log2", "Base-2 logarithm.")
-log10 = _unary_fn("log10", "Base-10 logarithm.")
-exp2 = _unary_fn("exp2", "2 ** input.")
-erf = _unary_fn("erf", "The error function.")
-erfc = _unary_fn("erfc", "1 - erf(input), accurate where erf is near 1.")
-# NumPy's and torch's other names (functions, methods and in-place forms)
-_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
-            "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "greater": "gt",
-            "greater_equal": "ge", "less": "lt", "less_equal": "le", "not_equal": "ne",
-            "multiply": "mul", "subtract": "sub", "divide": "div", "true_divide": "div",
-            "negative": "neg", "absolute": "abs"}
-globals().update({alias: globals()[name] for alias, name in _ALIASES.items()})
+# the parts of composite ops: kernel rows with no function of their own
+_CLAMP, _NAN_TO_NUM = _Op.of(table.BY_NAME["clamp"]), _Op.of(table.BY_NAME["nan_to_num"])
+_WHERE, _CLAMP_TENSOR = table.codes("ternary", "where", "clamp_tensor")
 
 
 def _limits(dtype):
@@ -548,11 +521,11 @@ def _clamp(input, lo, hi, out=None, inplace=None):
     lo = low if lo is None else _unwrap(lo)
     hi = high if hi is None else _unwrap(hi)
     if not isinstance(lo, Tensor) and not isinstance(hi, Tensor):
-        op = _Op("clamp", "unary", k.CLAMP)
+        op = _CLAMP
         if compute is not input._dtype:
-            return _ternary("clamp", k.CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
+            return _ternary("clamp", _CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
         return _unary(op, input, out, inplace, params=(lo, hi, 0))
-    return _ternary("clamp", k.CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
+    return _ternary("clamp", _CLAMP_TENSOR, input, lo, hi, out, inplace, compute)
 
 
 clip = clamp
@@ -577,7 +550,7 @@ def where(condition, input=None, other=None, *, out=None):
         found = condition._dtype if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {found}; compare first (e.g. x > 0)")
-    return _ternary("where", k.WHERE, condition, input, other, out)
+    return _ternary("where", _WHERE, condition, input, other, out)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -597,7 +570,7 @@ def _nan_to_num(input, nan, posinf, neginf, out=None, inplace=None):
     info = np.finfo(input._dtype.np)
     params = (nan, float(info.max) if posinf is None else posinf,
               float(info.min) if neginf is None else neginf)
-    return _unary(_Op("nan_to_num", "unary", k.NAN_TO_NUM), input, out, inplace, params)
+    return _unary(_NAN_TO_NUM, input, out, inplace, params)
 
 
 # -- composites (built from the ops above: they record their gradients through them) ----------
@@ -685,9 +658,9 @@ def equal(input, other):
 _OPERANDS = (Tensor, bool, int, float, np.generic, np.ndarray, list, tuple)
 
 
-def _operator(name):
-    """The operator method for binary op `name`: the fast path first, NotImplemented for
-    operands of other types (so `t == None` is False and Python can try the other operand)."""
+def _operator(name, dunder, symbol):
+    """The operator method `dunder` for binary op `name`: the fast path first, NotImplemented
+    for operands of other types (so `t == None` is False and Python can try the other one)."""
     op = B[name]
 
     def method(self, other):
@@ -696,16 +669,20 @@ def _operator(name):
             return result
         # the module's function, looked up at call time: autograd wraps it after import
         return _module[name](self, other) if isinstance(other, _OPERANDS) else NotImplemented
-    method.__name__ = f"__{name}__"
+    return _named(method, dunder, f"self {symbol} other: jitensor.{name}(self, other).")
+
+
+def _named(method, dunder, doc):
+    method.__name__, method.__qualname__, method.__doc__ = dunder, f"Tensor.{dunder}", doc
     return method
 
 
-def _swap(name):
-    return lambda self, other: _module[name](other, self) if isinstance(other, _OPERANDS) \
-        else NotImplemented
+def _swap(name, dunder, symbol):
+    return _named(lambda self, other: _module[name](other, self)
+                  if isinstance(other, _OPERANDS) else NotImplemented,
+                  dunder, f"other {symbol} self: jitensor.{name}(other, self).")
 
 
-_module = globals()
 
 
 def _fast_inplace(op, x, y):
@@ -771,15 +748,19 @@ _FUNCTIONS = dict(
     clamp_max=clamp_max, where=where, nan_to_num=nan_to_num, isclose=isclose, allclose=allclose,
     equal=equal, lerp=lerp, addcmul=addcmul, addcdiv=addcdiv,
 )
-_FUNCTIONS.update({name: globals()[name] for name in (*U, *_ALIASES, "hypot", "copysign",
-                                                       "logaddexp", "logaddexp2", "fmax", "fmin",
-                                                       "xlogy")})
+_FUNCTIONS.update({name: _module[name] for name in (
+    *(row.name for row in _ROWS if row.public and not row.special_only), *_ALIASES)})
+
 
 TENSOR_METHODS = dict(_FUNCTIONS)
-_ARITHMETIC = dict(add="add", sub="sub", mul="mul", truediv="div", floordiv="floor_divide",
-                   mod="remainder", pow="pow", and_="bitwise_and", or_="bitwise_or",
-                   xor="bitwise_xor", lshift="bitwise_left_shift", rshift="bitwise_right_shift")
-TENSOR_METHODS.update({f"__{k.rstrip('_')}__": _operator(v) for k, v in _ARITHMETIC.items()})
+# operator -> (op, symbol)
+_ARITHMETIC = dict(add=("add", "+"), sub=("sub", "-"), mul=("mul", "*"), truediv=("div", "/"),
+                   floordiv=("floor_divide", "//"), mod=("remainder", "%"), pow=("pow", "**"),
+                   and_=("bitwise_and", "&"), or_=("bitwise_or", "|"), xor=("bitwise_xor", "^"),
+                   lshift=("bitwise_left_shift", "<<"), rshift=("bitwise_right_shift", ">>"))
+_COMPARISONS = dict(eq="==", ne="!=", lt="<", le="<=", gt=">", ge=">=")
+TENSOR_METHODS.update({f"__{k.rstrip('_')}__": _operator(name, f"__{k.rstrip('_')}__", symbol)
+                       for k, (name, symbol) in _ARITHMETIC.items()})
 _pow_method, TENSOR_METHODS["__pow__"] = TENSOR_METHODS["__pow__"], _pow_operator
 
 
@@ -793,8 +774,10 @@ def _pow_inplace(self, exponent):
 
 
 _pow_kernel_inplace = _inplace_binary("pow")
-TENSOR_METHODS.update({f"__r{k.rstrip('_')}__": _swap(v) for k, v in _ARITHMETIC.items()})
-TENSOR_METHODS.update({f"__{k}__": _operator(k) for k in ("eq", "ne", "lt", "le", "gt", "ge")})
+TENSOR_METHODS.update({f"__r{k.rstrip('_')}__": _swap(name, f"__r{k.rstrip('_')}__", symbol)
+                       for k, (name, symbol) in _ARITHMETIC.items()})
+TENSOR_METHODS.update({f"__{k}__": _operator(k, f"__{k}__", symbol)
+                       for k, symbol in _COMPARISONS.items()})
 TENSOR_METHODS.update(
     __neg__=neg, __pos__=lambda self: self, __abs__=abs, __invert__=bitwise_not,
     # in-place variants
@@ -819,8 +802,8 @@ TENSOR_METHODS.update(
         _nan_to_num(self, nan, posinf, neginf, inplace=self),
     __hash__=Tensor.__hash__,  # defining __eq__ would otherwise make tensors unhashable
 )
-TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U if n not in ("isnan", "isinf",
-                                                                           "isfinite")})
+TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U
+                       if n not in ("isnan", "isinf", "isfinite") and n in _FUNCTIONS})
 TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "copysign",
                                                                "xlogy")})
 TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})

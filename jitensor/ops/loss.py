@@ -58,7 +58,7 @@ def _buffers(target, weight):
 
 
 def nll_loss(input, target, weight, d, ignore_index, reduction, smoothing, log_probs, saved):
-    """The op autograd records (its rule: autograd/derivatives.py): the loss, reduced by
+    """The op autograd records (its rule: autograd/derivatives/loss.py): the loss, reduced by
     `reduction` (a code of backends/scalar/loss.py); `saved` (float64, 3 + 2 targets) receives
     what the backward reads: the summed loss and target weight (for 'mean'), the summed class
     weights, and each target's row max and log-sum."""
@@ -119,7 +119,7 @@ def _pointwise(family, input, target, extra, code, param):
 
 
 def pointwise_loss(input, target, extra, code, param):
-    """The op autograd records (its rule: autograd/derivatives.py): loss `code` (see
+    """The op autograd records (its rule: autograd/derivatives/loss.py): loss `code` (see
     backends/scalar/loss.py) of each element, unreduced, with pos_weight `extra` (or None)
     and parameter `param` (beta, delta; else 0)."""
     return _pointwise("loss", input, target, extra, code, param)

@@ -104,7 +104,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return fused_rms_norm(input, weight, shape, float(eps), _stats(input, shape))
 
 
-# -- the recorded ops (their rules: autograd/derivatives.py) ------------------------------------
+# -- the recorded ops (their rules: autograd/derivatives/norm.py) -------------------------------
 def _rows(t, k):
     """t's buffer as C-contiguous rows of its last k dims (a view when t is contiguous)."""
     data = dense(t)
@@ -156,7 +156,7 @@ def norm_grad(g, input, weight, shape, stats, centred, want_input, want_params):
     return dx, dw, db
 
 
-# -- batch_norm (nn/convolution.py checks its arguments and updates the running statistics) ----
+# -- batch_norm (nn/functional.py checks its arguments and updates the running statistics) -----
 def _channels(t):
     """t's buffer as C-contiguous (N, C, S)."""
     data = dense(t)

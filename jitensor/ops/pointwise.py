@@ -1,25 +1,14 @@
 """torch's remaining pointwise functions, predicates and small creation routines, composed from
 the public ops (so they differentiate and run wherever those do; no kernel of their own).
 
-- Simple ops (deg2rad, frac, sgn, signbit, heaviside, gcd, ldexp, sinc, nextafter, ...): a few
+- Simple ops (deg2rad, frac, sgn, signbit, heaviside, gcd, ldexp, nextafter, ...): a few
   elementwise ops each, with torch's dtypes (integers promote as torch promotes them) and errors.
-- Special functions (lgamma, digamma, polygamma, erfinv, i0): digamma, polygamma and i0 are
-  the algorithms torch runs (Cephes', torch's own) written as masked tensor ops, so that values
-  match torch's to a few ulps in float64 -- including polygamma(1)'s, which torch computes to
-  only ~1e-9 of the truth; lgamma (torch calls the C library) is a series about 2, a recurrence
-  and Stirling's series; erfinv starts from torch's rational approximation and refines it on
-  erfc in the tails, where Newton on erf stops short.
-  Their gradients are torch's formulas (lgamma' = digamma, digamma' = polygamma(1, x), erfinv'
-  = sqrt(pi)/2 exp(erfinv(x)^2), i0' = i1), recorded as nodes of their own: differentiating
-  through a series would be slower and less accurate.
+- polygamma and mvlgamma, on the special-function kernels of the op table (lgamma, digamma,
+  erfinv, i0 and the rest of torch.special are rows of backends/scalar/table.py).
 - torch's module-level in-place functions (torch.abs_, torch.zero_, ...), thin wrappers around
   the Tensor methods.
 - Predicates (is_tensor, is_nonzero, ...) and creation routines (logspace, the window functions,
-  scalar_tensor, empty_strided).
-
-Parts derived from the Cephes Math Library (zeta, digamma, i0/i1 and their coefficients, by way
-of PyTorch's ATen/native/Math.h) are under its 3-clause BSD license, Copyright (c) 2018, Steven
-Moshier."""
+  scalar_tensor, empty_strided)."""
 import functools
 import math
 
@@ -84,21 +73,6 @@ def _with_rule(name, rule, uses_result=True):
     return decorate
 
 
-def _computing(x, wide=False):
-    """(x in the dtype a special function computes in, dtype of its result): float16 computes
-    in float32 as torch's kernels do; `wide`: float32 computes in float64 (torch's CPU zeta
-    accumulates in double)."""
-    result = x._dtype
-    if result is dtypes.float16 or wide and result is dtypes.float32:
-        x = x.to(dtypes.float64 if wide else dtypes.float32)
-    return x, result
-
-
-def _done(y, result, out, fn):
-    return write_out(fn, out, y if y._dtype is result else y.to(result))
-
-
-# -- simple pointwise ops ---------------------------------------------------------------------
 def deg2rad(input, *, out=None):
     """Degrees to radians: input * pi / 180 (integer and bool inputs give the default float
     dtype)."""
@@ -279,14 +253,6 @@ def ldexp(input, other, *, out=None):
     return write_out("ldexp", out, result)
 
 
-def sinc(input, *, out=None):
-    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there, as torch's)."""
-    x = _floating(_tensor("sinc", input))
-    zero = E.eq(x, 0)
-    px = E.mul(x, math.pi)
-    return write_out("sinc", out, E.where(zero, 1.0, E.div(E.sin(px), E.where(zero, 1.0, px))))
-
-
 _BITS = {dtypes.float16: dtypes.int16, dtypes.float32: dtypes.int32,
          dtypes.float64: dtypes.int64}
 
@@ -353,186 +319,9 @@ def isreal(input):
     return creation.ones(x.shape, dtype=dtypes.bool_, device=x.device)
 
 
-# -- lgamma -----------------------------------------------------------------------------------
-# lgamma(2 + z) = (1 - euler_gamma) z + sum_{k>=2} (-1)^k (zeta(k) - 1) / k z^k, |z| <= 1/2: 25
-# terms reach 2e-17 (coefficients from mpmath at 40 digits)
-_LGAMMA2 = (0.42278433509846713, 0.3224670334241132, -0.0673523010531981, 0.020580808427784546,
-            -0.007385551028673986, 0.0028905103307415234, -0.001192753911703261,
-            0.0005096695247430425, -0.00022315475845357939, 9.945751278180853e-05,
-            -4.492623673813314e-05, 2.050721277567069e-05, -9.439488275268397e-06,
-            4.374866789907488e-06, -2.039215753801366e-06, 9.55141213040742e-07,
-            -4.492469198764566e-07, 2.1207184805554665e-07, -1.0043224823968099e-07,
-            4.7698101693639804e-08, -2.2711094608943164e-08, 1.0838659214896955e-08,
-            -5.183475041970047e-09, 2.4836745438024785e-09, -1.1921401405860912e-09,
-            5.731367241678862e-10)
-# Stirling's series B_2k / (2k (2k - 1) x^(2k-1)), k = 1..8: below 2e-18 from x = 10 on
-_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156,
-             -3617 / 122400)
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
-
-
-def _horner(z, coefficients):
-    """sum_i coefficients[i] z^i."""
-    acc = None
-    for c in reversed(coefficients):
-        acc = creation.full_like(z, c) if acc is None else E.add(E.mul(acc, z), c)
-    return acc
-
-
-def _lgamma_from_half(y):
-    """lgamma(y) for y >= 1/2 (NaN passes): the series about 2 for y in [1/2, 10) (shifted
-    there by the recurrence lgamma(y) = lgamma(y - n) + log((y-1)...(y-n)), or from below by
-    lgamma(y) = lgamma(y + 1) - log1p(y - 1), accurate near the zeros at 1 and 2), Stirling's
-    series from 10 on."""
-    big = E.ge(y, 10)
-    mid = E.logical_and(E.ge(y, 1.5), E.logical_not(big))
-    # [3/2, 10): z = y - n - 2 in [-1/2, 1/2) exactly (the subtractions are exact there);
-    # [1/2, 3/2): z = y - 1
-    n = E.where(mid, E.floor(E.sub(y, 1.5)), 0.0)
-    z = E.where(big, 0.0, E.where(mid, E.sub(E.sub(y, n), 2), E.sub(y, 1)))
-    series = E.mul(z, _horner(z, _LGAMMA2))
-    product = None
-    for i in range(1, 9):
-        factor = E.where(E.le(i, n), E.sub(y, i), 1.0)
-        product = factor if product is None else E.mul(product, factor)
-    small = E.sub(series, E.log1p(z))  # y < 1.5: lgamma(y + 1) - log(y), z = y - 1
-    near = E.where(mid, E.add(series, E.log(product)), small)
-    # [10, inf): (y - 1/2) log y - y + log(2 pi) / 2 + the series in 1 / y
-    yb = E.where(big, y, 10.0)
-    r = E.reciprocal(yb)
-    stirling = E.add(E.add(E.sub(E.mul(E.sub(yb, 0.5), E.log(yb)), yb), _HALF_LOG_2PI),
-                     E.mul(r, _horner(E.mul(r, r), _STIRLING)))
-    stirling = E.where(E.isinf(yb), math.inf, stirling)
-    return E.where(big, stirling, near)
-
-
-def _log_abs_sinpi(x):
-    """log|sin(pi x)|, reduced exactly to sin(pi a) with a in [0, 1/2] first (pi x itself would
-    lose the fraction of a large x); log(pi) + log(a) for a below 1e-8, where pi a would lose
-    the bits of a subnormal a."""
-    a = E.abs(E.sub(x, E.mul(E.round(E.mul(x, 0.5)), 2)))
-    a = E.where(E.gt(a, 0.5), E.sub(1, a), a)
-    return E.where(E.lt(a, 1e-8), E.add(E.log(a), math.log(math.pi)),
-                   E.log(E.sin(E.mul(a, math.pi))))
-
-
-def _lgamma_rule(g, result, input, *, out=None):
-    return ((input, g * digamma(input)),)
-
-
-@_with_rule("lgamma", _lgamma_rule, uses_result=False)
-def lgamma(input, *, out=None):
-    """log|Gamma(input)|: +inf at the poles (0 and the negative integers) and at +-inf.
-    Arguments below 1/2 by the reflection lgamma(x) = log(pi) - log|sin(pi x)| - lgamma(1 - x)
-    (the logarithms apart: pi / sin(pi x) overflows for subnormal x)."""
-    x, result = _computing(_floating(_tensor("lgamma", input)))
-    reflect = E.lt(x, 0.5)
-    pos = _lgamma_from_half(E.where(reflect, E.sub(1, x), x))
-    y = E.where(reflect, E.sub(E.sub(math.log(math.pi), _log_abs_sinpi(x)), pos), pos)
-    return _done(E.where(E.isinf(x), math.inf, y), result, out, "lgamma")
-
-
-# -- digamma and polygamma --------------------------------------------------------------------
-_PSI_10 = 2.25175258906672110764
-_PSI_A = (8.33333333333333333333E-2, -2.10927960927960927961E-2, 7.57575757575757575758E-3,
-          -4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3,
-          8.33333333333333333333E-2)  # Cephes' psi asymptotic series, highest power first
-
-
-def _digamma_rule(g, result, input, *, out=None):
-    return ((input, g * polygamma(1, input)),)
-
-
-@_with_rule("digamma", _digamma_rule, uses_result=False)
-def digamma(input, *, out=None):
-    """The logarithmic derivative of Gamma, as torch computes it (Cephes' psi): shifted up to
-    10 by psi(x) = psi(x + 1) - 1/x, then its asymptotic series; negative arguments by the
-    reflection psi(1 - x) - pi / tan(pi frac(x)). -inf at +0, +inf at -0 and NaN at the
-    negative integers, as torch."""
-    x, result = _computing(_floating(_tensor("digamma", input)))
-    negative = E.lt(x, 0)
-    y = E.where(negative, E.sub(1, x), x)
-    acc = creation.zeros_like(y)
-    for _ in range(10):  # y > 0 reaches 10 within 10 steps
-        low = E.lt(y, 10)
-        acc = E.sub(acc, E.where(low, E.reciprocal(y), 0.0))
-        y = E.where(low, E.add(y, 1), y)
-    z = E.reciprocal(E.mul(y, y))
-    tail = E.where(E.lt(y, 1e17), E.mul(z, _horner(z, _PSI_A[::-1])), 0.0)
-    psi = E.sub(E.sub(E.add(acc, E.log(y)), E.div(0.5, y)), tail)
-    psi = E.where(E.eq(y, 10), E.add(acc, _PSI_10), psi)
-    # pi / tan(pi r) of the fraction r, in float64 (as torch computes it for float32 too)
-    r = E.sub(x, E.trunc(x)).to(dtypes.float64)
-    cot = E.div(math.pi, E.tan(E.mul(r, math.pi))).to(x._dtype)
-    psi = E.where(negative, E.sub(psi, cot), psi)
-    psi = E.where(E.eq(x, 0), E.copysign(math.inf, E.neg(x)), psi)
-    psi = E.where(E.logical_and(negative, E.eq(x, E.trunc(x))), math.nan, psi)
-    return _done(psi, result, out, "digamma")
-
-
-def _trigamma(x):
-    """torch's trigamma: the reflection below 1/2, six steps of psi1(x) = psi1(x + 1) + 1/x^2,
-    then four terms of the asymptotic series (torch's own accuracy, ~1e-9 relative)."""
-    reflect = E.lt(x, 0.5)
-    s = E.sin(E.mul(x, math.pi))
-    acc = E.where(reflect, E.neg(E.div(math.pi * math.pi, E.mul(s, s))), 0.0)
-    y = E.where(reflect, E.sub(1, x), x)
-    for _ in range(6):
-        acc = E.add(acc, E.reciprocal(E.mul(y, y)))
-        y = E.add(y, 1)
-    ixx = E.reciprocal(E.mul(y, y))
-    series = E.mul(ixx, E.sub(1 / 6, E.mul(ixx, E.sub(1 / 30, E.mul(ixx, 1 / 42)))))
-    acc = E.add(acc, E.div(E.add(E.add(E.div(1, E.mul(y, 2)), 1), series), y))
-    return E.where(reflect, E.neg(acc), acc)
-
-
-_MACHEP = 1.11022302462515654042E-16
-_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
-           7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
-           -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
-
-
-_MAX_TERMS = 1 << 22
-
-
-def _zeta(s, q):
-    """Hurwitz zeta(s, q) for an integer s >= 2, as Cephes' zeta that torch runs: the direct
-    sum over q, q + 1, ..., q + K (K the first of at least 9 steps past 9), then the
-    Euler-Maclaurin tail with its early stop. +inf where q is a non-positive integer. (The
-    direct sum is taken whole, where Cephes may stop once a term is below 1e-16 of the sum.)"""
-    pole = E.logical_and(E.le(q, 0), E.eq(q, E.floor(q)))
-    start = E.where(E.logical_or(E.logical_or(E.isnan(q), pole), E.gt(q, 9)), 9.0, q)
-    last = E.maximum(E.add(E.floor(E.sub(9, start)), 1), 9.0)  # K, per element
-    total = creation.zeros_like(q)
-    if q.numel():
-        kmax = int(last.max().item())
-        if kmax > _MAX_TERMS:
-            raise RuntimeError(f"polygamma(): n >= 2 below x = -{_MAX_TERMS - 9} is not supported "
-                               f"(got x = {float(q.min().item())!r}): Cephes' series would sum "
-                               f"|x| terms, and cancels to noise there")
-        chunk = max(16, (1 << 20) // q.numel())  # (a negative q may need many terms)
-        qs, ls = q.unsqueeze(-1), last.unsqueeze(-1)
-        for lo in range(0, kmax + 1, chunk):
-            k = creation.arange(lo, min(kmax + 1, lo + chunk), dtype=q.dtype, device=q.device)
-            terms = E.where(E.le(k, ls), E.pow(E.add(qs, k), -float(s)), 0.0)
-            total = E.add(total, terms.sum(-1))
-    w = E.add(q, last)
-    b = E.pow(w, -float(s))
-    total = E.sub(E.add(total, E.div(E.mul(b, w), s - 1)), E.mul(b, 0.5))
-    a, k, done = 1.0, 0.0, None
-    for coefficient in _ZETA_A:
-        a *= s + k
-        b = E.div(b, w)
-        t = E.div(E.mul(b, a), coefficient)
-        new = E.add(total, t)
-        total = new if done is None else E.where(done, total, new)
-        small = E.lt(E.abs(E.div(t, new)), _MACHEP)
-        done = small if done is None else E.logical_or(done, small)
-        k += 1
-        a *= s + k
-        b = E.div(b, w)
-        k += 1
-    return E.where(pole, math.inf, total)
+# -- polygamma and mvlgamma (lgamma, digamma, erfinv, i0 and sinc are kernels: the op table) --
+_POLYGAMMA = E.B["polygamma"]
+_MAX_TERMS = (1 << 22) - 9  # beyond, the kernel's zeta gives NaN (backends/scalar/special.py)
 
 
 def _polygamma_rule(g, result, n, input, *, out=None):
@@ -543,24 +332,18 @@ def _polygamma_rule(g, result, n, input, *, out=None):
 def polygamma(n, input, *, out=None):
     """The n-th derivative of digamma: digamma for n = 0, torch's trigamma for n = 1, and
     (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (Cephes' Hurwitz zeta, in float64 for float32
-    inputs as torch's CPU kernel accumulates)."""
+    inputs as torch's CPU kernel accumulates); one kernel (backends/scalar/special.py)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
-    x = _floating(_tensor("polygamma", input, position=2))
+    x = _tensor("polygamma", input, position=2)
     if n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={n})")
-    if n == 0:
-        return digamma(x, out=out)
-    if n == 1:
-        x, result = _computing(x)
-        return _done(_trigamma(x), result, out, "polygamma")
-    x, result = _computing(x, wide=True)
-    sign = 1.0 if n % 2 else -1.0
-    # (zeta in the result dtype before the product, as torch's: a float32 result underflows
-    # where zeta does)
-    return write_out("polygamma", out, E.mul(_zeta(n + 1, x).to(result),
-                                             sign * float(math.factorial(n))))
+    if n >= 2 and x.numel() and float(x.min()) < -_MAX_TERMS:
+        raise RuntimeError(f"polygamma(): n >= 2 below x = -{_MAX_TERMS} is not supported (got "
+                           f"x = {float(x.min())!r}): Cephes' series would sum |x| terms, and "
+                           f"cancels to noise there")
+    return E._binary(_POLYGAMMA, int(n), x, out)
 
 
 def _polygamma_(self, n):
@@ -583,127 +366,8 @@ def mvlgamma(input, p, *, out=None):
     if p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1 (got p={p})")
     shifts = creation.arange(-(p - 1) / 2, 0.25, 0.5, dtype=x.dtype, device=x.device)
-    terms = lgamma(E.add(x.unsqueeze(-1), shifts))
+    terms = E.lgamma(E.add(x.unsqueeze(-1), shifts))
     return write_out("mvlgamma", out, E.add(terms.sum(-1), p * (p - 1) / 4 * math.log(math.pi)))
-
-
-# -- erfinv -----------------------------------------------------------------------------------
-_ERFINV_A = (0.886226899, -1.645349621, 0.914624893, -0.140543331)
-_ERFINV_B = (1.0, -2.118377725, 1.442710462, -0.329097515, 0.012229801)
-_ERFINV_C = (-1.970840454, -1.624906493, 3.429567803, 1.641345311)
-_ERFINV_D = (1.0, 3.543889200, 1.637067800)
-
-
-def _erfinv_rule(g, result, input, *, out=None):
-    return ((input, g * (math.sqrt(math.pi) / 2) * E.exp(result * result)),)
-
-
-@_with_rule("erfinv", _erfinv_rule)
-def erfinv(input, *, out=None):
-    """The inverse error function on [-1, 1] (+-inf at +-1, NaN outside): the rational
-    approximation torch starts from (central for |y| <= 0.7, in sqrt(-log((1 - |y|) / 2))
-    beyond), refined by Newton steps -- two on erf in the centre, four on erfc against the exact
-    1 - |y| in the tails, where erf(x) is within an ulp of 1 for a range of x wide as 1e-4 and
-    Newton on it stops short (torch's float64 values are the exact ones there too)."""
-    y, result = _computing(_floating(_tensor("erfinv", input)))
-    ay = E.abs(y)
-    central = E.le(ay, 0.7)
-    z = E.mul(y, y)
-    xc = E.div(E.mul(y, _horner(z, _ERFINV_A)), _horner(z, _ERFINV_B))
-    rest = E.sub(1, E.where(central, 0.0, ay))  # 1 - |y|, exact for |y| >= 1/2
-    t = E.sqrt(E.neg(E.log(E.div(rest, 2))))
-    xt = E.div(_horner(t, _ERFINV_C), _horner(t, _ERFINV_D))  # |x| in the tails
-    for _ in range(2):
-        xc = E.sub(xc, E.div(E.sub(E.erf(xc), y), _erf_slope(xc)))
-    for _ in range(4):  # the tail's start is off by up to 1e-2 (near |y| = 1 - 1e-16), and
-        # Newton's error there goes as x e^2: four steps reach 1e-16
-        xt = E.add(xt, E.div(E.sub(E.erfc(xt), rest), _erf_slope(xt)))
-    x = E.where(central, xc, E.copysign(xt, y))
-    x = E.where(E.eq(ay, 1), E.copysign(math.inf, y), x)
-    return _done(E.where(E.gt(ay, 1), math.nan, x), result, out, "erfinv")
-
-
-def _erf_slope(x):
-    return E.mul(E.exp(E.neg(E.mul(x, x))), 2 / math.sqrt(math.pi))
-
-
-# -- i0 ---------------------------------------------------------------------------------------
-# Cephes' Chebyshev coefficients: exp(-x) I0(x) on [0, 8], exp(-x) sqrt(x) I0(x) on (8, inf),
-# and the same for I1 (whose [0, 8] series is of exp(-x) I1(x) / x)
-_I0_A = (-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
-         1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
-         -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
-         9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
-         -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
-         1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
-         -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
-         1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
-         -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
-         1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
-_I0_B = (-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
-         3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
-         1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
-         -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
-         7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
-         -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
-         3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
-         2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
-         8.04490411014108831608E-1)
-_I1_A = (2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
-         -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
-         3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
-         -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
-         9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
-         -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
-         4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
-         -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
-         2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
-         -1.76416518357834055153E-1, 2.52587186443633654823E-1)
-_I1_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
-         -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
-         -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
-         4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
-         -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
-         3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
-         -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
-         -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
-         7.78576235018280120474E-1)
-
-
-def _chbevl(x, coefficients):
-    """Cephes' Chebyshev series sum (Clenshaw's recurrence, in its order of operations)."""
-    b0, b1, b2 = creation.full_like(x, coefficients[0]), creation.zeros_like(x), None
-    for c in coefficients[1:]:
-        b2, b1 = b1, b0
-        b0 = E.add(E.sub(E.mul(x, b1), b2), c)
-    return E.mul(E.sub(b0, b2), 0.5)
-
-
-def _bessel(x, a, b, order):
-    """Cephes' i0 (order 0) or i1 (order 1) of a float tensor."""
-    ax = E.abs(x)
-    small = E.le(ax, 8)
-    near = E.mul(E.exp(ax), _chbevl(E.sub(E.div(E.where(small, ax, 0.0), 2), 2), a))
-    if order:
-        near = E.mul(near, ax)
-    far_x = E.where(small, 8.0, ax)
-    far = E.div(E.mul(E.exp(ax), _chbevl(E.sub(E.div(32.0, far_x), 2), b)), E.sqrt(ax))
-    out = E.where(small, near, far)
-    return E.where(E.lt(x, 0), E.neg(out), out) if order else out
-
-
-def _i0_rule(g, result, input, *, out=None):
-    x, _ = _computing(input)
-    return ((input, g * _bessel(x, _I1_A, _I1_B, 1).to(input.dtype)),)
-
-
-@_with_rule("i0", _i0_rule, uses_result=False)
-def i0(input, *, out=None):
-    """The modified Bessel function of the first kind of order 0, by Cephes' Chebyshev
-    expansions on [0, 8] and (8, inf) as torch computes it (which gives NaN at +-inf, and inf
-    once exp(|x|) overflows). Its derivative is i1, computed the same way."""
-    x, result = _computing(_floating(_tensor("i0", input)))
-    return _done(_bessel(x, _I0_A, _I0_B, 0), result, out, "i0")
 
 
 # -- module-level in-place functions (torch.abs_(x), ...) -------------------------------------
@@ -890,7 +554,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         k = creation.arange(n, dtype=dtype, device=device)
         r = E.sqrt(E.abs(E.sub(1, E.square(E.div(E.sub(k, a), a)))))
         beta_ = creation.full((), beta, dtype=dtype, device=device)
-        return E.div(i0(E.mul(r, beta_)), i0(beta_))
+        return E.div(E.i0(E.mul(r, beta_)), E.i0(beta_))
     return _window("kaiser_window", window_length, periodic, dtype, layout, device,
                    requires_grad, make)
 
@@ -935,22 +599,20 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 # -- exports ----------------------------------------------------------------------------------
 # in-place methods that run their out-of-place op (autograd/wrap.py rebases self on its graph)
 COMPOSED = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "heaviside", "gcd", "lcm", "logit",
-            "float_power", "ldexp", "sinc", "nextafter", "lgamma", "digamma", "mvlgamma",
-            "erfinv", "i0")
+            "float_power", "ldexp", "nextafter", "mvlgamma")
 
 _FUNCTIONS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
-              "logit", "float_power", "ldexp", "sinc", "nextafter", "positive", "rsub",
-              "isposinf", "isneginf", "isreal", "lgamma", "digamma", "polygamma", "mvlgamma",
-              "erfinv", "i0", "is_tensor", "is_floating_point", "is_complex", "is_signed",
-              "is_nonzero", "is_same_size", "get_device", "logspace", "hann_window",
-              "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
-              "scalar_tensor", "empty_strided")
+              "logit", "float_power", "ldexp", "nextafter", "positive", "rsub", "isposinf",
+              "isneginf", "isreal", "polygamma", "mvlgamma", "is_tensor", "is_floating_point",
+              "is_complex", "is_signed", "is_nonzero", "is_same_size", "get_device", "logspace",
+              "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+              "kaiser_window", "scalar_tensor", "empty_strided")
 
 __all__ = sorted(_FUNCTIONS + _TORCH_INPLACE)
 
 _METHODS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
-            "logit", "float_power", "ldexp", "sinc", "nextafter", "positive", "isposinf",
-            "isneginf", "isreal", "lgamma", "digamma", "mvlgamma", "erfinv", "i0", "is_complex",
+            "logit", "float_power", "ldexp", "nextafter", "positive", "isposinf", "isneginf",
+            "isreal", "mvlgamma", "is_complex",
             "is_signed", "is_nonzero", "is_same_size", "get_device")
 TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
 TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in COMPOSED})

@@ -1,8 +1,11 @@
 """The rules of ops/elementwise.py's ops."""
+import ast
 import math
 
+from ... import creation
+from ...backends.scalar import table
 from ...backends.scalar.elementwise import THRESHOLD
-from ...ops import activation, elementwise
+from ...ops import activation, elementwise, pointwise
 from ...tensor import Tensor
 from ._common import _other_operands, _pass, _recorded, _zero, rule
 
@@ -95,149 +98,51 @@ def _atan2(g, result, input, other, *, out=None):
     return (input, g * other / denom), (other, -g * input / denom)
 
 
-@rule("neg", "negative", uses_inputs=False, uses_result=False)
-def _neg(g, result, input, *, out=None):
-    return ((input, -g),)
+# -- the rules the op table declares (backends/scalar/table.py: a row's `grad` expression) -----
+_OPS = {"elementwise": elementwise, "pointwise": pointwise, "creation": creation}
 
 
-@rule("abs", "absolute", uses_result=False)
-def _abs(g, result, input, *, out=None):
-    return ((input, g * elementwise.sign(input)),)
+class _Qualified(ast.NodeTransformer):
+    """An expression's op names as attributes of their module (`cos` -> `elementwise.cos`),
+    looked up when the rule runs: wrap.install replaces the module attributes by their
+    recording versions after this import, which second derivatives need."""
+
+    def visit_Name(self, node):
+        if node.id in ("g", "input", "other", "result", "math"):
+            return node
+        module = next(m for m, ops in _OPS.items() if hasattr(ops, node.id))
+        return ast.Attribute(ast.Name(module, ast.Load()), node.id, ast.Load())
 
 
-@rule("sign", "floor", "ceil", "round", "trunc", uses_inputs=False, uses_result=False)
-def _flat_steps(g, result, input, *args, **kwargs):
-    return ((input, _zero(g)),)
+def _no_derivative(name, operand):
+    """torch's error for an operand whose derivative it does not implement (None otherwise:
+    the operand needs no gradient)."""
+    if isinstance(operand, Tensor) and operand.requires_grad:
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
 
 
-@rule("exp", uses_inputs=False)
-def _exp(g, result, input, *, out=None):
-    return ((input, g * result),)
+def _table_rule(op):
+    """Register the rule of table row `op`: its `grad` expression (one, or a pair for two
+    operands), compiled once into a function of (g, result, input[, other])."""
+    binary = isinstance(op.grad, tuple)
+    expressions = op.grad if binary else (op.grad,)
+    names = {n.id for e in expressions if e for n in ast.walk(ast.parse(e))
+             if isinstance(n, ast.Name)}
+    terms = [ast.unparse(_Qualified().visit(ast.parse(e, mode="eval"))) if e else
+             f"_no_derivative({op.name!r}, {operand})"
+             for e, operand in zip(expressions, ("input", "other"))]
+    source = (f"lambda g, result, input, other, *, out=None: ((input, {terms[0]}), (other, "
+              f"{terms[1]} if isinstance(other, Tensor) else None))" if binary else
+              f"lambda g, result, input, *, out=None: ((input, {terms[0]}),)")
+    fn = eval(compile(source, f"<the grad of {op.name}: backends/scalar/table.py>", "eval"),
+              {**_OPS, "math": math, "Tensor": Tensor, "_no_derivative": _no_derivative})
+    rule(op.name, *op.aliases, uses_inputs="input" in names or "other" in names,
+         uses_result="result" in names)(fn)
 
 
-@rule("expm1", uses_inputs=False)
-def _expm1(g, result, input, *, out=None):
-    return ((input, g * (result + 1)),)
-
-
-@rule("log", uses_result=False)
-def _log(g, result, input, *, out=None):
-    return ((input, g / input),)
-
-
-@rule("log1p", uses_result=False)
-def _log1p(g, result, input, *, out=None):
-    return ((input, g / (input + 1)),)
-
-
-@rule("sqrt", uses_inputs=False)
-def _sqrt(g, result, input, *, out=None):
-    return ((input, g / (2 * result)),)
-
-
-@rule("rsqrt", uses_inputs=False)
-def _rsqrt(g, result, input, *, out=None):
-    return ((input, g * -0.5 * result * result * result),)
-
-
-@rule("reciprocal", uses_inputs=False)
-def _reciprocal(g, result, input, *, out=None):
-    return ((input, -g * result * result),)
-
-
-@rule("square", uses_result=False)
-def _square(g, result, input, *, out=None):
-    return ((input, 2 * g * input),)
-
-
-@rule("sin", uses_result=False)
-def _sin(g, result, input, *, out=None):
-    return ((input, g * elementwise.cos(input)),)
-
-
-@rule("cos", uses_result=False)
-def _cos(g, result, input, *, out=None):
-    return ((input, -g * elementwise.sin(input)),)
-
-
-@rule("tanh", uses_inputs=False)
-def _tanh(g, result, input, *, out=None):
-    return ((input, g * (1 - result * result)),)
-
-
-@rule("sigmoid", uses_inputs=False)
-def _sigmoid(g, result, input, *, out=None):
-    return ((input, g * result * (1 - result)),)
-
-
-@rule("tan", uses_inputs=False)
-def _tan(g, result, input, *, out=None):
-    return ((input, g * (1 + result * result)),)
-
-
-@rule("asin", "arcsin", uses_result=False)
-def _asin(g, result, input, *, out=None):
-    return ((input, g * elementwise.rsqrt(1 - input * input)),)
-
-
-@rule("acos", "arccos", uses_result=False)
-def _acos(g, result, input, *, out=None):
-    return ((input, -g * elementwise.rsqrt(1 - input * input)),)
-
-
-@rule("atan", "arctan", uses_result=False)
-def _atan(g, result, input, *, out=None):
-    return ((input, g / (1 + input * input)),)
-
-
-@rule("sinh", uses_result=False)
-def _sinh(g, result, input, *, out=None):
-    return ((input, g * elementwise.cosh(input)),)
-
-
-@rule("cosh", uses_result=False)
-def _cosh(g, result, input, *, out=None):
-    return ((input, g * elementwise.sinh(input)),)
-
-
-@rule("asinh", "arcsinh", uses_result=False)
-def _asinh(g, result, input, *, out=None):
-    return ((input, g * elementwise.rsqrt(input * input + 1)),)
-
-
-@rule("acosh", "arccosh", uses_result=False)
-def _acosh(g, result, input, *, out=None):
-    return ((input, g * elementwise.rsqrt((input - 1) * (input + 1))),)
-
-
-@rule("atanh", "arctanh", uses_result=False)
-def _atanh(g, result, input, *, out=None):
-    return ((input, g / (1 - input * input)),)
-
-
-@rule("log2", uses_result=False)
-def _log2(g, result, input, *, out=None):
-    return ((input, g / (input * math.log(2))),)
-
-
-@rule("log10", uses_result=False)
-def _log10(g, result, input, *, out=None):
-    return ((input, g / (input * math.log(10))),)
-
-
-@rule("exp2", uses_inputs=False)
-def _exp2(g, result, input, *, out=None):
-    return ((input, g * result * math.log(2)),)
-
-
-@rule("erf", uses_result=False)
-def _erf(g, result, input, *, out=None):
-    return ((input, g * (2 / math.sqrt(math.pi)) * elementwise.exp(-input * input)),)
-
-
-@rule("erfc", uses_result=False)
-def _erfc(g, result, input, *, out=None):
-    return ((input, g * (-2 / math.sqrt(math.pi)) * elementwise.exp(-input * input)),)
+for _op in table.OPS:
+    if _op.grad is not None:
+        _table_rule(_op)
 
 
 @rule("hypot")

@@ -1,8 +1,7 @@
-"""CPU elementwise kernels: twelve op families (unary, predicate, arith, compare, bitwise,
-ternary, math and math2 for the rarer functions of one and two operands, activation and
-activation_grad for torch.nn.functional's pointwise layers and their derivatives, loss and
-loss_grad for its pointwise losses), each a switch over op codes whose branches loop over
-a 1-D slice and call the shared scalar definitions in backends/scalar/elementwise.py.
+"""CPU elementwise kernels: the op families of backends/scalar/table.py (unary, predicate,
+arith, compare, bitwise, ternary, the rarer math functions, the activations and pointwise losses
+and their derivatives), each a switch over op codes generated from the family's rows, whose
+branches loop over a 1-D slice calling the op's formula.
 
 Why a switch of loops: a switch *inside* the per-element loop measured 1.1-3.7x slower (it
 blocks vectorisation), and one kernel per op would mean a separate compile and cache entry for
@@ -16,11 +15,14 @@ scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two 
 `*_flat` kernels (serial) take small C-contiguous operands of one shape, seen flat inside;
 `*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
 operands, broadcasting and every stride pattern."""
+import ast
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
-from ..scalar import elementwise as s, libm, loss as ls
+from ..scalar import elementwise as s, libm, table
+from ..scalar import loss as ls, special as sp  # noqa: F401 (the formulas')
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import as_4d
 from .vector import LINE, fence, stream, wide
@@ -33,16 +35,8 @@ BLOCK = 4096
 # faster, of 2^24 1.5x, neg/abs/clamp 1.5x, sqrt 1.35x; add of 2^20 7% slower (its output
 # still fits in the caches); exp 0.83x (its arithmetic no longer overlaps the stores).
 STREAM_MIN = 1 << 23
-_COMPUTE_BOUND = {"unary": {s.EXP, s.LOG, s.LOG1P, s.EXPM1, s.SIN, s.COS, s.TANH, s.SIGMOID},
-                  "arith": {s.POW, s.ATAN2, s.FMOD_FLOAT},
-                  "math": set(range(s.ERFC + 1)), "math2": {s.HYPOT, s.LOGADDEXP, s.LOGADDEXP2,
-                                                           s.XLOGY},
-                  "activation": {s.GELU, s.GELU_TANH, s.SILU, s.MISH, s.SOFTPLUS, s.ELU,
-                                 s.LOGSIGMOID},
-                  "activation_grad": {s.GELU, s.GELU_TANH, s.SILU, s.MISH, s.SOFTPLUS, s.ELU,
-                                      s.SELU, s.LOGSIGMOID},
-                  "loss": {ls.BCE, ls.BCE_LOGITS, ls.KL_DIV, ls.KL_DIV_LOG},
-                  "loss_grad": {ls.BCE_LOGITS, ls.KL_DIV_LOG}}
+_HEAVY = {family: {code for code, *_, heavy in table.switch_cases(family) if heavy}
+          for family in table.KERNELS}  # ops that compute more than they move
 
 
 def at(x, i):
@@ -57,9 +51,10 @@ def _at(x, i):
 
 
 @register_jitable(_nrt=False)
-def _trig_by_libm(op, out, x):
-    """Recompute by libm the results of the vectorised sin, cos or tan that the reduction
-    could not serve (libm.trig_by_libm): rarely any, so a vectorised count over the slice first."""
+def _trig_by_libm(kind, out, x):
+    """Recompute by libm the results of the vectorised sin, cos or tan (kind 0, 1, 2) that the
+    reduction could not serve (libm.trig_by_libm): rarely any, so a vectorised count over the
+    slice first."""
     wide()
     n = out.shape[0]
     rest = 0
@@ -69,432 +64,43 @@ def _trig_by_libm(op, out, x):
         return
     for i in range(n):
         if libm.trig_by_libm(x[i], out[i]):
-            out[i] = np.sin(x[i]) if op == s.SIN else np.cos(x[i]) if op == s.COS else \
-                np.tan(x[i])
+            out[i] = np.sin(x[i]) if kind == 0 else np.cos(x[i]) if kind == 1 else np.tan(x[i])
 
 
-# -- the per-family switches: one branch per op, each a loop over the slice -----------------------
-@register_jitable(_nrt=False)
-def _unary(op, out, x, p, q, r):
-    wide()
-    n = out.shape[0]
-    if op == s.NEG:
-        for i in range(n):
-            out[i] = -x[i]
-    elif op == s.ABS:
-        for i in range(n):
-            out[i] = abs(x[i])
-    elif op == s.SIGN:
-        for i in range(n):
-            out[i] = s.sign(x[i])
-    elif op == s.EXP:
-        for i in range(n):
-            out[i] = s.exp(x[i])
-    elif op == s.LOG:
-        for i in range(n):
-            out[i] = libm.log(x[i])
-    elif op == s.LOG1P:
-        for i in range(n):
-            out[i] = libm.log1p(x[i])
-    elif op == s.EXPM1:
-        for i in range(n):
-            out[i] = libm.expm1(x[i])
-    elif op == s.SQRT:
-        for i in range(n):
-            out[i] = np.sqrt(x[i])
-    elif op == s.RSQRT:
-        for i in range(n):
-            out[i] = 1 / np.sqrt(x[i])
-    elif op == s.SIN:
-        for i in range(n):
-            out[i] = libm.reduced_sin(x[i])
-        _trig_by_libm(op, out, x)
-    elif op == s.COS:
-        for i in range(n):
-            out[i] = libm.reduced_cos(x[i])
-        _trig_by_libm(op, out, x)
-    elif op == s.TANH:
-        for i in range(n):
-            out[i] = libm.tanh(x[i])
-    elif op == s.SIGMOID:
-        for i in range(n):
-            out[i] = s.sigmoid(x[i])
-    elif op == s.RELU:
-        for i in range(n):
-            out[i] = s.relu(x[i])
-    elif op == s.NAN_TO_NUM:
-        for i in range(n):
-            out[i] = s.nan_to_num(x[i], p, q, r)
-    elif op == s.CLAMP:
-        for i in range(n):
-            out[i] = s.clamp(x[i], p, q)
-    elif op == s.FLOOR:
-        for i in range(n):
-            out[i] = np.floor(x[i])
-    elif op == s.CEIL:
-        for i in range(n):
-            out[i] = np.ceil(x[i])
-    elif op == s.ROUND:
-        for i in range(n):
-            out[i] = np.rint(x[i])
-    elif op == s.TRUNC:
-        for i in range(n):
-            out[i] = np.trunc(x[i])
-    elif op == s.RECIPROCAL:
-        for i in range(n):
-            out[i] = 1 / x[i]
-    elif op == s.SQUARE:
-        for i in range(n):
-            out[i] = x[i] * x[i]
+# -- the per-family switches, generated from the op table: one branch per op, each a loop over
+# the slice ----------------------------------------------------------------------------------------
+class _Elements(ast.NodeTransformer):
+    """A formula's operands read at element i: `at(x, i)`, or the expression `reads` gives."""
+
+    def __init__(self, reads):
+        self.reads = reads
+
+    def visit_Name(self, node):
+        read = self.reads.get(node.id)
+        return ast.parse(read, mode="eval").body if read else node
 
 
-@register_jitable(_nrt=False)
-def _predicate(op, out, x, b, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.LOGICAL_NOT:
-        for i in range(n):
-            out[i] = x[i] == 0
-    elif op == s.ISNAN:
-        for i in range(n):
-            out[i] = x[i] != x[i]
-    elif op == s.ISINF:
-        for i in range(n):
-            out[i] = np.isinf(x[i])
-    elif op == s.ISFINITE:
-        for i in range(n):
-            out[i] = np.isfinite(x[i])
+def _element(formula, reads):
+    return ast.unparse(_Elements(reads).visit(ast.parse(formula, mode="eval")))
 
 
-@register_jitable(_nrt=False)
-def _arith(op, out, x, y, alpha, unused):
-    wide()
-    n = out.shape[0]
-    if op == s.ADD:
-        for i in range(n):
-            out[i] = s.add(at(x, i), at(y, i), alpha)
-    elif op == s.SUB:
-        for i in range(n):
-            out[i] = s.sub(at(x, i), at(y, i), alpha)
-    elif op == s.MUL:
-        for i in range(n):
-            out[i] = at(x, i) * at(y, i)
-    elif op == s.DIV:
-        for i in range(n):
-            out[i] = at(x, i) / at(y, i)
-    elif op == s.FLOOR_DIVIDE:
-        for i in range(n):
-            out[i] = at(x, i) // at(y, i)
-    elif op == s.FLOOR_DIVIDE_FLOAT:
-        for i in range(n):
-            out[i] = s.floor_divide_float(at(x, i), at(y, i))
-    elif op == s.TRUNC_DIVIDE:
-        for i in range(n):
-            out[i] = s.trunc_divide(at(x, i), at(y, i))
-    elif op == s.TRUNC_DIVIDE_FLOAT:
-        for i in range(n):
-            out[i] = np.trunc(at(x, i) / at(y, i))
-    elif op == s.REMAINDER:
-        for i in range(n):
-            out[i] = at(x, i) % at(y, i)
-    elif op == s.FMOD:
-        for i in range(n):
-            out[i] = s.fmod(at(x, i), at(y, i))
-    elif op == s.FMOD_FLOAT:
-        for i in range(n):
-            out[i] = np.fmod(at(x, i), at(y, i))
-    elif op == s.POW:
-        for i in range(n):
-            out[i] = at(x, i) ** at(y, i)
-    elif op == s.POW_INT:
-        for i in range(n):
-            out[i] = s.int_pow(at(x, i), at(y, i))
-    elif op == s.MAXIMUM:
-        for i in range(n):
-            out[i] = s.maximum(at(x, i), at(y, i))
-    elif op == s.MINIMUM:
-        for i in range(n):
-            out[i] = s.minimum(at(x, i), at(y, i))
-    elif op == s.ATAN2:
-        for i in range(n):
-            out[i] = np.arctan2(at(x, i), at(y, i))
+def _switch(family, name, parameters, reads, cases):
+    """Define the switch `name`(op, out, *parameters) over `cases` (backends/scalar/table.py's
+    switch_cases) here, under that name (which pickles it by reference in its kernels' cache
+    keys), as a helper the kernels inline."""
+    lines = [f"def {name}(op, out, {', '.join(parameters)}):", "    wide()", "    n = out.shape[0]"]
+    for k, (code, _, formula, then, _) in enumerate(cases):
+        lines += [f"    {'elif' if k else 'if'} op == {code}:", "        for i in range(n):",
+                  f"            out[i] = {_element(formula, reads)}"]
+        lines += [f"        {then}"] if then else []
+    exec(compile("\n".join(lines), f"<{family} switch of {__name__}>", "exec"), globals())
+    return register_jitable(_nrt=False)(globals()[name])
 
 
-@register_jitable(_nrt=False)
-def _compare(op, out, x, y, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.EQ:
-        for i in range(n):
-            out[i] = at(x, i) == at(y, i)
-    elif op == s.NE:
-        for i in range(n):
-            out[i] = at(x, i) != at(y, i)
-    elif op == s.LT:
-        for i in range(n):
-            out[i] = at(x, i) < at(y, i)
-    elif op == s.LE:
-        for i in range(n):
-            out[i] = at(x, i) <= at(y, i)
-    elif op == s.GT:
-        for i in range(n):
-            out[i] = at(x, i) > at(y, i)
-    elif op == s.GE:
-        for i in range(n):
-            out[i] = at(x, i) >= at(y, i)
-    elif op == s.LOGICAL_AND:
-        for i in range(n):
-            out[i] = (at(x, i) != 0) & (at(y, i) != 0)
-    elif op == s.LOGICAL_OR:
-        for i in range(n):
-            out[i] = (at(x, i) != 0) | (at(y, i) != 0)
-    elif op == s.LOGICAL_XOR:
-        for i in range(n):
-            out[i] = s.logical_xor(at(x, i), at(y, i))
-
-
-@register_jitable(_nrt=False)
-def _bitwise(op, out, x, y, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.AND:
-        for i in range(n):
-            out[i] = at(x, i) & at(y, i)
-    elif op == s.OR:
-        for i in range(n):
-            out[i] = at(x, i) | at(y, i)
-    elif op == s.XOR:
-        for i in range(n):
-            out[i] = at(x, i) ^ at(y, i)
-    elif op == s.LSHIFT:
-        for i in range(n):
-            out[i] = at(x, i) << at(y, i)
-    elif op == s.RSHIFT:
-        for i in range(n):
-            out[i] = at(x, i) >> at(y, i)
-    elif op == s.NOT:
-        for i in range(n):
-            out[i] = ~at(x, i)
-
-
-@register_jitable(_nrt=False)
-def _ternary(op, out, c, x, y, unused):
-    wide()
-    n = out.shape[0]
-    if op == s.WHERE:
-        for i in range(n):
-            out[i] = at(x, i) if at(c, i) else at(y, i)
-    elif op == s.CLAMP_TENSOR:
-        for i in range(n):
-            out[i] = s.clamp(at(c, i), at(x, i), at(y, i))
-
-
-@register_jitable(_nrt=False)
-def _math(op, out, x, b, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.TAN:
-        for i in range(n):
-            out[i] = libm.reduced_tan(x[i])
-        _trig_by_libm(op, out, x)
-    elif op == s.ASIN:
-        for i in range(n):
-            out[i] = libm.asin(x[i])
-    elif op == s.ACOS:
-        for i in range(n):
-            out[i] = libm.acos(x[i])
-    elif op == s.ATAN:
-        for i in range(n):
-            out[i] = libm.atan(x[i])
-    elif op == s.SINH:
-        for i in range(n):
-            out[i] = libm.sinh(x[i])
-    elif op == s.COSH:
-        for i in range(n):
-            out[i] = libm.cosh(x[i])
-    elif op == s.ASINH:
-        for i in range(n):
-            out[i] = libm.asinh(x[i])
-    elif op == s.ACOSH:
-        for i in range(n):
-            out[i] = libm.acosh(x[i])
-    elif op == s.ATANH:
-        for i in range(n):
-            out[i] = libm.atanh(x[i])
-    elif op == s.LOG2:
-        for i in range(n):
-            out[i] = libm.log2(x[i])
-    elif op == s.LOG10:
-        for i in range(n):
-            out[i] = libm.log10(x[i])
-    elif op == s.EXP2:
-        for i in range(n):
-            out[i] = libm.exp2(x[i])
-    elif op == s.ERF:
-        for i in range(n):
-            out[i] = libm.erf(x[i])
-    elif op == s.ERFC:
-        for i in range(n):
-            out[i] = libm.erfc(x[i])
-
-
-@register_jitable(_nrt=False)
-def _math2(op, out, x, y, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.HYPOT:
-        for i in range(n):
-            out[i] = libm.hypot(at(x, i), at(y, i))
-    elif op == s.COPYSIGN:
-        for i in range(n):
-            out[i] = libm.copysign(at(x, i), at(y, i))
-    elif op == s.LOGADDEXP:
-        for i in range(n):
-            out[i] = s.logaddexp(at(x, i), at(y, i))
-    elif op == s.LOGADDEXP2:
-        for i in range(n):
-            out[i] = s.logaddexp2(at(x, i), at(y, i))
-    elif op == s.FMAX:
-        for i in range(n):
-            out[i] = s.fmax(at(x, i), at(y, i))
-    elif op == s.FMIN:
-        for i in range(n):
-            out[i] = s.fmin(at(x, i), at(y, i))
-    elif op == s.XLOGY:
-        for i in range(n):
-            out[i] = s.xlogy(at(x, i), at(y, i))
-
-
-@register_jitable(_nrt=False)
-def _activation(op, out, x, p, q, r):
-    wide()
-    n = out.shape[0]
-    if op == s.GELU:
-        for i in range(n):
-            out[i] = s.gelu(x[i])
-    elif op == s.GELU_TANH:
-        for i in range(n):
-            out[i] = s.gelu_tanh(x[i])
-    elif op == s.SILU:
-        for i in range(n):
-            out[i] = s.silu(x[i])
-    elif op == s.MISH:
-        for i in range(n):
-            out[i] = s.mish(x[i])
-    elif op == s.SOFTPLUS:
-        for i in range(n):
-            out[i] = s.softplus(x[i], p, q)
-    elif op == s.LEAKY_RELU:
-        for i in range(n):
-            out[i] = s.leaky_relu(x[i], p)
-    elif op == s.ELU:
-        for i in range(n):
-            out[i] = s.elu(x[i], p, q, r)
-    elif op == s.LOGSIGMOID:
-        for i in range(n):
-            out[i] = s.logsigmoid(x[i])
-    elif op == s.HARDSIGMOID:
-        for i in range(n):
-            out[i] = s.hardsigmoid(x[i])
-    elif op == s.HARDSWISH:
-        for i in range(n):
-            out[i] = s.hardswish(x[i])
-    elif op == s.THRESHOLD:
-        for i in range(n):
-            out[i] = s.threshold(x[i], p, q)
-
-
-@register_jitable(_nrt=False)
-def _activation_grad(op, out, g, x, c, d):
-    wide()
-    n = out.shape[0]
-    if op == s.GELU:
-        for i in range(n):
-            out[i] = s.gelu_grad(at(g, i), at(x, i))
-    elif op == s.GELU_TANH:
-        for i in range(n):
-            out[i] = s.gelu_tanh_grad(at(g, i), at(x, i))
-    elif op == s.SILU:
-        for i in range(n):
-            out[i] = s.silu_grad(at(g, i), at(x, i))
-    elif op == s.MISH:
-        for i in range(n):
-            out[i] = s.mish_grad(at(g, i), at(x, i))
-    elif op == s.SOFTPLUS:
-        for i in range(n):
-            out[i] = s.softplus_grad(at(g, i), at(x, i), c, d)
-    elif op == s.LEAKY_RELU:
-        for i in range(n):
-            out[i] = s.leaky_relu_grad(at(g, i), at(x, i), c)
-    elif op == s.ELU:
-        for i in range(n):
-            out[i] = s.elu_grad(at(g, i), at(x, i), c, d)
-    elif op == s.SELU:
-        for i in range(n):
-            out[i] = s.selu_grad(at(g, i), at(x, i))
-    elif op == s.LOGSIGMOID:
-        for i in range(n):
-            out[i] = s.logsigmoid_grad(at(g, i), at(x, i))
-    elif op == s.HARDSIGMOID:
-        for i in range(n):
-            out[i] = s.hardsigmoid_grad(at(g, i), at(x, i))
-    elif op == s.HARDSWISH:
-        for i in range(n):
-            out[i] = s.hardswish_grad(at(g, i), at(x, i))
-    elif op == s.THRESHOLD:
-        for i in range(n):
-            out[i] = s.threshold_grad(at(g, i), at(x, i), c)
-    elif op == s.HARDTANH:
-        for i in range(n):
-            out[i] = s.hardtanh_grad(at(g, i), at(x, i), c, d)
-
-
-@register_jitable(_nrt=False)
-def _loss(op, out, x, y, c, d):
-    wide()
-    n = out.shape[0]
-    if op == ls.SMOOTH_L1:
-        for i in range(n):
-            out[i] = ls.smooth_l1(at(x, i), at(y, i), d)
-    elif op == ls.HUBER:
-        for i in range(n):
-            out[i] = ls.huber(at(x, i), at(y, i), d)
-    elif op == ls.BCE:
-        for i in range(n):
-            out[i] = ls.bce(at(x, i), at(y, i))
-    elif op == ls.BCE_LOGITS:
-        for i in range(n):
-            out[i] = ls.bce_logits(at(x, i), at(y, i), at(c, i))
-    elif op == ls.KL_DIV:
-        for i in range(n):
-            out[i] = ls.kl_div(at(x, i), at(y, i))
-    elif op == ls.KL_DIV_LOG:
-        for i in range(n):
-            out[i] = ls.kl_div_log(at(x, i), at(y, i))
-
-
-@register_jitable(_nrt=False)
-def _loss_grad(op, out, x, y, c, d):
-    wide()
-    n = out.shape[0]
-    if op == ls.SMOOTH_L1:
-        for i in range(n):
-            out[i] = ls.smooth_l1_grad(at(x, i), at(y, i), d)
-    elif op == ls.HUBER:
-        for i in range(n):
-            out[i] = ls.huber_grad(at(x, i), at(y, i), d)
-    elif op == ls.BCE:
-        for i in range(n):
-            out[i] = ls.bce_grad(at(x, i), at(y, i))
-    elif op == ls.BCE_LOGITS:
-        for i in range(n):
-            out[i] = ls.bce_logits_grad(at(x, i), at(y, i), at(c, i))
-    elif op == ls.KL_DIV:
-        for i in range(n):
-            out[i] = -at(y, i)
-    elif op == ls.KL_DIV_LOG:
-        for i in range(n):
-            out[i] = -libm.exp(at(y, i))
+def _family_switch(family):
+    parameters = table.ARGUMENTS[family]
+    return _switch(family, "_" + family, parameters,
+                   {p: f"at({p}, i)" for p in parameters[:3]}, table.switch_cases(family))
 
 
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
@@ -629,41 +235,22 @@ def _shells(family, body):
     return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
 
 
-_KERNELS = {family: _shells(family, body) for family, body in (
-    ("unary", _unary), ("predicate", _predicate), ("arith", _arith), ("compare", _compare),
-    ("bitwise", _bitwise), ("ternary", _ternary), ("math", _math), ("math2", _math2),
-    ("activation", _activation), ("activation_grad", _activation_grad), ("loss", _loss),
-    ("loss_grad", _loss_grad))}
+_KERNELS = {family: _shells(family, _family_switch(family)) for family in table.KERNELS}
 _FLAT = {family: kernels[0] for family, kernels in _KERNELS.items()}
 
 
 def _streamed(family, op, out):
-    return out.nbytes >= STREAM_MIN and op not in _COMPUTE_BOUND.get(family, ())
+    return out.nbytes >= STREAM_MIN and op not in _HEAVY[family]
 
 
 # -- in place: out = out op y --------------------------------------------------------------------
-INPLACE = (s.ADD, s.SUB, s.MUL, s.DIV)  # the arith ops with an in-place kernel
-
-
-@register_jitable(_nrt=False)
-def _arith_inplace(op, out, y, alpha):
-    """_arith's loops of INPLACE with x = out. Called as _arith(op, out, out, y), each loop
-    failed its run-time test that out and x do not overlap (they are the same array) and ran
-    unvectorised: an in-place add of 2^15 float32 took 11 us, into a fresh out 5."""
-    wide()
-    n = out.shape[0]
-    if op == s.ADD:
-        for i in range(n):
-            out[i] = s.add(out[i], at(y, i), alpha)
-    elif op == s.SUB:
-        for i in range(n):
-            out[i] = s.sub(out[i], at(y, i), alpha)
-    elif op == s.MUL:
-        for i in range(n):
-            out[i] = out[i] * at(y, i)
-    else:
-        for i in range(n):
-            out[i] = out[i] / at(y, i)
+INPLACE = table.codes("arith", "add", "sub", "mul", "div")  # the ops with an in-place kernel
+# _arith's loops of INPLACE with x = out. Called as _arith(op, out, out, y), each loop failed its
+# run-time test that out and x do not overlap (they are the same array) and ran unvectorised:
+# an in-place add of 2^15 float32 took 11 us, into a fresh out 5.
+_arith_inplace = _switch("arith", "_arith_inplace", ("y", "alpha"),
+                         {"x": "out[i]", "y": "at(y, i)"},
+                         [case for case in table.switch_cases("arith") if case[0] in INPLACE])
 
 
 @njit(**_serial)

@@ -1,7 +1,6 @@
-"""CUDA elementwise kernels: the twelve op families of backends/cpu/elementwise.py, each a switch
-over the same op codes calling the same scalar definitions (backends/scalar/elementwise.py,
-and backends/scalar/loss.py for the pointwise losses),
-run as a grid-stride loop with one element per thread step. On the GPU the op switch sits
+"""CUDA elementwise kernels: the op families of backends/scalar/table.py, each a switch over the
+same op codes calling the same formulas as the CPU's (generated from the same rows), run as a
+grid-stride loop with one element per thread step. On the GPU the op switch sits
 inside the loop: every thread of a launch takes the same branch, so it costs a few
 instructions, and one compile per family and dtype signature serves every op.
 
@@ -14,291 +13,23 @@ from numba import cuda, float32
 from numba.extending import register_jitable
 
 from ..scalar import elementwise as s
-from ..scalar import libm, loss as ls
+from ..scalar import libm, loss as ls, special as sp, table  # noqa: F401 (the formulas')
 from . import driver, memory
-from .access import at, load4, offset4, store, store4
+from .access import at, load4, offset4, store, store4  # noqa: F401 (store: the switches')
 from .memory import pointer, strides
 from ..cpu.strided import as_4d
 
 
-@register_jitable
-def _unary(op, o, k, x, p, q, r):
-    if op == s.NEG:
-        store(o, k, -x)
-    elif op == s.ABS:
-        store(o, k, abs(x))
-    elif op == s.SIGN:
-        store(o, k, s.sign(x))
-    elif op == s.EXP:
-        store(o, k, libm.exp(x))
-    elif op == s.LOG:
-        store(o, k, libm.log(x))
-    elif op == s.LOG1P:
-        store(o, k, libm.log1p(x))
-    elif op == s.EXPM1:
-        store(o, k, libm.expm1(x))
-    elif op == s.SQRT:
-        store(o, k, libm.sqrt(x))
-    elif op == s.RSQRT:
-        store(o, k, 1 / libm.sqrt(x))
-    elif op == s.SIN:
-        store(o, k, libm.sin(x))
-    elif op == s.COS:
-        store(o, k, libm.cos(x))
-    elif op == s.TANH:
-        store(o, k, libm.tanh(x))
-    elif op == s.SIGMOID:
-        store(o, k, s.sigmoid(x))
-    elif op == s.RELU:
-        store(o, k, s.relu(x))
-    elif op == s.NAN_TO_NUM:
-        store(o, k, s.nan_to_num(x, p, q, r))
-    elif op == s.CLAMP:
-        store(o, k, s.clamp(x, p, q))
-    elif op == s.FLOOR:
-        store(o, k, libm.floor(x))
-    elif op == s.CEIL:
-        store(o, k, libm.ceil(x))
-    elif op == s.ROUND:
-        store(o, k, libm.rint(x))
-    elif op == s.TRUNC:
-        store(o, k, libm.trunc(x))
-    elif op == s.RECIPROCAL:
-        store(o, k, 1 / x)
-    elif op == s.SQUARE:
-        store(o, k, x * x)
-
-
-@register_jitable
-def _predicate(op, o, k, x, unused_y, unused_z, unused_d):
-    if op == s.LOGICAL_NOT:
-        store(o, k, x == 0)
-    elif op == s.ISNAN:
-        store(o, k, x != x)
-    elif op == s.ISINF:
-        store(o, k, libm.isinf(x))
-    elif op == s.ISFINITE:
-        store(o, k, libm.isfinite(x))
-
-
-@register_jitable
-def _arith(op, o, k, x, y, alpha, unused):
-    if op == s.ADD:
-        store(o, k, s.add(x, y, alpha))
-    elif op == s.SUB:
-        store(o, k, s.sub(x, y, alpha))
-    elif op == s.MUL:
-        store(o, k, x * y)
-    elif op == s.DIV:
-        store(o, k, x / y)
-    elif op == s.FLOOR_DIVIDE:
-        store(o, k, x // y)
-    elif op == s.FLOOR_DIVIDE_FLOAT:
-        store(o, k, s.floor_divide_float(x, y))
-    elif op == s.TRUNC_DIVIDE:
-        store(o, k, s.trunc_divide(x, y))
-    elif op == s.TRUNC_DIVIDE_FLOAT:
-        store(o, k, libm.trunc(x / y))
-    elif op == s.REMAINDER:
-        store(o, k, x % y)
-    elif op == s.FMOD:
-        store(o, k, s.fmod(x, y))
-    elif op == s.FMOD_FLOAT:
-        store(o, k, libm.fmod(x, y))
-    elif op == s.POW:
-        store(o, k, x ** y)
-    elif op == s.POW_INT:
-        store(o, k, s.int_pow(x, y))
-    elif op == s.MAXIMUM:
-        store(o, k, s.maximum(x, y))
-    elif op == s.MINIMUM:
-        store(o, k, s.minimum(x, y))
-    elif op == s.ATAN2:
-        store(o, k, libm.atan2(x, y))
-
-
-@register_jitable
-def _compare(op, o, k, x, y, unused_z, unused_d):
-    if op == s.EQ:
-        store(o, k, x == y)
-    elif op == s.NE:
-        store(o, k, x != y)
-    elif op == s.LT:
-        store(o, k, x < y)
-    elif op == s.LE:
-        store(o, k, x <= y)
-    elif op == s.GT:
-        store(o, k, x > y)
-    elif op == s.GE:
-        store(o, k, x >= y)
-    elif op == s.LOGICAL_AND:
-        store(o, k, (x != 0) & (y != 0))
-    elif op == s.LOGICAL_OR:
-        store(o, k, (x != 0) | (y != 0))
-    elif op == s.LOGICAL_XOR:
-        store(o, k, s.logical_xor(x, y))
-
-
-@register_jitable
-def _bitwise(op, o, k, x, y, unused_z, unused_d):
-    if op == s.AND:
-        store(o, k, x & y)
-    elif op == s.OR:
-        store(o, k, x | y)
-    elif op == s.XOR:
-        store(o, k, x ^ y)
-    elif op == s.LSHIFT:
-        store(o, k, x << y)
-    elif op == s.RSHIFT:
-        store(o, k, x >> y)
-    elif op == s.NOT:
-        store(o, k, ~x)
-
-
-@register_jitable
-def _ternary(op, o, k, c, x, y, unused):
-    if op == s.WHERE:
-        store(o, k, x if c else y)
-    elif op == s.CLAMP_TENSOR:
-        store(o, k, s.clamp(c, x, y))
-
-
-@register_jitable
-def _math(op, o, k, x, unused_y, unused_z, unused_d):
-    if op == s.TAN:
-        store(o, k, libm.tan(x))
-    elif op == s.ASIN:
-        store(o, k, libm.asin(x))
-    elif op == s.ACOS:
-        store(o, k, libm.acos(x))
-    elif op == s.ATAN:
-        store(o, k, libm.atan(x))
-    elif op == s.SINH:
-        store(o, k, libm.sinh(x))
-    elif op == s.COSH:
-        store(o, k, libm.cosh(x))
-    elif op == s.ASINH:
-        store(o, k, libm.asinh(x))
-    elif op == s.ACOSH:
-        store(o, k, libm.acosh(x))
-    elif op == s.ATANH:
-        store(o, k, libm.atanh(x))
-    elif op == s.LOG2:
-        store(o, k, libm.log2(x))
-    elif op == s.LOG10:
-        store(o, k, libm.log10(x))
-    elif op == s.EXP2:
-        store(o, k, libm.exp2(x))
-    elif op == s.ERF:
-        store(o, k, libm.erf(x))
-    elif op == s.ERFC:
-        store(o, k, libm.erfc(x))
-
-
-@register_jitable
-def _math2(op, o, k, x, y, unused_z, unused_d):
-    if op == s.HYPOT:
-        store(o, k, libm.hypot(x, y))
-    elif op == s.COPYSIGN:
-        store(o, k, libm.copysign(x, y))
-    elif op == s.LOGADDEXP:
-        store(o, k, s.logaddexp(x, y))
-    elif op == s.LOGADDEXP2:
-        store(o, k, s.logaddexp2(x, y))
-    elif op == s.FMAX:
-        store(o, k, s.fmax(x, y))
-    elif op == s.FMIN:
-        store(o, k, s.fmin(x, y))
-    elif op == s.XLOGY:
-        store(o, k, s.xlogy(x, y))
-
-
-@register_jitable
-def _activation(op, o, k, x, p, q, r):
-    if op == s.GELU:
-        store(o, k, s.gelu(x))
-    elif op == s.GELU_TANH:
-        store(o, k, s.gelu_tanh(x))
-    elif op == s.SILU:
-        store(o, k, s.silu(x))
-    elif op == s.MISH:
-        store(o, k, s.mish(x))
-    elif op == s.SOFTPLUS:
-        store(o, k, s.softplus(x, p, q))
-    elif op == s.LEAKY_RELU:
-        store(o, k, s.leaky_relu(x, p))
-    elif op == s.ELU:
-        store(o, k, s.elu(x, p, q, r))
-    elif op == s.LOGSIGMOID:
-        store(o, k, s.logsigmoid(x))
-    elif op == s.HARDSIGMOID:
-        store(o, k, s.hardsigmoid(x))
-    elif op == s.HARDSWISH:
-        store(o, k, s.hardswish(x))
-    elif op == s.THRESHOLD:
-        store(o, k, s.threshold(x, p, q))
-
-
-@register_jitable
-def _activation_grad(op, o, k, g, x, c, d):
-    if op == s.GELU:
-        store(o, k, s.gelu_grad(g, x))
-    elif op == s.GELU_TANH:
-        store(o, k, s.gelu_tanh_grad(g, x))
-    elif op == s.SILU:
-        store(o, k, s.silu_grad(g, x))
-    elif op == s.MISH:
-        store(o, k, s.mish_grad(g, x))
-    elif op == s.SOFTPLUS:
-        store(o, k, s.softplus_grad(g, x, c, d))
-    elif op == s.LEAKY_RELU:
-        store(o, k, s.leaky_relu_grad(g, x, c))
-    elif op == s.ELU:
-        store(o, k, s.elu_grad(g, x, c, d))
-    elif op == s.SELU:
-        store(o, k, s.selu_grad(g, x))
-    elif op == s.LOGSIGMOID:
-        store(o, k, s.logsigmoid_grad(g, x))
-    elif op == s.HARDSIGMOID:
-        store(o, k, s.hardsigmoid_grad(g, x))
-    elif op == s.HARDSWISH:
-        store(o, k, s.hardswish_grad(g, x))
-    elif op == s.THRESHOLD:
-        store(o, k, s.threshold_grad(g, x, c))
-    elif op == s.HARDTANH:
-        store(o, k, s.hardtanh_grad(g, x, c, d))
-
-
-@register_jitable
-def _loss(op, o, k, x, y, c, d):
-    if op == ls.SMOOTH_L1:
-        store(o, k, ls.smooth_l1(x, y, d))
-    elif op == ls.HUBER:
-        store(o, k, ls.huber(x, y, d))
-    elif op == ls.BCE:
-        store(o, k, ls.bce(x, y))
-    elif op == ls.BCE_LOGITS:
-        store(o, k, ls.bce_logits(x, y, c))
-    elif op == ls.KL_DIV:
-        store(o, k, ls.kl_div(x, y))
-    elif op == ls.KL_DIV_LOG:
-        store(o, k, ls.kl_div_log(x, y))
-
-
-@register_jitable
-def _loss_grad(op, o, k, x, y, c, d):
-    if op == ls.SMOOTH_L1:
-        store(o, k, ls.smooth_l1_grad(x, y, d))
-    elif op == ls.HUBER:
-        store(o, k, ls.huber_grad(x, y, d))
-    elif op == ls.BCE:
-        store(o, k, ls.bce_grad(x, y))
-    elif op == ls.BCE_LOGITS:
-        store(o, k, ls.bce_logits_grad(x, y, c))
-    elif op == ls.KL_DIV:
-        store(o, k, -y)
-    elif op == ls.KL_DIV_LOG:
-        store(o, k, -libm.exp(y))
+def _family_switch(family):
+    """The family's switch, generated from its rows (backends/scalar/table.py) and defined here
+    under the name `_<family>` (which pickles it by reference in its kernels' cache keys): each
+    op's formula stored at index k of o."""
+    name, parameters = "_" + family, table.ARGUMENTS[family]
+    lines = [f"def {name}(op, o, k, {', '.join(parameters)}):"]
+    for n, (code, formula, *_) in enumerate(table.switch_cases(family)):
+        lines += [f"    {'elif' if n else 'if'} op == {code}:", f"        store(o, k, {formula})"]
+    exec(compile("\n".join(lines), f"<{family} switch of {__name__}>", "exec"), globals())
+    return register_jitable(globals()[name])
 
 
 @register_jitable
@@ -334,21 +65,15 @@ def _shells(family, body):
     return driver.jit(dense), driver.jit(strided)
 
 
-unary_dense, unary = _shells("unary", _unary)
-predicate_dense, predicate = _shells("predicate", _predicate)
-arith_dense, arith = _shells("arith", _arith)
-compare_dense, compare = _shells("compare", _compare)
-bitwise_dense, bitwise = _shells("bitwise", _bitwise)
-ternary_dense, ternary = _shells("ternary", _ternary)
-math_dense, math = _shells("math", _math)
-math2_dense, math2 = _shells("math2", _math2)
-activation_dense, activation = _shells("activation", _activation)
-activation_grad_dense, activation_grad = _shells("activation_grad", _activation_grad)
-loss_dense, loss = _shells("loss", _loss)
-loss_grad_dense, loss_grad = _shells("loss_grad", _loss_grad)
+_SWITCHES = {family: _family_switch(family) for family in table.KERNELS}
+_unary, _arith = _SWITCHES["unary"], _SWITCHES["arith"]  # (the 128-bit kernels' below)
+KERNELS = {family: _shells(family, switch) for family, switch in _SWITCHES.items()}
+# each kernel under its own name too, as in the other kernel modules: CI's PTX check imports
+# every launched kernel by module and name
+globals().update((kernel.py_func.__name__, kernel) for pair in KERNELS.values() for kernel in pair)
 
 
-# -- float32 in 128-bit accesses: four elements per thread step (../shared/ANCHORS.md: 4310 GB/s
+# -- float32 in 128-bit accesses: four elements per thread step (on an H200, 4310 GB/s
 # on an add where the one-element loop reached 3640 and torch 4294) --------------------------------
 @driver.jit
 def unary_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
@@ -382,9 +107,6 @@ def arith_vec4(op, o, oo, a, ao, b, bo, c, co, d, n4):
 
 
 VEC4 = {"unary": unary_vec4, "arith": arith_vec4}
-KERNELS = {name: (globals()[name + "_dense"], globals()[name]) for name in
-           ("unary", "predicate", "arith", "compare", "bitwise", "ternary", "math", "math2",
-            "activation", "activation_grad", "loss", "loss_grad")}
 _SCALAR = (0, 0, 0, 0, 0)  # the offset and strides of a scalar operand (unused)
 ndarray = np.ndarray
 

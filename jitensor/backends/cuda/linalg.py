@@ -5,8 +5,6 @@ register tile: 4 adjacent rows (columns) in each half of the tile, read from sha
 128-bit loads (see _lane). The k dimension goes in steps of 8
 through shared memory, double buffered: the next step's tile is fetched from global memory into
 registers while the current one is multiplied, so one barrier per step suffices.
-(../shared/ANCHORS.md: 16x16 shared tiles reached 7.2 TFLOP/s on the H200 and 4x4 register
-tiles 13.1, cuBLAS 48-51.)
 Every other dtype: one thread per output element, the k loop reading both operands through
 their strides, accumulating in the result dtype as torch does (float16 in float32)."""
 import numpy as np

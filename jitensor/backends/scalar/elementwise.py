@@ -1,4 +1,5 @@
-"""One scalar definition per elementwise op, and the op codes kernels switch on.
+"""The scalar definitions of the elementwise ops whose formula is more than an expression (the
+op table, table.py, calls them), and the op codes the kernels' callers name.
 
 The CPU kernels (backends/cpu/elementwise.py) and the CUDA kernels call these same functions,
 so a formula lives in exactly one place. Inputs arrive already converted to the op's compute
@@ -8,25 +9,16 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from . import libm
+from . import libm, table
 from .reduction import cast_like
 
-# -- op codes: kernels take the op as an integer so one cached compile serves every op ------
-# The front end picks the code for the compute dtype: e.g. FLOOR_DIVIDE on integers, but
-# FLOOR_DIVIDE_FLOAT on floats, so no formula ever needs to test its operands' type.
-(NEG, ABS, SIGN, EXP, LOG, LOG1P, EXPM1, SQRT, RSQRT, SIN, COS, TANH, SIGMOID, RELU,
- LOGICAL_NOT, ISNAN, ISINF, ISFINITE, NAN_TO_NUM, CLAMP, FLOOR, CEIL, ROUND, TRUNC,
- RECIPROCAL, SQUARE) = range(26)
-(ADD, SUB, MUL, DIV, FLOOR_DIVIDE, FLOOR_DIVIDE_FLOAT, TRUNC_DIVIDE, TRUNC_DIVIDE_FLOAT,
- REMAINDER, FMOD, FMOD_FLOAT, POW, POW_INT, MAXIMUM, MINIMUM, ATAN2) = range(16)
-EQ, NE, LT, LE, GT, GE, LOGICAL_AND, LOGICAL_OR, LOGICAL_XOR = range(9)
-AND, OR, XOR, LSHIFT, RSHIFT, NOT = range(6)
-WHERE, CLAMP_TENSOR = range(2)
-# the rarer math functions are families of their own ("math", "math2"), so that the common
-# families' kernels -- compiled by nearly every program -- stay small
-(TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH, LOG2, LOG10, EXP2, ERF,
- ERFC) = range(14)
-HYPOT, COPYSIGN, LOGADDEXP, LOGADDEXP2, FMAX, FMIN, XLOGY = range(7)
+# op codes the kernels' callers name (each op's position in its family: table.py)
+EQ, LT, GE = table.codes("compare", "eq", "lt", "ge")
+(WHERE,) = table.codes("ternary", "where")
+(GELU, GELU_TANH, SILU, MISH, SOFTPLUS, LEAKY_RELU, ELU, LOGSIGMOID, HARDSIGMOID, HARDSWISH,
+ THRESHOLD, SELU, HARDTANH) = table.codes(
+    "activation", "gelu", "gelu_tanh", "silu", "mish", "softplus", "leaky_relu", "elu",
+    "logsigmoid", "hardsigmoid", "hardswish", "threshold", "selu", "hardtanh")
 
 
 # -- unary ------------------------------------------------------------------------------------
@@ -197,10 +189,6 @@ def xlogy(x, y):
 
 # -- activations (the "activation" family: torch.nn.functional's pointwise layers; parameters
 # p, q, r arrive in the compute dtype) -----------------------------------------------------------
-(GELU, GELU_TANH, SILU, MISH, SOFTPLUS, LEAKY_RELU, ELU, LOGSIGMOID, HARDSIGMOID, HARDSWISH,
- THRESHOLD, SELU, HARDTANH) = range(13)  # (the last two: derivatives only; selu runs as ELU)
-
-
 @register_jitable
 def gelu(x):
     """x * Phi(x) = x (1 + erf(x / sqrt 2)) / 2, as torch computes it."""
@@ -270,8 +258,8 @@ def threshold(x, th, value):
 
 
 # -- the activations' first derivatives, g * f'(x) (the "activation_grad" family, codes as
-# above; parameters c, d): backward's one kernel where no graph of it is recorded. The rules
-# in autograd/derivatives.py compose the same formulas from ops for create_graph=True.
+# above; parameters c, d): backward's one kernel where no graph of it is recorded. The rules in
+# autograd/derivatives/activation.py compose the same formulas from ops for create_graph=True.
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
 

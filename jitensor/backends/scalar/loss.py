@@ -19,7 +19,7 @@ a NaN from an infinite g). A target equal to ignore_index counts nothing: its ro
 weight and gradient are 0."""
 from numba.extending import register_jitable
 
-from . import libm
+from . import libm, table
 from .elementwise import logsigmoid, sigmoid, xlogy
 from .reduction import cast_like
 
@@ -58,7 +58,8 @@ def class_grad(a, b, h, p, w, hit):
 # input x and target y, c a third operand (pos_weight) and d a number (beta, delta); the
 # "loss_grad" family its derivative by x, under the same codes. Formulas as torch's kernels;
 # the ones calling libm inlined on the CPU, so that their loops vectorise.
-SMOOTH_L1, HUBER, BCE, BCE_LOGITS, KL_DIV, KL_DIV_LOG = range(6)
+SMOOTH_L1, HUBER, BCE, BCE_LOGITS, KL_DIV, KL_DIV_LOG = table.codes(
+    "loss", "smooth_l1", "huber", "bce", "bce_logits", "kl_div", "kl_div_log")
 BCE_EPSILON = 9.999999960041972e-13  # torch's EPSILON, 1e-12 rounded to float32 as it stores it
 
 
