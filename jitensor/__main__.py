@@ -1,10 +1,15 @@
 """`python -m jitensor`: how fast jitensor is next to NumPy and PyTorch, measured in one run.
 
-Creation: empty / zeros / ones / full over sizes from 1e3 to 1e8 float32 elements on every
-available device (median time, GB/s, ratio to each peer), the per-call cost of tiny tensors, and
-import / first-call time in a fresh process (warm kernel cache). Then the compute sections
-(elementwise, reductions and softmax, matmul, indexing) with the same ratios."""
+By default, the headline: one table of empty / zeros / ones / full at three sizes, zeros(2, 3)
+and x + y on tiny tensors, add / mul / exp / sum / softmax / matmul and an MLP training step,
+each with its ratio to NumPy and torch, at small sizes and short timing.
+
+--full runs every section at full size: creation (empty / zeros / ones / full from 1e3 to 1e8
+float32 elements on every available device, the per-call cost of tiny tensors, import and first
+call in a fresh process), then elementwise, reductions and softmax, matmul, indexing, autograd
+and user kernels. --only picks sections; --quick runs them at fewer sizes, shorter timing."""
 import argparse
+import functools
 import importlib
 import json
 import subprocess
@@ -12,7 +17,7 @@ import sys
 
 import numpy as np
 
-from .bench import compare, creation, optional, per_call, print_rows
+from .bench import compare, creation, headline, optional, per_call, print_rows
 
 # (title, module under jitensor.bench) of the compute sections, each with measure(quick)
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
@@ -44,10 +49,6 @@ def latency():
     return rows, {"import jitensor (s)": imp, "first zeros(2, 3) (s)": first}
 
 
-def _fmt_size(n):
-    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:.0e}".replace("+0", "")
-
-
 def report(rows, tiny, fresh):
     peers = [p for p in ("numpy", "torch") if p in rows[0]]
     lines = []
@@ -59,9 +60,9 @@ def report(rows, tiny, fresh):
             f"{p:>18}{'ratio':>7}" for p in peers)
         lines.append(head)
         for r in (r for r in rows if r["device"] == device):
-            def cell(t):
+            def cell(t, r=r):
                 return f"{t * 1e3:9.3f} ({r['bytes'] / t / 1e9:5.1f})"
-            line = f"{r['routine']:8}{_fmt_size(r['n']):>7} {cell(r['jitensor']):>18}"
+            line = f"{r['routine']:8}{headline.size_text(r['n']):>7} {cell(r['jitensor']):>18}"
             for p in peers:
                 line += f"{cell(r[p]):>18}{r[p] / r['jitensor']:7.2f}"
             lines.append(line)
@@ -79,16 +80,47 @@ def gpu_simulated():
     return driver.SIM
 
 
+def progress(items, desc="benchmark", label=None):
+    """Yield `items` while a tqdm bar on stderr counts them (with label(item) beside it); without
+    tqdm (it comes with the `bench` extra), a line on stderr per item."""
+    items = list(items)
+    tqdm = optional("tqdm")
+    if tqdm is None:
+        for i, item in enumerate(items, 1):
+            text = f": {label(item)}" if label else ""
+            print(f"{desc} {i}/{len(items)}{text}", file=sys.stderr, flush=True)
+            yield item
+        return
+    with tqdm.tqdm(items, desc=desc, file=sys.stderr, leave=False) as bar:
+        for item in bar:
+            if label:
+                bar.set_postfix_str(label(item), refresh=True)
+            yield item
+
+
+def _case_label(case):
+    row = case[0]
+    shape = row["shape"] if isinstance(row["shape"], str) else "x".join(map(str, row["shape"]))
+    return f"{row['op']} {shape}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jitensor", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="fewer sizes, shorter timing (< 60 s)")
+    names = ["creation"] + [m for _, m in SECTIONS]
+    ap.add_argument("--full", action="store_true",
+                    help="every section at full size instead of the headline (a long run)")
+    ap.add_argument("--only", choices=names, action="append",
+                    help="run only these sections (repeatable) instead of the headline")
+    ap.add_argument("--quick", action="store_true",
+                    help="the sections of --full / --only at fewer sizes and shorter timing; "
+                         "alone, the headline (the default)")
     ap.add_argument("--device", choices=("all", "cpu", "cuda"), default="all",
                     help="which devices to measure (default: every available one)")
-    ap.add_argument("--only", choices=["creation"] + [m for _, m in SECTIONS], action="append",
-                    help="run only these sections (repeatable; default: all)")
     ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
                     help="write the results as JSON to FILE (or stdout) instead of a table")
+    # tiny sizes for the headline, to check the report quickly (tests/test_main_job.py)
+    ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
     import jitensor as jt
@@ -107,24 +139,30 @@ def main(argv=None):
             if args.json:
                 print(json.dumps({"gpu": gpu_rows}, indent=1, default=str))
             sys.exit(any("errors" in r for r in gpu_rows))  # failed ops are in the table
-    tqdm = optional("tqdm")
-    progress = (lambda xs: tqdm.tqdm(xs, desc="benchmark", file=sys.stderr, leave=False)) \
-        if tqdm else None
-    wanted = set(args.only or ["creation"] + [m for _, m in SECTIONS])
+    wanted = set(args.only or (names if args.full else ()))
     results = {}
+    if not wanted:
+        rows = headline.measure(args.small, functools.partial(progress, desc="headline",
+                                                              label=_case_label))
+        results["headline"] = rows
+        if not args.json:
+            print_rows("headline, float32 on the CPU", rows)
+            print(f"\n{headline.NOTE}", flush=True)
     if "creation" in wanted:
-        rows = [r for d in devices for r in creation.measure(d, args.quick, progress)]
+        rows = [r for d in devices for r in creation.measure(
+            d, args.quick, functools.partial(progress, desc="creation"))]
         tiny, fresh = latency()
         results["creation"] = {"rows": rows, "tiny_seconds": tiny, "fresh_process": fresh}
         if not args.json:
             print(report(rows, tiny, fresh), flush=True)
-    for title, name in SECTIONS:
-        if name in wanted:
-            module = importlib.import_module(f"jitensor.bench.{name}")
-            results[name] = module.measure(args.quick)
-            if not args.json:
-                print_rows(f"{title} (CPU)", results[name])
-                sys.stdout.flush()
+    chosen = [(title, name) for title, name in SECTIONS if name in wanted]
+    for i, (title, name) in enumerate(chosen, 1):
+        print(f"section {i}/{len(chosen)}: {title}", file=sys.stderr, flush=True)
+        module = importlib.import_module(f"jitensor.bench.{name}")
+        results[name] = module.measure(args.quick)
+        if not args.json:
+            print_rows(f"{title} (CPU)", results[name])
+            sys.stdout.flush()
     if args.json:
         text = json.dumps(results, indent=1, default=str)
         if args.json == "-":

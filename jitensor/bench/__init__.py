@@ -41,6 +41,12 @@ def compare(fns, rounds=3, measure=timeit, **options):
     `measure(fn, **options)`, keeping each peer's best round. These shared machines change
     speed within seconds (2x on tiny ops, seen here): a slow spell then costs one round, not
     one peer."""
+    # timeit collects garbage after every slow call, and a full collection walks every object
+    # alive: numba, torch and jitensor make that a few hundred thousand, a tenth of a second
+    # each time -- most of a report's wall time. Freezing what is alive now (after collecting
+    # it) leaves each collection only this row's new objects; refcounts still free the frozen.
+    gc.collect()
+    gc.freeze()
     best = {}
     for _ in range(rounds):
         for peer, fn in fns.items():
@@ -73,12 +79,18 @@ def print_rows(title, rows, file=None):
         line = f"{op:24}{shape:>16} {_cell(r, mine) if mine else 'failed':>25}"
         for p in peers:
             if p in r:
-                line += f"{_cell(r, r[p]):>26}" + (f"{r[p] / mine:7.2f}" if mine else " " * 7)
+                line += f"{_cell(r, r[p]):>26}" + (_ratio(r[p] / mine) if mine else " " * 7)
             else:
                 line += " " * 33
         print(line, file=file)
         for error in r.get("errors", ()):
             print(f"    {error}", file=file)
+
+
+def _ratio(x):
+    """Seven characters: two decimals, or one significant digit where two decimals would read
+    0.00 or overflow the column."""
+    return f"{x:7.2f}" if 0.01 <= x < 1000 else f"{x:7.1g}"
 
 
 def _cell(row, seconds):
