@@ -795,7 +795,7 @@ def _windows(x, kernel, stride, dilation):
     """(windows (N, C, kh*kw, OH*OW), OH, OW) of the 4-D input x (already padded): window
     element (i, j) of output (oh, ow) is x[..., oh*sh + i*dh, ow*sw + j*dw]. Stacked from one
     strided slice per kernel element, whose backward adds each slice's gradient back in place
-    (a gather through an index table ran 3x slower forward and backward)."""
+    (a gather through an index table ran slower forward and backward)."""
     n, c, h, w = x.shape
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
@@ -1843,7 +1843,7 @@ def _taps(mode, n_in, n_out, align_corners, scale, ft):
 def _resample(x, d, taps):
     """x's dim d resampled: the sum over taps of weight * x.index_select(d, positions). The
     weights are laid out over dim d and the dims after it, so they broadcast over leading dims
-    only (a weight broadcast along the trailing dims measured ~3x slower)."""
+    only (a weight broadcast along the trailing dims measured slower)."""
     out = None
     trailing = tuple(x.shape[d + 1:])
     for at, w in taps:

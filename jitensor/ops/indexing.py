@@ -219,8 +219,8 @@ def vector_key(self, key):
 
 def _take_rows(self, index, negative=True):
     """self[index] for an index tensor of positions along dim 0 (rows, embeddings, batches):
-    index.shape + self.shape[1:], what the general reading gives, without its plan (x[index] of
-    64 rows of 10 floats: 69 -> 10 us, torch 5). Negative positions count from the end when
+    index.shape + self.shape[1:], what the general reading gives, without its plan (the plan
+    cost most of a small x[index]). Negative positions count from the end when
     `negative`, else are out of range."""
     shape = self.shape
     n = index.numel()

@@ -140,8 +140,7 @@ def one_element(buf, shape):
     """What an elementwise kernel reads for an operand of one element broadcast to `shape`
     (a 0-d tensor; the expanded gradient of a full reduction, stride 0 everywhere): the
     element as a number, which skips the strided 4-D path, its view building and the copy of
-    each row it would gather (a 64x10 * 0-d product 20 -> 2 us; leaky_relu's gradient kernel
-    for 2^20 elements 271 -> 167 us)."""
+    each row it would gather."""
     return buf[(0,) * buf.ndim]
 
 

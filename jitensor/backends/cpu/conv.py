@@ -4,11 +4,11 @@ and of the weight, each one parallel kernel.
 A convolution is a product per image and group: out (Og, P) = W (Og, K) @ cols (K, P), where
 cols holds the image's (zero-padded) windows, K = C/groups * kh * kw rows of P = OH * OW
 positions (im2col). Materialising cols for the whole batch first (the composed form) wrote and
-read back the batch's windows through memory, 9x the input for a 3x3 kernel: 3.8 ms of a
-6 ms forward against torch's 1.2. Here each task unfolds a block of one image's output rows
-into a scratch buffer of at most BLOCK elements, which stays in L2 while `cblas_?gemm`
-(blas.py) multiplies it; integers, and floats where NumPy ships no OpenBLAS, multiply in plain
-loops, wrapping as torch's do.
+read back the batch's windows through memory, 9x the input for a 3x3 kernel, which took most
+of the forward's time. Here each task unfolds a block of one image's output rows into a scratch
+buffer of at most BLOCK elements, which stays in L2 while `cblas_?gemm` (blas.py) multiplies
+it; integers, and floats where NumPy ships no OpenBLAS, multiply in plain loops, wrapping as
+torch's do.
 
 The input's gradient is the transposed product, cols = W^T @ g, folded back onto the image
 (col2im: overlapping windows add up), a task per image and group so that no two tasks add into
@@ -115,7 +115,7 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
 def _copy(cols, c0, flat, x0, n, step):
     """cols[c0 + e] = flat[x0 + e * step] for e < n, both starts >= 0. Through views indexed
     from 0: an index Numba cannot prove non-negative is checked for wrapping around at every
-    element, which kept the loop scalar (4x slower)."""
+    element, which kept the loop scalar."""
     if n > 0:
         c, x = cols[c0:c0 + n], flat[x0:x0 + (n - 1) * step + 1]
         for e in range(n):

@@ -362,9 +362,8 @@ def _decompose(op, a, vec, mat, s):
 @njit(cache=True, parallel=prange_only())
 def _lapack_decompose(op, a, vec, mat):
     """_decompose on each matrix, OpenBLAS on one thread (as gemm_blas, linalg.py, and for the
-    same reason: its threads fight Numba's spinning OpenMP ones. On the 2-core VM, 256^2 with
-    OpenBLAS's 2 threads took 28-38 ms, median 80-630, for QR, eigh, svd; with 1: 2.7, 5.8, 10),
-    the matrices of a stack split over Numba's threads."""
+    same reason: its threads fight Numba's spinning OpenMP ones, which made 256^2 QR, eigh and
+    svd several times slower on 2 cores), the matrices of a stack split over Numba's threads."""
     t, m, n = a.shape
     threads = blas.get_num_threads()
     blas.set_num_threads(1)

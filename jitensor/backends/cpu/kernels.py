@@ -2,8 +2,8 @@
 
 Each kernel is one module-level function with `cache=True` (closures made in a factory miss the
 on-disk cache) and `parallel=prange_only()`; below PARALLEL_MIN elements, or on one thread, it
-runs a plain loop (`serial`), because starting the thread pool costs ~2 µs while filling 6
-floats costs 0.3 µs (the crossover is measured by `python -m jitensor.bench.threshold`). Flat
+runs a plain loop (`serial`), because starting the thread pool costs several times what filling
+a small tensor does (the crossover is measured by `python -m jitensor.bench.threshold`). Flat
 kernels take C-contiguous buffers of any ndim and view them as 1-D inside (a reshape in Python
 would cost more than the fill of a small tensor); the `_4d` kernels take the coalesced 4-D
 views of `strided.as_4d`, so one compiled kernel per dtype serves every other layout."""

@@ -27,9 +27,9 @@ from .kernels import num_threads, prange_only, serial, single_thread
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
 MC, NC, KC = 64, 256, 256
 MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long vector loops
-# BLAS products run in parallel from this many bytes of multiply-adds (m*n*k * itemsize): on 2
-# cores, 64x64x32 float32 took 2.5 us serial and 3.9 parallel, 64x64x64 4.1 either way, and
-# 128x128x64 20 against 9.4; float64 gains from 2^17 multiply-adds (64x64x32: 6.9 -> 4.0 us)
+# BLAS products run in parallel from this many bytes of multiply-adds (m*n*k * itemsize): the
+# size from which a second thread pays for entering the pool, for float32 and float64 alike
+# (measured on 2 cores: docs/design.md)
 BLAS_PARALLEL_MIN = 1 << 20
 
 
@@ -39,8 +39,8 @@ def _tile(a, ai, bp, acc, i0, mp, p0, kp, nc):
     mp a multiple of 2 and kp of 4 (the operands are zero-padded). Two rows share each load of
     four B rows, which halves the loads per multiply-add; the sums wrap in the integer type as
     torch's do. (Every index in the inner loop is a plain range variable: indexing with
-    `j0 + j` instead, numba's negative-index wraparound kept LLVM from a unit-stride vector loop
-    and ran 3.4x slower.)"""
+    `j0 + j` instead, numba's negative-index wraparound kept LLVM from a unit-stride vector
+    loop.)"""
     for i in range(0, mp, 2):
         ar, cr = a[ai, i0 + i], a[ai, i0 + i + 1]
         for p in range(0, kp, 4):
@@ -138,14 +138,13 @@ def _gemm_blas_shell(name, parallel):
     def gemm(out, a, b, ia, ib, ta, tb, parts):
         """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack
         holds A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times
-        a column (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran 2.5x
-        slower. Each product is split into `parts` slabs of out's rows (or columns, if it has
-        more of those), the slabs of all products shared by Numba's threads.
+        a column (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran slower.
+        Each product is split into `parts` slabs of out's rows (or columns, if it has more of
+        those), the slabs of all products shared by Numba's threads.
 
         OpenBLAS runs on one thread meanwhile: its own threads and Numba's OpenMP ones, which
-        spin for a while after each parallel kernel, fought over the cores. On 2 cores a
-        64x784 @ 784x128 product next to a parallel add took 7.8 ms instead of 0.2 (an MLP
-        training step: 7.8 -> 1.6 ms)."""
+        spin for a while after each parallel kernel, fought over the cores (on 2 cores a
+        product next to a parallel add ran many times slower: docs/design.md)."""
         m, n = out.shape[1], out.shape[2]
         k = a.shape[1] if ta else a.shape[2]
         lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)

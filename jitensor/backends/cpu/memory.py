@@ -2,12 +2,12 @@
 
 malloc serves such blocks from fresh pages (mmap, or a heap it trims back after each free), and
 the first write to each 4 KiB page then faults and has the kernel zero it. A training step of the
-small CNN in bench/autograd.py spent a third of its time so: ~5300 faults and 14.8-16.1 ms a
-step, none and ~11 ms with this pool (docs/design.md). As the CUDA pool (backends/cuda/memory.py)
-does, a tensor's array takes a lease on a block as its buffer, and NumPy holds the lease as the
-base of every view of it: when the last view is gone the block goes back to the pool. Blocks
-are kept by size, rounded up to one of 8 sizes per octave, and at most CACHE_MAX bytes wait
-idle; beyond that a freed block goes back to the system."""
+small CNN in bench/autograd.py spent a third of its time so, ~5300 faults a step; with this
+pool none (docs/design.md). As the CUDA pool (backends/cuda/memory.py) does, a tensor's array
+takes a lease on a block as its buffer, and NumPy holds the lease as the base of every view of
+it: when the last view is gone the block goes back to the pool. Blocks are kept by size,
+rounded up to one of 8 sizes per octave, and at most CACHE_MAX bytes wait idle; beyond that a
+freed block goes back to the system."""
 import ctypes
 import os
 import threading
@@ -79,8 +79,8 @@ def _take(size):
 def empty(shape, dtype, np_empty=np.empty):
     """np.empty(shape, dtype), its memory from the pool when it takes POOL_MIN bytes or more.
     NumPy allocates first, which checks the shape and sizes it; a large array's own block,
-    never touched, is handed back at once (0.2 us). Tiny tensors, the latency path, pay one
-    test: ~40 ns (a size computed in Python first cost ~95)."""
+    never touched, is handed back at once. Tiny tensors, the latency path, pay one Python
+    test (cheaper than computing the size in Python first)."""
     try:
         a = np_empty(shape, dtype)
     except MemoryError:

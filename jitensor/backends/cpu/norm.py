@@ -95,7 +95,7 @@ def norm_rows(x, w, b, has_b, centred, eps, y, stats):
 @register_jitable(fastmath=_REASSOC, _nrt=False)
 def _grad_sums(x, g, w, k, o, r):
     """The float64 sums over row x of gw * xhat and of gw (gw = g * w), float32 rows in float32
-    runs as in _sums (8.7 -> 5.1 us for 64 x 512)."""
+    runs as in _sums (faster than converting each element first)."""
     wide()
     slope = centre = 0.0
     for c in range(0, x.size, SUM_RUN32):

@@ -17,7 +17,7 @@ reference counting (`_nrt=False`, which saves atomic updates on every array they
 (array, offset, length) rather than a slice, and never return arrays. Dense rows (x.sum(-1))
 run a loop specialised per op (_dense_rows_by_op) whose helpers LLVM must inline
 (vector.always_inline): it left them as calls, each switching on the op at run time, which
-cost ~10 ns a row, 2.5-4x the fold itself on rows of 8-64 float32."""
+cost more than the fold itself on rows of 8-64 float32."""
 import math
 
 import numpy as np
@@ -59,7 +59,7 @@ def _sum(seg, acc):
     at full speed: an error bound below NumPy's pairwise summation's. A float32 acc (a float32
     sum's rows, see _launch) takes float32 runs of SUM_RUN32 (16 elements per vector lane, as
     in NumPy's pairwise leaves) added up in float64, and returns that total split into a float32
-    value and its rounding error: as accurate, and streamed from memory ~1.4x faster than
+    value and its rounding error: as accurate, and faster streamed from memory than
     converting every element to float64 (fewer instructions per cache line keep more loads in
     flight). Other data is summed in acc's type and leaves no error term. A segment of at most
     SUM_RUN elements is a single run of either kind: one fold, the same bits as the runs when
@@ -226,8 +226,8 @@ def _block_state(op, src, off, n, stride, start, init, bar, scratch):
 @register_jitable(_nrt=False)
 def _row_state(op, src, base, shape, ss, lo, hi, init, scratch):
     """The state of blocks lo..hi-1 of the row whose first element is src[base]. Small, so LLVM
-    inlines it: a contiguous row of at most BLOCK goes straight to _segment_state, each call
-    layer costing ~10 ns a row."""
+    inlines it: a contiguous row of at most BLOCK goes straight to _segment_state, since each
+    call layer is paid on every row."""
     if hi - lo == 1 and shape[2] <= BLOCK and ss[2] == 1:
         return _segment_state(op, src, base + lo * ss[1], shape[2], lo * shape[2], init, init)
     return _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch)
@@ -346,8 +346,8 @@ def reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction):
 @njit(cache=True, error_model="numpy")
 def reduce_dense(op, src, out, idx, init, correction, n_a, n_r, n_c):
     """reduce_rows of a dense (A, R, C) frame (src, out and idx flat), for the small-op paths:
-    its scalar arguments cost a third of what reduce_rows' frame tuples cost to pass (1.8 us
-    of numba's dispatch)."""
+    numba's dispatch of its scalar arguments costs a fraction of what reduce_rows' frame
+    tuples cost to pass."""
     _rows(op, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0, (n_c, 0, 0, 1),
           init, correction, 1, 0, n_a * n_c, np.full(0, init), np.empty(0),
           np.empty(0, np.int64), np.empty(0 if n_c == 1 else min(BLOCK, n_r), src.dtype))
@@ -662,8 +662,8 @@ def _frames(shape, ss, os, reduced, ordered):
 
 def _dense_sizes(src, reduced):
     """(A, R, C), the sizes before, of and after the reduced dims, when src is C-contiguous and
-    they are consecutive (or none): the commonest case, whose frame needs no planning (which in
-    general costs ~10 us on a small reduction); else None."""
+    they are consecutive (or none): the commonest case, whose frame needs no planning (costly,
+    in general, next to a small reduction); else None."""
     if not (src.flags.c_contiguous and src.flags.writeable) or (
             reduced and reduced[-1] - reduced[0] != len(reduced) - 1):
         return None

@@ -12,7 +12,7 @@ NDIM = 4
 def coalesce(shape, *strides):
     """Drop size-1 dims and merge dim i into i+1 when every operand steps over dim i as one
     block of dim i+1. Returns the merged shape and each operand's merged strides. (On the path
-    of every strided copy: plain loops, 2.5x faster than building tuples per dim.)"""
+    of every strided copy: plain loops, faster than building tuples per dim.)"""
     sizes, out = [], [[] for _ in strides]
     for i in range(len(shape) - 1, -1, -1):
         n = shape[i]
@@ -36,7 +36,7 @@ def coalesce(shape, *strides):
 
 def _reshaped(a, shape, strides):
     """`a` as a view of `shape` (its dims merged as coalesce merged them): NumPy's reshape
-    makes exactly these views, 10x faster than as_strided; it copies only when no view
+    makes exactly these views, much faster than as_strided; it copies only when no view
     exists, which coalesce rules out (checked: a copy owns its memory)."""
     v = a.reshape(shape)
     return v if v.base is not None else as_strided(a, shape, strides)

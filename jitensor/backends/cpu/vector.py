@@ -2,8 +2,8 @@
 
 `wide()`: on CPUs with AVX-512, LLVM vectorises loops at 256 bits unless a function asks for
 more (its "prefer-vector-width" attribute, which clang sets from -mprefer-vector-width). A
-function that calls `wide()` gets that attribute, so its loops run at 512 bits: a float32 sum
-streamed from memory ~1.1x faster, exp and softmax ~1.4x (2 cores, Emerald Rapids). Numba
+function that calls `wide()` gets that attribute, so its loops run at 512 bits, which made exp
+and softmax faster and, less so, a float32 sum streamed from memory (docs/design.md). Numba
 optimises (and vectorises) each helper in a module of its own before a caller inlines it, so
 the helpers that hold the loops call it; marking only the kernels changed nothing. Without
 AVX-512 it changes nothing."""
@@ -83,7 +83,7 @@ def always_inline(typingctx):
     """Mark the calling function `alwaysinline` for LLVM, which then inlines it into every
     caller, where the caller's constants (a reduction's op) fold its branches away. Numba
     compiles each helper as a function of its own, and LLVM's cost model left the larger ones as
-    calls (~5-10 ns each per row of a reduction). Unlike Numba's `inline="always"` this works on
+    calls (paid on every row of a reduction). Unlike Numba's `inline="always"` this works on
     the typed, optimised function, so helpers keep their own flags (`_nrt=False`, fast-math)."""
     def codegen(context, builder, sig, args):
         builder.function.attributes.add("alwaysinline")

@@ -2,8 +2,8 @@
 numba-cuda 0.30.4 and cuda-core 1.2, pinned in pyproject.toml): raw allocation, copies, kernel
 compilation and direct launches.
 
-Why direct: a numba DeviceNDArray costs 20-33 us to create and numba's dispatch of array
-arguments 25-47 us per launch, while torch's whole `x + y` takes 6-10 us (measured on an H200).
+Why direct: creating a numba DeviceNDArray, and numba's dispatch of array arguments at each
+launch, each cost more than torch's whole `x + y` (measured on an H200: docs/design.md).
 So kernels take raw addresses (as typed pointers) and integers, are compiled once per signature,
 and are launched with `cuda.core.launch` and a cached LaunchConfig.
 

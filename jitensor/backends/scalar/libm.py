@@ -156,8 +156,8 @@ def _into_cpu_callers(expr, caller, callee):
 def inline_on_cpu(fn):
     """register_jitable for scalar definitions that Numba inlines into their callers on the
     CPU: LLVM does not inline a call of their size, and a call per element kept loops from
-    vectorising (softplus and mish ran 10x slower). On CUDA a plain device function (numba-cuda's
-    IR inliner mistypes them)."""
+    vectorising (softplus and mish ran many times slower). On CUDA a plain device function
+    (numba-cuda's IR inliner mistypes them)."""
     def impl(*args):
         return fn
     overload(fn, target="cpu", inline=_into_cpu_callers, strict=False)(impl)
