@@ -1,10 +1,21 @@
-"""jitensor.optim: torch.optim's Optimizer, SGD, Adam, AdamW, RMSprop and Adagrad, and (as the
-module `lr_scheduler`) its learning-rate schedulers."""
-from . import lr_scheduler
+"""jitensor.optim: torch.optim's Optimizer and optimizers (SGD, Adam, AdamW, Adadelta, Adagrad,
+Adamax, ASGD, LBFGS, NAdam, RAdam, RMSprop, Rprop; SparseAdam refuses, jitensor having no sparse
+tensors), and as modules `lr_scheduler` (learning-rate schedulers) and `swa_utils` (weight
+averaging)."""
+from . import lr_scheduler, swa_utils
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler", "swa_utils"]

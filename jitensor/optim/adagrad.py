@@ -1,14 +1,14 @@
 """Adagrad with learning-rate decay and weight decay: torch's single-tensor update, operation for
 operation, so results match torch.optim.Adagrad step for step."""
-from ..creation import full_like, tensor
-from .optimizer import Optimizer
+from ..creation import full_like
+from .optimizer import Optimizer, _grad, _step_count
 
 
 class Adagrad(Optimizer):
     """Scales each element's step by the root of its accumulated squared gradients."""
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, *, maximize=False):
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:
@@ -23,31 +23,24 @@ class Adagrad(Optimizer):
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps,
                                   "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value,
-                                  "maximize": maximize})
+                                  "foreach": foreach, "maximize": maximize,
+                                  "differentiable": differentiable, "fused": fused})
         # torch creates the state of every parameter up front (so state_dict() lists them all
         # before the first step), and only lazily for groups added later
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p)
+                self._init_state(self.state[p], p, group)
 
-    def _init_state(self, p):
+    def _init_state(self, state, p, group):
         # torch fills with the constructor's value even where a group sets its own
-        state = self.state[p]
-        state["step"] = tensor(0.0)
+        state["step"] = _step_count(p, group)
         state["sum"] = full_like(p, self.defaults["initial_accumulator_value"])
-        return state
 
     def _step_group(self, group):
         lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-        weight_decay = group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p] or self._init_state(p)
+        for p, state in self._with_grads(group):
             step = state["step"].add_(1).item()
-            grad = -p.grad if group["maximize"] else p.grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+            grad = _grad(p, group)
             clr = lr / (1 + (step - 1) * lr_decay)
             state_sum = state["sum"]
             state_sum.addcmul_(grad, grad, value=1)

@@ -1,9 +1,9 @@
 """Adam and AdamW: torch's single-tensor update, operation for operation, fused into one kernel
 pass per parameter (`backends/scalar/optim.py`), so results match torch.optim step for step."""
 from ..backends.registry import backend
-from ..creation import tensor, zeros_like
-from ..tensor import contiguous_format
-from .optimizer import Optimizer
+from ..creation import zeros_like
+from ..tensor import Tensor, contiguous_format
+from .optimizer import Optimizer, _check_adam_args, _step_count
 
 
 class Adam(Optimizer):
@@ -11,31 +11,28 @@ class Adam(Optimizer):
     added to the gradient)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_adam_args(lr, betas, eps, weight_decay)
+        if not (all(isinstance(beta, float) for beta in betas)
+                or all(isinstance(beta, Tensor) for beta in betas)):
+            raise ValueError("betas must be either both floats or both Tensors")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize,
+                                      maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused,
                                       decoupled_weight_decay=decoupled_weight_decay))
 
     def _step_group(self, group):
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
+        beta1, beta2 = map(float, group["betas"])
         for p in group["params"]:
             if p.grad is None:
                 continue
             state = self.state[p]
             if not state:
-                # the step count is a float32 CPU tensor, as torch keeps it (and saves it)
-                state["step"] = tensor(0.0)
+                state["step"] = _step_count(p, group)
                 state["exp_avg"] = zeros_like(p, memory_format=contiguous_format)
                 state["exp_avg_sq"] = zeros_like(p, memory_format=contiguous_format)
                 if group["amsgrad"]:
@@ -59,6 +56,9 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (default 1e-2)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

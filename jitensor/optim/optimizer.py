@@ -1,12 +1,20 @@
 """Optimizer: parameter groups, per-parameter state and torch's state-dict format. Subclasses
 update one group at a time in `_step_group`, which runs under no_grad with in-place tensor ops
-only (no NumPy), so the same code serves every device."""
+only (no NumPy), so the same code serves every device.
+
+torch's implementation switches (`foreach`, `fused`, `capturable`) are accepted and kept in the
+groups as torch keeps them; they pick among torch's kernels, which compute the same update
+(rounded differently in places), so here they only decide where the step counter lives.
+`differentiable=True` (autograd through the step itself) is refused: every update here is in
+place under no_grad."""
 import copy
 import itertools
 import warnings
 from collections import defaultdict
 
+from .. import dtypes
 from ..autograd import enable_grad, no_grad
+from ..creation import tensor
 from ..nn.modules.module import _zero_grads
 from ..tensor import Tensor
 
@@ -29,6 +37,8 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+        if defaults.get("fused") and defaults.get("foreach"):
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def add_param_group(self, param_group):
         """Add a group; options it does not set take the optimizer's defaults."""
@@ -54,6 +64,10 @@ class Optimizer:
         group = dict(self.defaults)
         group.update(param_group)
         group["params"] = params
+        if group.get("differentiable"):
+            raise NotImplementedError(
+                f"{type(self).__name__}: differentiable=True is not supported (jitensor updates "
+                f"parameters in place under no_grad, so the step cannot be differentiated)")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
@@ -73,6 +87,16 @@ class Optimizer:
 
     def _step_group(self, group):
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    def _with_grads(self, group):
+        """(parameter, state) for each parameter of `group` that has a gradient; a parameter's
+        state is made by `_init_state(state, p, group)` at its first step, as torch does."""
+        for p in group["params"]:
+            if p.grad is not None:
+                state = self.state[p]
+                if not state:
+                    self._init_state(state, p, group)
+                yield p, state
 
     # -- state dicts ----------------------------------------------------------------------------
     def state_dict(self):
@@ -100,6 +124,7 @@ class Optimizer:
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match "
                              "the size of optimizer's group")
+        group_of = {key: s for s in saved for key in s["params"]}
         params = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved),
                           itertools.chain.from_iterable(g["params"] for g in self.param_groups)))
         state = defaultdict(dict)
@@ -108,7 +133,9 @@ class Optimizer:
             if p is None:
                 state[key] = copy.deepcopy(value)
             else:
-                state[p] = {k: _cast(v, p, k) for k, v in value.items()}
+                group = group_of[key]
+                on_device = group.get("capturable") or group.get("fused")
+                state[p] = {k: _cast(v, p, k == "step", on_device) for k, v in value.items()}
         for group, new in zip(self.param_groups, saved):
             new["params"] = group["params"]
         self.state, self.param_groups = state, saved
@@ -123,11 +150,58 @@ class Optimizer:
         return text + ")"
 
 
-def _cast(value, param, key):
-    """A loaded state value made private to the optimizer, its tensors moved to `param`."""
+def _cast(value, param, is_step=False, on_device=False):
+    """A loaded state value made private to the optimizer, its tensors (also inside lists, as
+    LBFGS keeps them) moved to `param`. A step counter keeps its dtype and device, unless the
+    group is `capturable` or `fused`, where torch keeps it as float32 on the device."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, param) for v in value)
     if not isinstance(value, Tensor):
         return copy.deepcopy(value)
-    if key == "step":
+    if is_step:
+        if on_device:
+            return value.to(device=param.device, dtype=dtypes.float32, copy=True)
         return value.clone()
     dtype = param.dtype if param.is_floating_point() else None
     return value.to(device=param.device, dtype=dtype, copy=True)
+
+
+def _scalar_state(value, device, fused=False):
+    """A 0-d state tensor as torch makes one: float64 if that is the default dtype, else (and
+    always under `fused`) float32."""
+    wide = dtypes.get_default_dtype() is dtypes.float64 and not fused
+    return tensor(value, dtype=dtypes.float64 if wide else dtypes.float32, device=device)
+
+
+def _step_count(p, group, value=0.0):
+    """A new step counter (or other scalar state) where torch keeps it: on the CPU, so reading
+    it costs no device sync; on `p`'s device under `capturable` or `fused`."""
+    fused = group.get("fused")
+    return _scalar_state(value, p.device if group.get("capturable") or fused else "cpu", fused)
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """torch's checks, in its order, of the arguments the Adam family shares."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def _grad(p, group):
+    """`p`'s gradient as the update sees it: negated under `maximize`; with `weight_decay`, plus
+    `weight_decay * p` (L2), or under `decoupled_weight_decay` the weights themselves decayed
+    by `lr * weight_decay` first (AdamW's way). The order of operations is torch's."""
+    grad = -p.grad if group["maximize"] else p.grad
+    weight_decay = group.get("weight_decay", 0)
+    if weight_decay != 0:
+        if group.get("decoupled_weight_decay"):
+            p.mul_(1 - group["lr"] * weight_decay)
+        else:
+            grad = grad.add(p, alpha=weight_decay)
+    return grad

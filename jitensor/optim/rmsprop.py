@@ -1,7 +1,7 @@
 """RMSprop, plain or centered, with momentum and weight decay: torch's single-tensor update,
 operation for operation, so results match torch.optim.RMSprop step for step."""
-from ..creation import tensor, zeros_like
-from .optimizer import Optimizer
+from ..creation import zeros_like
+from .optimizer import Optimizer, _grad, _step_count
 
 
 class RMSprop(Optimizer):
@@ -10,7 +10,8 @@ class RMSprop(Optimizer):
     moment)."""
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, *, maximize=False):
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -23,27 +24,22 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid alpha value: {alpha}")
         super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                                   "centered": centered, "weight_decay": weight_decay,
-                                  "maximize": maximize})
+                                  "capturable": capturable, "foreach": foreach,
+                                  "maximize": maximize, "differentiable": differentiable})
+
+    def _init_state(self, state, p, group):
+        state["step"] = _step_count(p, group)
+        state["square_avg"] = zeros_like(p)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = zeros_like(p)
 
     def _step_group(self, group):
-        lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        weight_decay, momentum = group["weight_decay"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                # the step count is a float32 CPU tensor, as torch keeps it (and saves it)
-                state["step"] = tensor(0.0)
-                state["square_avg"] = zeros_like(p)
-                if momentum > 0:
-                    state["momentum_buffer"] = zeros_like(p)
-                if group["centered"]:
-                    state["grad_avg"] = zeros_like(p)
+        lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
+        for p, state in self._with_grads(group):
             state["step"].add_(1)
-            grad = -p.grad if group["maximize"] else p.grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+            grad = _grad(p, group)
             square_avg = state["square_avg"]
             square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
             if group["centered"]:

@@ -1,11 +1,11 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay: torch's
 update, operation for operation, so results match torch.optim.SGD step for step."""
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _grad
 
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -16,17 +16,15 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
     def _step_group(self, group):
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        weight_decay = group["weight_decay"]
         for p in group["params"]:
             if p.grad is None:
                 continue
-            grad = -p.grad if group["maximize"] else p.grad
-            if weight_decay != 0:
-                grad = grad.add(p, alpha=weight_decay)
+            grad = _grad(p, group)
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
