@@ -16,6 +16,15 @@ from .random import (Generator, default_generator, get_rng_state, initial_seed, 
                      set_rng_state)
 from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
 from .threads import get_num_threads, set_num_threads
+from . import accelerator  # torch.accelerator: CUDA, when it can be used
+from .autograd import inference_mode, is_inference_mode_enabled
+from .creation import get_default_device, set_default_device
+from ._settings import (are_deterministic_algorithms_enabled,
+                        get_deterministic_debug_mode, get_float32_matmul_precision,
+                        get_num_interop_threads, is_deterministic_algorithms_warn_only_enabled,
+                        is_warn_always_enabled, set_deterministic_debug_mode,
+                        set_float32_matmul_precision, set_num_interop_threads, set_warn_always,
+                        use_deterministic_algorithms)
 from .ops import einsum as _einsum, elementwise as _elementwise, factor as _factor, \
     indexing as _indexing, linalg as _linalg, matrix as _matrix, pointwise as _pointwise, \
     reduction as _reduction, sampling as _sampling, scatter as _scatter, shape as _shape, \
@@ -60,6 +69,13 @@ for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwi
     __all__ += _m.__all__
 
 __all__ += ["linalg", "load", "nn", "optim", "save", "special", "utils"]
+__all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
+            "get_deterministic_debug_mode", "get_float32_matmul_precision",
+            "get_num_interop_threads", "inference_mode",
+            "is_deterministic_algorithms_warn_only_enabled", "is_inference_mode_enabled",
+            "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
+            "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
+            "use_deterministic_algorithms"]
 
 
 def __getattr__(name):

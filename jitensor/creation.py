@@ -19,16 +19,62 @@ from .tensor import (Size, Tensor, _new, _wrap, check_fill_value, check_requires
 _cpu = backend(CPU)
 _np_empty, _default = _cpu.empty, dtypes._default  # bound once: the hottest call reads them
 _debug_empty = [os.environ.get("JITENSOR_DEBUG_EMPTY", "") not in ("", "0")]
+_default_device = [None]  # set_default_device's device (None: never set, or reset)
+# Whether a call without options must take the general path: the debug switch is on, or a
+# default device other than the CPU is set. The fast paths read this one flag, so the option
+# costs them nothing.
+_general = [_debug_empty[0]]
 
 
 def set_debug_empty(enabled):
     """Fill every `empty` tensor with NaN (floats) or the dtype's max (integers, True for bool)
     so that reads of never-written memory show, like torch's fill_uninitialized_memory."""
     _debug_empty[0] = bool(enabled)
+    _set_general()
 
 
 def get_debug_empty():
     return _debug_empty[0]
+
+
+def _set_general():
+    d = _default_device[0]
+    _general[0] = _debug_empty[0] or d is not None and d.type != "cpu"
+
+
+def set_default_device(device):
+    """Make the creation routines that take a `device` (tensor, as_tensor, empty, zeros, ones,
+    full, arange, linspace, eye, rand, randn, randint; not the *_like ones, which follow their
+    input) put tensors on `device` when none is given; None goes back to the CPU. As in torch,
+    a CUDA device is checked when a tensor is made there, not here. Unlike torch's, the setting
+    is process-wide, not per thread."""
+    from .device import device as device_cls
+    if device is None or isinstance(device, device_cls):
+        parsed = device
+    elif isinstance(device, int) and not isinstance(device, bool):
+        parsed = device_cls("cuda", device)
+    elif isinstance(device, str):
+        parsed = device_cls(device)
+    else:
+        raise TypeError(f"set_default_device(): expected a device, a string or an int, got "
+                        f"{type(device).__name__}")
+    _default_device[0] = parsed
+    _set_general()
+
+
+def get_default_device():
+    """The device tensors are created on when no device is given (a CUDA one with its index)."""
+    d = _default_device[0]
+    return CPU if d is None else to_device(d)
+
+
+def _device(device):
+    """`device` parsed; None is the default device (the CPU unless set_default_device)."""
+    if device is None:
+        device = _default_device[0]
+        if device is None:
+            return CPU
+    return to_device(device)
 
 
 def _poison(dtype):
@@ -115,7 +161,7 @@ def _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory,
         dtype = to_dtype(dtype)
     elif out is None:
         dtype = default_dtype or dtypes._default[0]
-    device = CPU if device is None else to_device(device)
+    device = _device(device)
     if layout is not None or memory_format is not None or pin_memory or out is not None:
         _check_layout(layout, memory_format, fn)
         if pin_memory:
@@ -140,6 +186,8 @@ def _check_pin(device):
 def _common(size):
     """A new tensor for the commonest call (sizes as plain ints, every option at its default:
     default dtype, CPU), built without the general argument checks; None for any other call."""
+    if _general[0]:
+        return None
     d = dtypes._default[0]
     try:
         buf = _cpu.empty(size, d.np)  # NumPy rejects negative and non-integer sizes itself
@@ -173,7 +221,7 @@ def _empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=
 def empty(*size, **options):
     # Keyword defaults cost ~0.2 µs a call, as much as np.empty itself: skip them when unused.
     # (_common spelled out: one Python call less is a tenth of the time.)
-    if not (options or _debug_empty[0]):
+    if not (options or _general[0]):
         d = _default[0]
         try:
             buf = _np_empty(size, d.np)
@@ -183,9 +231,9 @@ def empty(*size, **options):
         t._data, t._dtype, t._device, t._meta = buf, d, CPU, None
         return t
     if options.keys() <= _DEVICE_DTYPE and not _debug_empty[0]:  # empty(..., device=, dtype=)
-        dtype, device = options.get("dtype"), options.get("device")
+        dtype = options.get("dtype")
         return allocate(_shape(size, "empty"), _default[0] if dtype is None else to_dtype(dtype),
-                        CPU if device is None else to_device(device))
+                        _device(options.get("device")))
     return _empty(*size, **options)
 
 
@@ -336,7 +384,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new tensor holding a copy of `data` (nested lists, scalars, NumPy arrays, tensors)."""
     host, inferred = _host_array(data)
     dtype = inferred if dtype is None else to_dtype(dtype)
-    device = CPU if device is None else to_device(device)
+    device = _device(device)
     check_requires_grad(requires_grad, dtype)
     if pin_memory:
         _check_pin(device)
@@ -360,6 +408,8 @@ def as_tensor(data, dtype=None, device=None):
     """`data` as a tensor, sharing memory when it already is one (or a NumPy array) of the
     requested dtype and device."""
     dtype = None if dtype is None else to_dtype(dtype)
+    if device is None:  # once set_default_device was called, torch passes its device here
+        device = _default_device[0]
     device = None if device is None else to_device(device)
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)

@@ -154,6 +154,20 @@ class Tensor:
     def is_cpu(self):
         return self._device.type == "cpu"
 
+    # torch's other device types, layouts and kinds of tensor: a jitensor tensor is a dense,
+    # strided, unquantized tensor on the CPU or CUDA, so each is False (as on such a torch one)
+    def _false(self):
+        return False
+
+    (is_xpu, is_mps, is_mtia, is_xla, is_meta, is_ipu, is_maia, is_vulkan, is_quantized,
+     is_sparse, is_sparse_csr, is_mkldnn, is_nested) = map(property, [_false] * 13)
+    del _false
+
+    def is_inference(self):
+        """False: torch marks tensors created in `inference_mode` as inference tensors; jitensor
+        does not tag them (see jitensor.inference_mode), so no tensor is one."""
+        return False
+
     @property
     def ndim(self):
         return self._data.ndim

@@ -1,15 +1,16 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
-`enable_grad`, `set_grad_enabled` and `gradcheck`. How ops are recorded: graph.py and wrap.py;
-the derivative of each op: derivatives/, a file per ops/ module."""
+`enable_grad`, `set_grad_enabled`, `inference_mode` and `gradcheck`. How ops are recorded:
+graph.py and wrap.py; the derivative of each op: derivatives/, a file per ops/ module."""
 from ..backends.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
 from . import grad_mode, graph
 from .gradcheck import gradcheck
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 
-__all__ = ["backward", "enable_grad", "grad", "gradcheck", "is_grad_enabled", "no_grad",
-           "set_grad_enabled"]
+__all__ = ["backward", "enable_grad", "grad", "gradcheck", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]
 
 
 def _as_list(x):

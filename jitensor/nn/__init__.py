@@ -4,5 +4,6 @@
 from . import functional, init, modules, utils
 from .modules import *  # noqa: F403 (modules.__all__: every module class)
 from .parameter import Parameter
+from .parallel import DataParallel  # noqa: F401 (torch.nn.DataParallel; binds nn.parallel)
 
 __all__ = ["Parameter", "functional", "init", "utils", *modules.__all__]
