@@ -79,8 +79,8 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
 
 
 def __getattr__(name):
-    """linalg, nn, optim, special, utils, save and load are imported on first use, which keeps
-    `import jitensor` light (they build on everything above)."""
+    """linalg, nn, optim, serialization, special, utils, save and load are imported on first
+    use, which keeps `import jitensor` light (they build on everything above)."""
     if name in ("linalg", "nn", "optim", "serialization", "special", "utils"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
