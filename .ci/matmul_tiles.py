@@ -1,7 +1,7 @@
 """GPU probe: the float32 matmul kernel's tile shape against cuBLAS (torch) on the same GPU.
 
 `python .ci/matmul_tiles.py [N]` times an N^3 (default 4096) float32 product for each tile shape
-(threads per block side, outputs per thread side, k per step) of backends/cuda/linalg.py, one
+(threads per block side, outputs per thread side, k per step) of kernels/cuda/linalg.py, one
 fresh process each (its own kernel cache: the shape is frozen into the compiled kernel), and
 prints TFLOP/s and the ratio to torch.matmul. The shipped shape is the first."""
 import os
@@ -14,7 +14,7 @@ SHAPES = [(16, 8, 8), (16, 8, 16), (16, 8, 4), (8, 8, 8)]
 _ONE = """
 import sys, time
 import torch
-from jitensor.backends.cuda import linalg
+from jitensor.kernels.cuda import linalg
 side, reg, step, n = map(int, sys.argv[1:5])
 linalg.SIDE, linalg.REG, linalg.STEP = side, reg, step
 linalg.TILE = side * reg

@@ -68,7 +68,7 @@ for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwi
            _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
-__all__ += ["linalg", "load", "nn", "optim", "save", "special", "utils"]
+__all__ += ["backends", "linalg", "load", "nn", "optim", "save", "special", "utils"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -79,9 +79,9 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
 
 
 def __getattr__(name):
-    """linalg, nn, optim, serialization, special, utils, save and load are imported on first
-    use, which keeps `import jitensor` light (they build on everything above)."""
-    if name in ("linalg", "nn", "optim", "serialization", "special", "utils"):
+    """backends, linalg, nn, optim, serialization, special, utils, save and load are imported
+    on first use, which keeps `import jitensor` light (they build on everything above)."""
+    if name in ("backends", "linalg", "nn", "optim", "serialization", "special", "utils"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

@@ -76,7 +76,7 @@ def report(rows, tiny, fresh):
 
 
 def gpu_simulated():
-    from .backends.cuda import driver
+    from .kernels.cuda import driver
     return driver.SIM
 
 

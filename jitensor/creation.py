@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from . import dtypes
-from .backends.registry import backend
+from .kernels.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
 from .random import default_generator
@@ -444,7 +444,7 @@ def from_dlpack(ext):
         return ext
     face = getattr(ext, "__cuda_array_interface__", None)
     if face is not None:
-        from .backends.cuda import streams
+        from .kernels.cuda import streams
         t = _from_cuda(face, ext)
         # the producer's stream: v3 names it (None: no wait needed); before v3 (torch) the
         # producer works on the legacy default stream
@@ -458,7 +458,7 @@ def from_dlpack(ext):
     elif getattr(ext, "__dlpack_device__", lambda: (1, 0))()[0] == 1:
         return from_numpy(np.from_dlpack(ext))
     else:  # a CUDA producer: it orders its work before what our current stream queues next
-        from .backends.cuda import streams
+        from .kernels.cuda import streams
         capsule = ext.__dlpack__(stream=streams.dlpack_handle())
     from . import dlpack
     face, (kind, index), owner = dlpack.read(capsule)

@@ -50,7 +50,7 @@ double backward raises. Without one, backward through the op raises. Reductions 
 differentiable.
 
 The disk cache. Kernels are generated as a small module per op in
-``jitensor.backends.cpu.custom.kernel_dir()`` and cached by Numba there, so a new process loads
+``jitensor.kernels.cpu.custom.kernel_dir()`` and cached by Numba there, so a new process loads
 them in milliseconds. The file's name hashes the function's code, the values of the globals
 it reads and the code of the Python functions it calls: an edit makes a new file. Closures
 (functions that read a variable of an enclosing function) and bodies reading a global that is
@@ -82,7 +82,7 @@ import numpy as np
 
 from .autograd import grad_mode
 from .autograd.graph import needs_grad, node_class, record
-from .backends.registry import backend
+from .kernels.registry import backend
 from .creation import allocate
 from .dtypes import bool_, get_default_dtype, result_type, to_dtype
 from .ops._common import broadcast_shapes, check_out, same_device

@@ -1,6 +1,6 @@
 """Random number generators: a seed and an offset into a counter-based stream.
 
-Element i of a draw is a pure function of (seed, offset + i) (`backends.scalar.uniform`), so a
+Element i of a draw is a pure function of (seed, offset + i) (`kernels.scalar.uniform`), so a
 parallel kernel, a serial one and a GPU kernel produce the same numbers, and a draw of n values
 just advances the offset by n."""
 import os

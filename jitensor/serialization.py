@@ -72,7 +72,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from .backends.registry import backend
+from .kernels.registry import backend
 from .creation import empty, from_numpy, tensor
 from .device import device as _device_type, to_device
 from .dtypes import ALL as _DTYPES, dtype as _dtype_type, float16, to_dtype

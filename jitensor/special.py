@@ -1,7 +1,7 @@
 """torch.special: the special functions, under torch.special's names.
 
 The functions of one or two tensors are rows of the elementwise op table
-(backends/scalar/table.py): one kernel each on both devices, with their derivatives.
+(kernels/scalar/table.py): one kernel each on both devices, with their derivatives.
 The rest are the ops they are at the top level (`expit` is `sigmoid`, `gammaln` is `lgamma`,
 ...)."""
 from .ops.elementwise import (
@@ -60,5 +60,5 @@ def __getattr__(name):
     if name in _MISSING:
         raise AttributeError(f"jitensor.special.{name} is not implemented yet (torch.special "
                              f"has it); its scalar definition would be a row of "
-                             f"jitensor/backends/scalar/table.py")
+                             f"jitensor/kernels/scalar/table.py")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,9 +1,9 @@
 """Tensor: a buffer (a NumPy array on the CPU) with its jt dtype and device, and the methods
-that describe, convert and fill it. Kernels are reached through `backends.registry`."""
+that describe, convert and fill it. Kernels are reached through `kernels.registry`."""
 import numpy as np
 
 from . import _format, dtypes
-from .backends.registry import backend
+from .kernels.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
 
@@ -353,7 +353,7 @@ class Tensor:
         if self._device.type != "cuda":
             raise AttributeError(f"can't get __cuda_array_interface__ on a {self._device} tensor; "
                                  f"move it with .cuda() first")
-        from .backends.cuda import streams
+        from .kernels.cuda import streams
         d = self._data
         # the stream consumers must follow: a side stream when one is current; none on the
         # legacy default stream, which consumers' default streams already follow (as torch)
@@ -382,7 +382,7 @@ class Tensor:
             raise TypeError(f"__dlpack__(): stream must be an int (a CUDA stream handle) or "
                             f"None, got {type(stream).__name__}")
         from . import dlpack
-        from .backends.cuda import streams
+        from .kernels.cuda import streams
         src = self.detach().clone() if copy else self
         streams.precede(stream)
         return dlpack.export(backend(self._device).memory.writeable(src._data), device)

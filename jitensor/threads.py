@@ -4,13 +4,13 @@ Numba starts NUMBA_NUM_THREADS threads (default: one per core) the first time a 
 loads, and each Python thread may use any number of them: the count set here is the calling
 thread's (Numba's counts are per thread; a thread started later uses all of them). With one
 thread the kernels run their plain loops and never enter the thread pool. A process forked
-after its parent's pool started has one thread in all its threads (backends/cpu/kernels.py)."""
+after its parent's pool started has one thread in all its threads (kernels/cpu/kernels.py)."""
 import builtins
 import operator
 
 import numba
 
-from .backends.cpu import kernels
+from .kernels.cpu import kernels
 
 
 def get_num_threads():

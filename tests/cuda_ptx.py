@@ -20,7 +20,7 @@ def _load_user_kernels():
     """The generated kernel modules of the test suite's user ops (custom_ops_module.py), so
     their names import: the same code gives the same module names as in the tests."""
     import custom_ops_module
-    from jitensor.backends.cuda import custom
+    from jitensor.kernels.cuda import custom
     from jitensor.custom import ElementwiseOp, ReductionOp
     for op in vars(custom_ops_module).values():
         if isinstance(op, ElementwiseOp):

@@ -110,7 +110,7 @@ def test_a_large_input_runs_the_parallel_kernels():
 
 
 def test_float32_erf_is_within_two_ulp():
-    """erf's float32 rational function (backends/scalar/libm.py), used by gelu, over a dense
+    """erf's float32 rational function (kernels/scalar/libm.py), used by gelu, over a dense
     grid and tiny arguments."""
     x = np.concatenate([np.linspace(-5, 5, 200_001, dtype=np.float32),
                         np.geomspace(1e-38, 1, 2000).astype(np.float32)])

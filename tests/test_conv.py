@@ -92,7 +92,7 @@ def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding
     """Images split into several blocks of output rows (BLOCK made small), on one thread or
     two: the same bits, forward and both gradients (the weight's summed in runs fixed by the
     shape); 'same' padding at stride 1 takes the long-copy path, the others the row path."""
-    from jitensor.backends.cpu import conv
+    from jitensor.kernels.cpu import conv
     rng = np.random.default_rng(4)
     x = jt.tensor(rng.standard_normal((3, 4, 9, 7)).astype(np.float32), requires_grad=True)
     w = jt.tensor(rng.standard_normal((6, 2, 3, 3)).astype(np.float32), requires_grad=True)
@@ -406,7 +406,7 @@ def test_batch_norm_threads_give_the_same_bits_and_errors():
 def test_conv_kernels_load_from_the_disk_cache():
     """A second process runs the convolution's three kernels without compiling them."""
     code = ("import jitensor as jt\n"
-            "from jitensor.backends.cpu import conv as k\n"
+            "from jitensor.kernels.cpu import conv as k\n"
             "x = jt.randn(2, 4, 6, 6, requires_grad=True)\n"
             "jt.nn.Conv2d(4, 8, 3, padding=1)(x).sum().backward()\n"
             "kernels = [k.conv_forward, k.conv_input_grad, k.conv_weight_grad]\n"

@@ -1,4 +1,4 @@
-"""The CPU allocator's pool (backends/cpu/memory.py): large blocks come back for reuse when the
+"""The CPU allocator's pool (kernels/cpu/memory.py): large blocks come back for reuse when the
 last view of them is gone, never while one lives; tensors from it are NumPy's in every respect."""
 import gc
 import threading
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitensor as jt
-from jitensor.backends.cpu import memory
+from jitensor.kernels.cpu import memory
 
 LARGE = memory.POOL_MIN // 4  # float32 elements of a pooled block
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 import jitensor as jt
-from jitensor.backends.cpu import kernels
+from jitensor.kernels.cpu import kernels
 from conftest import COPY_PAIRS, CPU_DTYPES, INT_DTYPES, assert_tensor
 
 P = kernels.PARALLEL_MIN  # read at import: the threshold the kernels use now

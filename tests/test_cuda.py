@@ -61,7 +61,7 @@ def test_fills_of_views_touch_only_the_view(dtype):
 
 
 def test_empty_runs_no_kernel_and_has_its_shape():
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     before = len(driver.SIGNATURES)
     t = jt.empty(4, 5, device="cuda")
     assert t.shape == (4, 5) and t.dtype is jt.float32 and t.is_cuda
@@ -101,7 +101,7 @@ def test_round_trips_and_views_to_the_host():
 
 _UNREADABLE = """
 import ctypes, numpy as np
-from jitensor.backends.cuda.memory import DeviceArray
+from jitensor.kernels.cuda.memory import DeviceArray
 # memory at 16 KiB is never mapped (below Linux's mmap_min_addr): a read there is a segfault,
 # as a host read of a device address is on a GPU machine
 a = DeviceArray.__new__(DeviceArray, (2, 3, 5), np.float32,
@@ -855,7 +855,7 @@ def test_inplace_on_views_and_version_counters():
 
 
 def test_accumulate_in_every_dtype():
-    from jitensor.backends.cuda import indexing
+    from jitensor.kernels.cuda import indexing
     for dtype in (jt.int8, jt.int32, jt.int64):
         out = cuda([1, 2, 3], dtype)
         indexing.accumulate(out._data, cuda([0, 2, 2, 0, 0], jt.int64)._data,
@@ -882,7 +882,7 @@ def test_memory_returns_to_its_level_and_cache_empties():
 def test_products_keep_their_small_index_maps_on_the_device(monkeypatch):
     """A product's index map (which matrix of each operand) is copied to the device once and
     kept: later products of the same batch shape copy nothing to the device."""
-    from jitensor.backends import cuda as backend
+    from jitensor.kernels import cuda as backend
     monkeypatch.setattr(backend.linalg, "_maps", {})  # none kept yet, whatever ran before
     a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
     x = cuda(a)

@@ -20,7 +20,7 @@ def gpu_path(monkeypatch):
     one)."""
     from numba.np.numpy_support import as_dtype
 
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     holder = pytest.importorskip("cuda.core._kernel_arg_handler").ParamHolder
     calls = []
 
@@ -89,7 +89,7 @@ def test_views_fills_and_reductions_marshal_every_argument(gpu_path):
 def test_launches_and_copies_go_on_the_current_stream(gpu_path, monkeypatch):
     from cuda.bindings import driver as cu
 
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     x = jt.ones(2, 4, device="cuda")
     s = jt.cuda.Stream()
     with jt.cuda.stream(s):  # blocks for s's own pool, which the stood-in driver cannot make
@@ -116,7 +116,7 @@ def test_launches_and_copies_go_on_the_current_stream(gpu_path, monkeypatch):
 def test_only_whole_fresh_allocations_take_the_fresh_path():
     """memory.fresh names the arrays the small-op paths launch without layout tests: a view
     of any kind (even one that covers the whole block) must not pass."""
-    from jitensor.backends.cuda import memory
+    from jitensor.kernels.cuda import memory
     a = jt.empty(2, 4, device="cuda")._data
     assert memory.fresh(a) is memory.block(a) and memory.fresh(a).pointer.dtype == a.dtype
     for view in (a[1:], a[:, ::2], a.T, a.reshape(8), a.view(np.int32), a[...],

@@ -16,14 +16,14 @@ from conftest import REPO
 
 # Kernels whose per-thread arrays (register tiles, vector lanes) must compile to registers:
 # in local memory they would lose most of their speed.
-IN_REGISTERS = {"jitensor.backends.cuda.linalg.matmul_f32",
-                "jitensor.backends.cuda.elementwise.unary_vec4",
-                "jitensor.backends.cuda.elementwise.arith_vec4"}
+IN_REGISTERS = {"jitensor.kernels.cuda.linalg.matmul_f32",
+                "jitensor.kernels.cuda.elementwise.unary_vec4",
+                "jitensor.kernels.cuda.elementwise.arith_vec4"}
 
 
 @pytest.mark.skipif(not jt.cuda.is_available(), reason="numba-cuda is not installed")
 def test_every_launched_kernel_compiles_to_ptx(tmp_path):
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     if not driver.SIM:
         pytest.skip("on a GPU the tests compile and run every kernel themselves")
     for dtype in (jt.bool, jt.uint8, jt.int16, jt.int64, jt.float16, jt.float64):

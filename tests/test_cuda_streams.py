@@ -139,7 +139,7 @@ class _Producer:
 
 
 def test_record_stream_holds_a_freed_block_until_that_stream_is_done(monkeypatch):
-    from jitensor.backends.cuda import driver, memory
+    from jitensor.kernels.cuda import driver, memory
     monkeypatch.setattr(driver, "new_event", lambda timing, blocking: _Event())
 
     def handed_out():
@@ -161,7 +161,7 @@ def test_record_stream_holds_a_freed_block_until_that_stream_is_done(monkeypatch
 
 
 def test_empty_cache_waits_for_pending_blocks(monkeypatch):
-    from jitensor.backends.cuda import driver, memory
+    from jitensor.kernels.cuda import driver, memory
     monkeypatch.setattr(driver, "new_event", lambda timing, blocking: _Event())
     x = jt.empty(1000, device="cuda")
     x.record_stream(jt.cuda.Stream._of(_Stream()))
@@ -238,7 +238,7 @@ def test_stream_and_event_calls_reach_the_stream():
 
 
 def test_dlpack_and_the_array_interface_order_streams(monkeypatch):
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     foreign = {}
     monkeypatch.setattr(driver, "foreign_stream",
                         lambda handle: foreign.setdefault(handle, _Stream(handle)))

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import jitensor as jt
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.custom import fingerprint
 
 from conftest import CPU_DTYPES, FLOAT_DTYPES, dtype_id, run_python
@@ -309,7 +309,7 @@ _CACHE_CHECK = """
 import sys
 sys.path.insert(0, "tests")
 import jitensor as jt
-from jitensor.backends.cpu import custom
+from jitensor.kernels.cpu import custom
 from custom_ops_module import gelu, mad, sum_of_squares
 x = jt.linspace(-2, 2, 7, requires_grad=True)
 gelu(x).sum().backward()

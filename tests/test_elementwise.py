@@ -370,7 +370,7 @@ def test_large_outputs_take_the_streaming_path():
     """Outputs of STREAM_MIN bytes and more are written by streaming stores from a scratch row:
     every element must land, whatever the output's alignment, its tail, its dtype's width and
     the operands' layout, and nothing outside the output may change."""
-    from jitensor.backends.cpu.elementwise import STREAM_MIN
+    from jitensor.kernels.cpu.elementwise import STREAM_MIN
     rng = np.random.default_rng(7)
     n = STREAM_MIN // 4 + 37
     x = rng.random(n + 8).astype(np.float32)
@@ -567,7 +567,7 @@ _TRIG_ULP = {("sin", np.float32): 2.0, ("cos", np.float32): 2.0, ("tan", np.floa
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_trig_is_within_a_few_ulp_of_libm_everywhere(name, dtype):
-    """The CPU's vectorised sin/cos/tan (backends/scalar/libm.py) with the serial kernel (one
+    """The CPU's vectorised sin/cos/tan (kernels/scalar/libm.py) with the serial kernel (one
     row at a time) and the parallel one (a large, strided operand)."""
     x = _trig_arguments(dtype)
     with np.errstate(all="ignore"):
@@ -678,7 +678,7 @@ def test_in_place_kernel_matches_numpy(n, dtype):
         x.div_(jt.tensor(b)).sub_(jt.tensor(2.5, dtype=dtype).expand(n))
         want = want / b - 2.5
     assert x.dtype is getattr(jt, dtype) and x.tolist() == want.tolist()
-    from jitensor.backends.cpu import elementwise as kernels
+    from jitensor.kernels.cpu import elementwise as kernels
     ran = kernels.arith_inplace_flat if n < kernels.PARALLEL_MIN else kernels.arith_inplace
     assert any(str(sig[1].dtype) == dtype for sig in ran.signatures)
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import jitensor as jt
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 
 from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
 from test_shape import assert_same_error, same_layout, sample, shares
@@ -441,7 +441,7 @@ def test_gather_out_untouched_on_error():
 def test_kernels_load_from_the_disk_cache():
     """A second process runs the indexing kernels without compiling them again."""
     code = ("import jitensor as jt\n"
-            "from jitensor.backends.cpu import indexing as k\n"
+            "from jitensor.kernels.cpu import indexing as k\n"
             "x = jt.arange(12.0).reshape(3, 4)\n"
             "x[x > 5]; x[[0, 2], 1:]; x[[1]] = 0.0; x.nonzero(); x.gather(1, jt.tensor([[0]]))\n"
             "w = jt.ones(3, 2, requires_grad=True); w[jt.tensor([2, 0])].sum().backward()\n"

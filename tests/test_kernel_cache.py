@@ -1,4 +1,4 @@
-"""The disk-cache key of a kernel file (jitensor/backends/kernel_cache.py): the code of the file
+"""The disk-cache key of a kernel file (jitensor/kernels/kernel_cache.py): the code of the file
 and of the jitensor modules it imports, transitively; docstrings, comments and formatting left
 out."""
 import json
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from jitensor.backends import kernel_cache as kc
+from jitensor.kernels import kernel_cache as kc
 
 _CACHES = (kc._module_file, kc.summary, kc.file_hash, kc.imports, kc.closure, kc.sources_hash)
 
@@ -30,9 +30,9 @@ def _write(path, text):
 def test_closure_of_the_cpu_elementwise_kernels_has_their_scalars_and_no_cuda_file():
     closure = {os.path.relpath(p, kc.PACKAGE) for p in kc.closure(
         os.path.join(kc.ROOT, "cpu", "elementwise.py"))}
-    assert {"backends/cpu/elementwise.py", "backends/scalar/elementwise.py",
-            "backends/scalar/libm.py"} <= closure
-    assert not [p for p in closure if p.startswith("backends/cuda/")]
+    assert {"kernels/cpu/elementwise.py", "kernels/scalar/elementwise.py",
+            "kernels/scalar/libm.py"} <= closure
+    assert not [p for p in closure if p.startswith("kernels/cuda/")]
     assert "__init__.py" not in closure  # jitensor's own: it would pull in everything
 
 
@@ -43,7 +43,7 @@ def test_no_cpu_kernel_file_depends_on_a_cuda_file():
         if name.endswith(".py"):
             cuda = [p for p in kc.closure(os.path.join(cpu, name))
                     if p.startswith(os.path.join(kc.ROOT, "cuda") + os.sep)]
-            assert not cuda, f"backends/cpu/{name} imports {cuda}"
+            assert not cuda, f"kernels/cpu/{name} imports {cuda}"
 
 
 @pytest.fixture
@@ -62,14 +62,14 @@ def test_closure_follows_every_kind_of_import_inside_the_package_only(package):
         "__init__.py": "from . import big\n",
         "big.py": "",
         "table.py": "X = 1\n",
-        "backends/__init__.py": "HELPER = 1\n",
-        "backends/scalar/__init__.py": '"""Scalars."""\n',
-        "backends/scalar/ops.py": "import math\nfrom . import libm\n",
-        "backends/scalar/libm.py": "import numpy\n",
-        "backends/cpu/__init__.py": "from . import other\n",
-        "backends/cpu/other.py": "",
-        "backends/cpu/nested.py": "",
-        "backends/cpu/kern.py": """\
+        "kernels/__init__.py": "HELPER = 1\n",
+        "kernels/scalar/__init__.py": '"""Scalars."""\n',
+        "kernels/scalar/ops.py": "import math\nfrom . import libm\n",
+        "kernels/scalar/libm.py": "import numpy\n",
+        "kernels/cpu/__init__.py": "from . import other\n",
+        "kernels/cpu/other.py": "",
+        "kernels/cpu/nested.py": "",
+        "kernels/cpu/kern.py": """\
             import numpy as np
             from numba import njit
             import jitensor.table
@@ -77,24 +77,24 @@ def test_closure_follows_every_kind_of_import_inside_the_package_only(package):
             from ..scalar import ops as s
 
             def f():
-                from jitensor.backends.cpu import nested
+                from jitensor.kernels.cpu import nested
             """,
-        "backends/cuda/kern.py": "from ..scalar import ops\nfrom . import driver\n",
-        "backends/cuda/driver.py": "from .. import kernel_cache\n",
+        "kernels/cuda/kern.py": "from ..scalar import ops\nfrom . import driver\n",
+        "kernels/cuda/driver.py": "from .. import kernel_cache\n",
     }
     for name, text in files.items():
         _write(package / name, text)
-    closure = {os.path.relpath(p, package) for p in kc.closure(package / "backends/cpu/kern.py")}
-    # a module-level and a nested import, relative and absolute ones; backends/__init__.py is
+    closure = {os.path.relpath(p, package) for p in kc.closure(package / "kernels/cpu/kern.py")}
+    # a module-level and a nested import, relative and absolute ones; kernels/__init__.py is
     # read for HELPER; `from ..scalar import ops` reads the submodule, not scalar/__init__.py
-    assert closure == {"backends/cpu/kern.py", "table.py", "backends/__init__.py",
-                       "backends/scalar/ops.py", "backends/scalar/libm.py",
-                       "backends/cpu/nested.py"}
-    assert {os.path.relpath(p, package) for p in kc.imports(package / "backends/cuda/kern.py")} \
-        == {"backends/scalar/ops.py", "backends/cuda/driver.py"}
-    # no module kernel_cache here: the name is read from the package, backends/__init__.py
-    assert [os.path.relpath(p, package) for p in kc.imports(package / "backends/cuda/driver.py")] \
-        == ["backends/__init__.py"]
+    assert closure == {"kernels/cpu/kern.py", "table.py", "kernels/__init__.py",
+                       "kernels/scalar/ops.py", "kernels/scalar/libm.py",
+                       "kernels/cpu/nested.py"}
+    assert {os.path.relpath(p, package) for p in kc.imports(package / "kernels/cuda/kern.py")} \
+        == {"kernels/scalar/ops.py", "kernels/cuda/driver.py"}
+    # no module kernel_cache here: the name is read from the package, kernels/__init__.py
+    assert [os.path.relpath(p, package) for p in kc.imports(package / "kernels/cuda/driver.py")] \
+        == ["kernels/__init__.py"]
 
 
 # -- the hash of one file -----------------------------------------------------------------------
@@ -164,13 +164,13 @@ def test_the_summary_is_kept_on_disk_and_trusted_only_for_the_same_bytes(tmp_pat
 
 
 def test_sources_hash_changes_with_code_of_a_dependency_only(package):
-    kern = _write(package / "backends/cpu/kern.py", "from ..scalar import ops\n")
-    ops = package / "backends/scalar/ops.py"
+    kern = _write(package / "kernels/cpu/kern.py", "from ..scalar import ops\n")
+    ops = package / "kernels/scalar/ops.py"
     _write(ops, '"""Ops."""\nONE = 1\n')
-    _write(package / "backends/cuda/kern.py", "X = 1\n")
+    _write(package / "kernels/cuda/kern.py", "X = 1\n")
     before = kc.sources_hash(kern)
     _write(ops, '"""Ops, edited."""\nONE = 1  # a comment\n')
-    _write(package / "backends/cuda/kern.py", "X = 2\n")  # outside kern's closure
+    _write(package / "kernels/cuda/kern.py", "X = 2\n")  # outside kern's closure
     _clear()
     assert kc.sources_hash(kern) == before
     _write(ops, '"""Ops."""\nONE = 2\n')
@@ -182,7 +182,7 @@ def test_sources_hash_changes_with_code_of_a_dependency_only(package):
 _PROBE = """
 import numpy as np
 import jitensor
-from jitensor.backends.cpu import elementwise, indexing
+from jitensor.kernels.cpu import elementwise, indexing
 elementwise.any_compare(elementwise.s.EQ, np.ones(4), 0.0)
 for kernel in (elementwise._any_4d, indexing.accumulate_kernel):
     print(sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
@@ -192,7 +192,7 @@ for kernel in (elementwise._any_4d, indexing.accumulate_kernel):
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_only_a_code_edit_in_a_kernel_files_closure_recompiles_it(tmp_path):
-    """Two small kernels: elementwise._any_4d, whose file imports backends/scalar/elementwise.py,
+    """Two small kernels: elementwise._any_4d, whose file imports kernels/scalar/elementwise.py,
     and indexing.accumulate_kernel (run at import), whose file does not."""
     from conftest import REPO
     src = tmp_path / "src" / "jitensor"
@@ -216,10 +216,10 @@ def test_only_a_code_edit_in_a_kernel_files_closure_recompiles_it(tmp_path):
     assert [misses for _, misses in probe()] == [1, 1]  # an empty cache: both compiled
     # a comment in a CUDA file, and a docstring of the kernel's own file (on its line: Numba
     # names a kernel's cache file after its line number)
-    edit("backends/cuda/elementwise.py", "import numpy as np\n", "import numpy as np  # edit\n")
-    edit("backends/cpu/elementwise.py", '"""', '"""Edited. ')
+    edit("kernels/cuda/elementwise.py", "import numpy as np\n", "import numpy as np  # edit\n")
+    edit("kernels/cpu/elementwise.py", '"""', '"""Edited. ')
     assert probe() == [(1, 0), (1, 0)], "a kernel recompiled though no code changed"
-    # code of backends/scalar/elementwise.py: in _any_4d's closure, not in accumulate_kernel's
-    with open(src / "backends/scalar/elementwise.py", "a") as f:
+    # code of kernels/scalar/elementwise.py: in _any_4d's closure, not in accumulate_kernel's
+    with open(src / "kernels/scalar/elementwise.py", "a") as f:
         f.write("\nEDITED = 1\n")
     assert probe() == [(0, 1), (1, 0)]

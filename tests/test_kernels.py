@@ -10,8 +10,8 @@ from hypothesis import given, strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import jitensor as jt
-import jitensor.backends.cpu as cpu
-from jitensor.backends.cpu import kernels, strided
+import jitensor.kernels.cpu as cpu
+from jitensor.kernels.cpu import kernels, strided
 from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
 
 P = kernels.PARALLEL_MIN
@@ -338,7 +338,7 @@ def test_debug_empty_from_the_environment():
 # -- on-disk kernel cache across processes -------------------------------------------------------------
 _CACHE_PROBE = """
 import jitensor as jt
-from jitensor.backends.cpu import kernels
+from jitensor.kernels.cpu import kernels
 for d in (jt.float32, jt.float64, jt.int64, jt.bool, jt.uint8):
     jt.zeros(5, dtype=d)
 s = kernels.fill_flat.stats
@@ -370,8 +370,8 @@ def test_default_cache_location_is_reused():
 
 def test_a_code_edit_of_a_kernel_dependency_recompiles_the_kernels(tmp_path):
     """Numba keys a kernel on its own file only; jitensor adds the code of every module the
-    kernel's file imports (backends/kernel_cache.py), so a code edit of a helper file
-    (backends/scalar/creation.py: the fill kernels' values) makes the next process recompile,
+    kernel's file imports (kernels/kernel_cache.py), so a code edit of a helper file
+    (kernels/scalar/creation.py: the fill kernels' values) makes the next process recompile,
     and an edit of a module outside the kernels' imports does not."""
     import shutil
     import subprocess
@@ -395,7 +395,7 @@ def test_a_code_edit_of_a_kernel_dependency_recompiles_the_kernels(tmp_path):
             f.write("\nEDITED = 1\n")
     probe()
     assert probe()[1] == 0
-    append("backends/scalar/creation.py")
+    append("kernels/scalar/creation.py")
     hits, misses = probe()
     assert hits == 0 and misses >= 5, "a stale kernel was loaded after its helper changed"
     append("_format.py")
@@ -406,7 +406,7 @@ def test_a_code_edit_of_a_kernel_dependency_recompiles_the_kernels(tmp_path):
 def test_the_locators_stamp_backend_files_with_every_backend_source(module):
     """numba's (the CPU's, stamped at import) and numba-cuda's (stamped when the CUDA backend
     loads; here by hand, as the simulator caches nothing) cache locators."""
-    from jitensor.backends import kernel_cache
+    from jitensor.kernels import kernel_cache
     caching = pytest.importorskip(module)
     saved = list(caching.CacheImpl._locator_classes)
     try:
@@ -434,7 +434,7 @@ def test_import_does_not_load_numba_cuda():
 def test_import_loads_no_gpu_backend_or_torch():
     code = ("import jitensor, sys; jitensor.zeros(2, 3); jitensor.tensor([1]).tolist(); "
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('numba.cuda') "
-            "or m == 'jitensor.backends.cuda'))")
+            "or m == 'jitensor.kernels.cuda'))")
     assert run_python(code) == "[]"
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from numba import types
 
 import jitensor as jt
-from jitensor.backends.cpu import linalg as cpu_linalg
+from jitensor.kernels.cpu import linalg as cpu_linalg
 from jitensor.tensor import _wrap
 
 from conftest import (CPU_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python,
@@ -472,7 +472,7 @@ print((jt.ones(3, 4, dtype=jt.float64) @ jt.ones(4, 2, dtype=jt.float64)).tolist
 def test_second_process_loads_matmul_kernels_from_disk_cache():
     code = """
 import jitensor as jt
-from jitensor.backends.cpu import linalg
+from jitensor.kernels.cpu import linalg
 for d in (jt.float32, jt.int64):
     jt.ones(3, 4, dtype=d) @ jt.ones(4, 5, dtype=d)
     jt.ones(4, dtype=d) @ jt.ones(4, dtype=d)

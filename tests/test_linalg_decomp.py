@@ -1,5 +1,5 @@
 """torch.linalg's decompositions beyond LU and Cholesky (ops/factor.py, kernels
-backends/*/factor.py): QR against torch's values exactly (the same Householder convention),
+kernels/*/factor.py): QR against torch's values exactly (the same Householder convention),
 eigh and svd through what does not depend on the vectors' signs; gradients against torch's."""
 import numpy as np
 import pytest
@@ -492,7 +492,7 @@ def test_the_scalar_kernels_match_lapack(monkeypatch):
     """Where NumPy ships no LAPACK (and for matrices up to SMALL) the CPU runs the scalar
     definitions, CUDA's too: QR's factors as LAPACK's, eigh's and svd's values and what does
     not depend on the vectors' signs; NaN propagates through both."""
-    from jitensor.backends.cpu import factor
+    from jitensor.kernels.cpu import factor
     n = factor.SMALL + 3
     rng = np.random.default_rng(32)
     a, wide, s = rng.standard_normal((3, n, n - 2)), rng.standard_normal((n - 2, n + 1)), \

@@ -1,4 +1,4 @@
-"""torch.linalg's factorisations and solvers (ops/factor.py, kernels backends/*/factor.py)
+"""torch.linalg's factorisations and solvers (ops/factor.py, kernels kernels/*/factor.py)
 and the composed norms and products of jitensor/linalg.py: torch is the oracle for values,
 dtypes, shapes, gradients and errors (NumPy for the factors where torch is absent)."""
 import math
@@ -465,7 +465,7 @@ def test_on_cuda_as_on_the_cpu():
 def test_the_scalar_kernels_match_lapack(monkeypatch):
     """Where NumPy ships no LAPACK (and for matrices up to SMALL) the CPU runs the scalar
     definitions, CUDA's too: the same factors and solutions as LAPACK's."""
-    from jitensor.backends.cpu import factor
+    from jitensor.kernels.cpu import factor
     rng = np.random.default_rng(0)
     n = factor.SMALL + 3
     a = well_conditioned((3,), n, 1)

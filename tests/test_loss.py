@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jitensor as jt
-from jitensor.backends.cpu import loss as cpu_loss
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu import loss as cpu_loss
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
 from conftest import at_thread_counts, run_python
@@ -248,7 +248,7 @@ def test_int32_targets_and_weights_of_another_dtype_are_converted():
 def test_kernels_load_from_the_disk_cache():
     """A second process runs the loss kernels, serial and parallel, without compiling them."""
     code = ("import jitensor as jt\n"
-            "from jitensor.backends.cpu import loss as k\n"
+            "from jitensor.kernels.cpu import loss as k\n"
             "for n in (4, 4096):\n"
             "    x = jt.randn(n, 20, requires_grad=True)\n"
             "    jt.nn.functional.cross_entropy(x, jt.zeros(n, dtype=jt.int64)).backward()\n"

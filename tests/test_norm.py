@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import jitensor as jt
 from jitensor import nn
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
 from conftest import at_thread_counts, run_python
@@ -322,7 +322,7 @@ def test_bad_input_raises_a_clear_error_and_records_nothing():
 def test_kernels_load_from_the_disk_cache():
     """A second process runs the norm kernels, serial and parallel, without compiling them."""
     code = ("import jitensor as jt\n"
-            "from jitensor.backends.cpu import norm as k\n"
+            "from jitensor.kernels.cpu import norm as k\n"
             "for n in (4, 4096):\n"
             "    x = jt.randn(n, 32, requires_grad=True)\n"
             "    jt.nn.LayerNorm(32)(x).sum().backward()\n"

@@ -1,4 +1,4 @@
-"""The elementwise op table (backends/scalar/table.py) is the one declaration of each op: both
+"""The elementwise op table (kernels/scalar/table.py) is the one declaration of each op: both
 devices serve exactly its op codes, with the same formulas, and the front end exposes exactly
 its public rows."""
 import ast
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import jitensor as jt
-from jitensor.backends.registry import backend
-from jitensor.backends.scalar import table
+from jitensor.kernels.registry import backend
+from jitensor.kernels.scalar import table
 from jitensor.ops import elementwise
 
 # operands that put every formula in its domain somewhere (and out of it elsewhere: NaN is

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 import jitensor as jt
 from jitensor import nn
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
 from conftest import at_thread_counts

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jitensor as jt
-from jitensor.backends.cpu import reduction as cpu_reduction
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu import reduction as cpu_reduction
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from conftest import CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python
 
 NON_BOOL = INT_DTYPES + FLOAT_DTYPES
@@ -53,7 +53,7 @@ def planned(op, data):
     out = np.empty((), data.dtype)
     flat, (slabs, shape, ss, os) = cpu_reduction._reduce_plan(data, out, tuple(range(data.ndim)),
                                                               False)
-    init = jt.backends.scalar.reduction.fold_start(op, out.dtype)[1]
+    init = jt.kernels.scalar.reduction.fold_start(op, out.dtype)[1]
     for so, oo in slabs:
         cpu_reduction._launch(op, flat, so, shape, ss, out.reshape(-1), cpu_reduction._NO_INDEX,
                               oo, os, init, 0.0)
@@ -66,7 +66,7 @@ def planned(op, data):
 def test_whole_tensor_reductions_match_the_general_path(shape, dtype, view, nan):
     """x.sum(), x.mean(), x.max(), x.min() take a short path for whole floating tensors: the
     same bits as the general, planned route, whatever the layout, and NumPy's values."""
-    from jitensor.backends.scalar import reduction as codes
+    from jitensor.kernels.scalar import reduction as codes
     a = np.array(sample(dtype, shape, seed=len(shape)))
     if nan and a.size:
         a.reshape(-1)[a.size // 2] = np.nan
@@ -527,7 +527,7 @@ def test_vectorisable_exp_is_accurate():
     """The CPU kernels' exp (elementwise, softmax, logsumexp): within 2 ulp over the normal
     range, correctly small in the denormals, inf past the largest float, exact specials."""
     from numba import njit
-    from jitensor.backends.scalar.libm import exp
+    from jitensor.kernels.scalar.libm import exp
 
     @njit
     def apply(a, out):
@@ -756,7 +756,7 @@ def test_argument_forms_accepted_as_torch():
 
 def test_kernels_load_from_the_cache_in_a_new_process():
     code = ("import numpy as np, jitensor as jt\n"
-            "from jitensor.backends.cpu import reduction as r\n"
+            "from jitensor.kernels.cpu import reduction as r\n"
             "x = jt.from_numpy(np.ones((3, 4), np.float32))\n"
             "x.sum(1), x.T.sum(1)  # small dense rows; strided ones\n"
             "for k in (r.reduce_dense, r.reduce_rows):\n"

@@ -1,4 +1,4 @@
-"""The scalar definitions of torch.special's functions (backends/scalar/special.py), compiled
+"""The scalar definitions of torch.special's functions (kernels/scalar/special.py), compiled
 into small @njit loops over float32 and float64 arrays and compared with torch.special on grids
 that cover each algorithm's branches and cut-offs, the poles, 0 and -0.0, +-inf and NaN; then
 run once through the CUDA simulator and compiled to PTX for sm_90, where the CPU tests cannot
@@ -22,7 +22,7 @@ import pytest
 from conftest import REPO
 from numba import njit
 
-from jitensor.backends.scalar import special
+from jitensor.kernels.scalar import special
 
 EPS64 = np.finfo(np.float64).eps
 ULP32 = 2.0 ** -23  # float32's largest relative spacing
@@ -320,7 +320,7 @@ _CUDA_SCRIPT = r"""
 import json, re, sys, types
 import numpy as np
 from numba import cuda, float32, float64, njit
-from jitensor.backends.scalar import special
+from jitensor.kernels.scalar import special
 
 UNARY, VALUES, MODE = json.loads(sys.argv[1])
 
@@ -424,7 +424,7 @@ def test_cuda_kernels_compile_to_ptx():
 @pytest.mark.cuda
 def test_cuda_gpu_kernels_agree_with_the_cpu():
     """On a GPU (libdevice's exp, log, erf, sin): within 1e-13 of the CPU's results."""
-    from jitensor.backends.cuda import driver
+    from jitensor.kernels.cuda import driver
     if driver.SIM:
         pytest.skip("no GPU: the simulator test covers the kernels' Python")
     report = _run_cuda_script("run", simulator=False)

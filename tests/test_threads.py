@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jitensor as jt
-from jitensor.backends.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
 
 from conftest import run_python

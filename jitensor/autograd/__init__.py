@@ -1,7 +1,7 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
 `enable_grad`, `set_grad_enabled`, `inference_mode` and `gradcheck`. How ops are recorded:
 graph.py and wrap.py; the derivative of each op: derivatives/, a file per ops/ module."""
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
 from . import grad_mode, graph

@@ -10,7 +10,7 @@ is taken again from it); either way they bump the version counter of the memory 
 import functools
 
 from .. import creation
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..dtypes import can_cast
 from ..tensor import Tensor
 from . import derivatives, grad_mode

@@ -1,5 +1,5 @@
 """Measure where a parallel @njit kernel starts beating a serial one (the PARALLEL_MIN of
-`backends/cpu/kernels.py`): ``python -m jitensor.bench.threshold``."""
+`kernels/cpu/kernels.py`): ``python -m jitensor.bench.threshold``."""
 import numba
 import numpy as np
 from numba import njit, prange

@@ -75,7 +75,7 @@ class OutOfMemoryError(RuntimeError):
 
 def _memory(device=None):
     _cuda_device(device)  # checks it (None: the current device)
-    from ..backends.cuda import memory
+    from ..kernels.cuda import memory
     return memory
 
 
@@ -89,7 +89,7 @@ _peak_reserved = [0]
 def synchronize(device=None):
     """Wait until every kernel queued on the GPU has finished."""
     _cuda_device(device)
-    from ..backends.cuda import driver
+    from ..kernels.cuda import driver
     driver.synchronize()
 
 
@@ -199,7 +199,7 @@ class device:
 
 def _streams():
     init()
-    from ..backends.cuda import streams
+    from ..kernels.cuda import streams
     return streams
 
 
@@ -208,7 +208,7 @@ class Stream:
     jt.cuda.stream(s):`` or ``with s:``) queue on it in order and may run alongside other
     streams' work; order between streams is the caller's (wait_stream, wait_event,
     Tensor.record_stream), as in torch. Like torch, Stream() takes one of a fixed set of streams
-    per priority in turn (backends/cuda/streams.py); priority < 0 asks for a high one."""
+    per priority in turn (kernels/cuda/streams.py); priority < 0 asks for a high one."""
 
     def __init__(self, device=None, priority=0):
         self.device = _cuda_device(device)
@@ -231,7 +231,7 @@ class Stream:
 
     def query(self):
         """Whether all the work queued on this stream has finished."""
-        from ..backends.cuda import driver
+        from ..kernels.cuda import driver
         return driver.stream_done(self._core)
 
     def synchronize(self):
@@ -289,7 +289,7 @@ class Event:
         """Record the event on `stream` (the current stream when None)."""
         stream = current_stream() if stream is None else stream
         if self._core is None:
-            from ..backends.cuda import driver
+            from ..kernels.cuda import driver
             self._core = driver.new_event(self.enable_timing, self.blocking)
         stream._core.record(self._core)
 

@@ -4,7 +4,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import out_with_grad_error
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
 

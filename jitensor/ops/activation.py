@@ -1,13 +1,13 @@
 """torch.nn.functional's pointwise activations: each is one launch of the "activation" kernel
-family (the formulas are in backends/scalar/elementwise.py), except hardtanh (and so relu6),
+family (the formulas are in kernels/scalar/elementwise.py), except hardtanh (and so relu6),
 a clamp with a derivative of its own. Integer and bool inputs are refused as torch does
 (threshold and hardtanh take integers).
 
 torch has these as functions, not Tensor methods: TENSOR_METHODS here only carries the
 in-place forms for autograd's `install` (which records them as their out-of-place op), and
 ops/__init__ does not attach it to Tensor; nn.functional calls them."""
-from ..backends.registry import backend
-from ..backends.scalar import elementwise as k
+from ..kernels.registry import backend
+from ..kernels.scalar import elementwise as k
 from ..creation import allocate
 from ..dtypes import bool_
 from ..tensor import Tensor

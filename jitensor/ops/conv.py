@@ -1,4 +1,4 @@
-"""The 2-d convolution as three recorded ops, one kernel each (backends/<device>/conv.py): the
+"""The 2-d convolution as three recorded ops, one kernel each (kernels/<device>/conv.py): the
 forward, and its gradients by the input and by the weight. The convolution is bilinear, so the
 derivatives of each op are the other two (autograd/derivatives/conv.py): create_graph=True
 differentiates them again with the same kernels. nn.functional's conv1d and conv2d check the
@@ -6,7 +6,7 @@ arguments and call `convolution`.
 
 `padding` is (top, bottom, left, right), as 'same' pads unevenly; stride and dilation are
 (h, w) pairs."""
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate
 from ._common import dense, same_device
 

@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _enabled as _grad_enabled
-from ..backends.registry import backend
-from ..backends.scalar import elementwise as k, table
-from ..backends.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
+from ..kernels.registry import backend
+from ..kernels.scalar import elementwise as k, table
+from ..kernels.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
 from ..tensor import Tensor, _new

@@ -1,5 +1,5 @@
 """torch.linalg's factorisations and solvers: LU with partial pivoting and Cholesky (kernels:
-backends/<device>/factor.py, formulas: backends/scalar/factor.py) and the ops built on them
+kernels/<device>/factor.py, formulas: kernels/scalar/factor.py) and the ops built on them
 -- solve, inv, det, slogdet, solve_triangular, lu_solve and their torch aliases; QR, eigh and
 svd, and matrix_rank, pinv and lstsq composed on the last two.
 
@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate, arange, eye, ones, tensor
 from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device, write_out, write_pair

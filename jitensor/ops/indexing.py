@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate, tensor as _tensor
 from ..tensor import Tensor, check_fill_value
 from ._common import broadcast_shapes, dim as _dim, output, same_device, shares_memory

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate, ones, ones_like
 from ..tensor import Tensor, check_fill_value
 from ._common import broadcast_shapes, in_place, output, same_device, shares_memory, write_out

@@ -3,7 +3,7 @@
 The class losses are one kernel forward and one backward: nll_loss of log-probabilities, and
 cross_entropy as log_softmax fused into it (log_probs=False). The forward kernel computes
 every target's loss and reduces them; the backward writes the gradient (kernels:
-backends/<device>/loss.py, formulas: backends/scalar/loss.py). nn.functional calls
+kernels/<device>/loss.py, formulas: kernels/scalar/loss.py). nn.functional calls
 `class_loss`.
 
 The pointwise losses (smooth_l1, huber, binary_cross_entropy with or without logits, kl_div)
@@ -13,8 +13,8 @@ the input's derivative, times the upstream gradient."""
 import math
 
 from .. import dtypes
-from ..backends.registry import backend
-from ..backends.scalar import loss as codes
+from ..kernels.registry import backend
+from ..kernels.scalar import loss as codes
 from ..creation import allocate
 from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device
@@ -59,7 +59,7 @@ def _buffers(target, weight):
 
 def nll_loss(input, target, weight, d, ignore_index, reduction, smoothing, log_probs, saved):
     """The op autograd records (its rule: autograd/derivatives/loss.py): the loss, reduced by
-    `reduction` (a code of backends/scalar/loss.py); `saved` (float64, 3 + 2 targets) receives
+    `reduction` (a code of kernels/scalar/loss.py); `saved` (float64, 3 + 2 targets) receives
     what the backward reads: the summed loss and target weight (for 'mean'), the summed class
     weights, and each target's row max and log-sum."""
     out = allocate(target.shape if reduction == codes.NONE else (), input._dtype, input._device)
@@ -120,7 +120,7 @@ def _pointwise(family, input, target, extra, code, param):
 
 def pointwise_loss(input, target, extra, code, param):
     """The op autograd records (its rule: autograd/derivatives/loss.py): loss `code` (see
-    backends/scalar/loss.py) of each element, unreduced, with pos_weight `extra` (or None)
+    kernels/scalar/loss.py) of each element, unreduced, with pos_weight `extra` (or None)
     and parameter `param` (beta, delta; else 0)."""
     return _pointwise("loss", input, target, extra, code, param)
 

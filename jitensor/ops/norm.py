@@ -1,7 +1,7 @@
 """layer_norm, rms_norm and batch_norm by the batch's statistics, each one kernel forward and
 one backward: every row of the trailing `normalized_shape` dims (every channel, for
 batch_norm) is normalised (centred too, but for rms_norm), then scaled by the weight and
-shifted by the bias (kernels: backends/<device>/norm.py, formulas: backends/scalar/norm.py).
+shifted by the bias (kernels: kernels/<device>/norm.py, formulas: kernels/scalar/norm.py).
 The forward saves each row's statistics for the backward, which computes the gradients of the
 input, weight and bias in one pass. nn.functional exposes the functions."""
 import math
@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate, zeros
 from ..tensor import Tensor
 from ._common import dense, same_device
@@ -77,7 +77,7 @@ def _checked(fn, input, normalized_shape, params, converts):
 
 def _stats(input, shape):
     """The buffer the forward saves each row's statistics in (its mean's offset from the shift
-    and its rstd, backends/scalar/norm.py): float64 (2, rows)."""
+    and its rstd, kernels/scalar/norm.py): float64 (2, rows)."""
     lead = input._data.shape[:input.ndim - len(shape)]
     return allocate((2, math.prod(lead)), dtypes.float64, input._device)
 

@@ -4,7 +4,7 @@ the public ops (so they differentiate and run wherever those do; no kernel of th
 - Simple ops (deg2rad, frac, sgn, signbit, heaviside, gcd, ldexp, nextafter, ...): a few
   elementwise ops each, with torch's dtypes (integers promote as torch promotes them) and errors.
 - polygamma and mvlgamma, on the special-function kernels of the op table (lgamma, digamma,
-  erfinv, i0 and the rest of torch.special are rows of backends/scalar/table.py).
+  erfinv, i0 and the rest of torch.special are rows of kernels/scalar/table.py).
 - torch's module-level in-place functions (torch.abs_, torch.zero_, ...), thin wrappers around
   the Tensor methods.
 - Predicates (is_tensor, is_nonzero, ...) and creation routines (logspace, the window functions,
@@ -17,7 +17,7 @@ import numpy as np
 from .. import creation, dtypes
 from ..autograd.grad_mode import _enabled as _grad_enabled
 from ..autograd.graph import needs_grad, node_class, record
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..device import device as _to_device
 from ..tensor import Tensor
 from . import elementwise as E
@@ -321,7 +321,7 @@ def isreal(input):
 
 # -- polygamma and mvlgamma (lgamma, digamma, erfinv, i0 and sinc are kernels: the op table) --
 _POLYGAMMA = E.B["polygamma"]
-_MAX_TERMS = (1 << 22) - 9  # beyond, the kernel's zeta gives NaN (backends/scalar/special.py)
+_MAX_TERMS = (1 << 22) - 9  # beyond, the kernel's zeta gives NaN (kernels/scalar/special.py)
 
 
 def _polygamma_rule(g, result, n, input, *, out=None):
@@ -332,7 +332,7 @@ def _polygamma_rule(g, result, n, input, *, out=None):
 def polygamma(n, input, *, out=None):
     """The n-th derivative of digamma: digamma for n = 0, torch's trigamma for n = 1, and
     (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (Cephes' Hurwitz zeta, in float64 for float32
-    inputs as torch's CPU kernel accumulates); one kernel (backends/scalar/special.py)."""
+    inputs as torch's CPU kernel accumulates); one kernel (kernels/scalar/special.py)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")

@@ -1,11 +1,11 @@
-"""2-d max pooling as two recorded ops, one kernel each (backends/<device>/pool.py): each
+"""2-d max pooling as two recorded ops, one kernel each (kernels/<device>/pool.py): each
 window's max with its index, and the gradient by the input, each output's gradient back at its
 index. nn.functional's max_pool1d/2d check the arguments and call `max_pool2d_with_indices`.
 
 kernel, stride, padding (top, left) and dilation are (h, w) pairs; `size` is the output's
 (N, C, OH, OW), which ceil_mode decides."""
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate
 from ._common import dense
 

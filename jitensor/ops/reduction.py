@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..backends.registry import backend
-from ..backends.scalar import reduction as codes
+from ..kernels.registry import backend
+from ..kernels.scalar import reduction as codes
 from ..creation import allocate
 from ..dtypes import to_dtype
 from ..tensor import Tensor, _wrap

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import _like, _random, _target, allocate, arange, rand, randint, randn, tensor, \
     zeros
 from ..dtypes import to_dtype

@@ -8,8 +8,8 @@ adds there through its `accumulate` (atomic adds on CUDA: positions may repeat).
 is a fresh copy of the input, or, in place, self itself when it is contiguous (else a copy
 that is then copied back): all checks pass before anything is written."""
 from .. import dtypes
-from ..backends.registry import backend
-from ..backends.scalar import elementwise as codes
+from ..kernels.registry import backend
+from ..kernels.scalar import elementwise as codes
 from ..creation import allocate, arange
 from ..tensor import Tensor, check_fill_value
 from ._common import dim as _dim, same_device, shares_memory

@@ -11,7 +11,7 @@ import warnings
 from functools import reduce
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate, ones, zeros
 from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
 from ._common import broadcast_shapes as _broadcast_shapes

@@ -3,7 +3,7 @@ ties keep their order, NaN sorts above every number, as in torch)."""
 import operator
 
 from .. import dtypes
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import allocate
 from ..tensor import Tensor
 from ._common import dim as _dim

@@ -34,7 +34,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import node_class, record
-from ..backends.registry import backend
+from ..kernels.registry import backend
 from ..creation import arange, empty, full, ones, tensor as _tensor, zeros
 from ..dtypes import to_dtype
 from ..tensor import Tensor

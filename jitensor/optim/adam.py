@@ -1,6 +1,6 @@
 """Adam and AdamW: torch's single-tensor update, operation for operation, fused into one kernel
-pass per parameter (`backends/scalar/optim.py`), so results match torch.optim step for step."""
-from ..backends.registry import backend
+pass per parameter (`kernels/scalar/optim.py`), so results match torch.optim step for step."""
+from ..kernels.registry import backend
 from ..creation import zeros_like
 from ..tensor import Tensor, contiguous_format
 from .optimizer import Optimizer, _check_adam_args, _step_count

@@ -3,7 +3,7 @@ from."""
 import math
 
 from ... import creation
-from ...backends.registry import backend
+from ...kernels.registry import backend
 from ...ops import elementwise, indexing, shape
 from ...tensor import Tensor
 from .. import grad_mode

@@ -3,7 +3,7 @@ backward is itself recorded (create_graph=True); then the same formulas composed
 differentiable."""
 import math
 
-from ...backends.scalar.elementwise import (
+from ...kernels.scalar.elementwise import (
     ELU,
     GELU,
     GELU_TANH,

@@ -3,8 +3,8 @@ import ast
 import math
 
 from ... import creation
-from ...backends.scalar import table
-from ...backends.scalar.elementwise import THRESHOLD
+from ...kernels.scalar import table
+from ...kernels.scalar.elementwise import THRESHOLD
 from ...ops import activation, elementwise, pointwise
 from ...tensor import Tensor
 from ._common import _other_operands, _pass, _recorded, _zero, rule
@@ -98,7 +98,7 @@ def _atan2(g, result, input, other, *, out=None):
     return (input, g * other / denom), (other, -g * input / denom)
 
 
-# -- the rules the op table declares (backends/scalar/table.py: a row's `grad` expression) -----
+# -- the rules the op table declares (kernels/scalar/table.py: a row's `grad` expression) -----
 _OPS = {"elementwise": elementwise, "pointwise": pointwise, "creation": creation}
 
 
@@ -134,7 +134,7 @@ def _table_rule(op):
     source = (f"lambda g, result, input, other, *, out=None: ((input, {terms[0]}), (other, "
               f"{terms[1]} if isinstance(other, Tensor) else None))" if binary else
               f"lambda g, result, input, *, out=None: ((input, {terms[0]}),)")
-    fn = eval(compile(source, f"<the grad of {op.name}: backends/scalar/table.py>", "eval"),
+    fn = eval(compile(source, f"<the grad of {op.name}: kernels/scalar/table.py>", "eval"),
               {**_OPS, "math": math, "Tensor": Tensor, "_no_derivative": _no_derivative})
     rule(op.name, *op.aliases, uses_inputs="input" in names or "other" in names,
          uses_result="result" in names)(fn)

@@ -2,7 +2,7 @@
 import math
 
 from ... import creation
-from ...backends.registry import backend
+from ...kernels.registry import backend
 from ...ops import indexing, reduction, scatter, shape
 from ...ops._common import broadcast_shapes
 from .. import grad_mode

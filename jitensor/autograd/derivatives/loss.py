@@ -2,7 +2,7 @@
 import math
 
 from ... import creation
-from ...backends.scalar.loss import BCE, BCE_EPSILON, BCE_LOGITS, HUBER, KL_DIV, MEAN, SMOOTH_L1
+from ...kernels.scalar.loss import BCE, BCE_EPSILON, BCE_LOGITS, HUBER, KL_DIV, MEAN, SMOOTH_L1
 from ...ops import activation, elementwise, loss
 from ...ops import reduction as reductions  # ("reduction": nll_loss's argument)
 from .. import grad_mode
@@ -13,7 +13,7 @@ from ._common import _recorded, _wanted, rule
 def _nll_loss(g, result, input, target, weight, d, ignore_index, reduction, smoothing, log_probs,
               saved):
     """One kernel (loss.nll_loss_grad) unless the backward is recorded; then the same formula
-    (backends/scalar/loss.py) composed from ops, the softmax differentiable."""
+    (kernels/scalar/loss.py) composed from ops, the softmax differentiable."""
     if weight is not None and weight.requires_grad:
         raise RuntimeError("the derivative for 'weight' is not implemented")
     if not _recorded(g, input):

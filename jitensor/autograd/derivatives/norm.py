@@ -40,7 +40,7 @@ def _native_batch_norm(g, result, input, weight, bias, eps, stats):
 
 def _normalization(g, input, weight, bias, shape, eps, stats, centred):
     """One kernel (norm.norm_grad) unless the backward is recorded; then the same formulas
-    (backends/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""
+    (kernels/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""
     params = _wanted(weight) or _wanted(bias)
     if not (_recorded(g, input) or grad_mode._enabled[0] and params):
         dx, dw, db = norm.norm_grad(g, input, weight, shape, stats, centred, _wanted(input),

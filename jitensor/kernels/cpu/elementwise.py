@@ -1,0 +1,374 @@
+"""CPU elementwise kernels: the op families of kernels/scalar/table.py (unary, predicate,
+arith, compare, bitwise, ternary, the rarer math functions, the activations and pointwise losses
+and their derivatives), each a switch over op codes generated from the family's rows, whose
+branches loop over a 1-D slice calling the op's formula.
+
+Why a switch of loops: a switch *inside* the per-element loop measured slower (it blocks
+vectorisation), and one kernel per op would mean a separate compile and cache entry for
+every op and dtype. Here the op is a runtime integer, so a family compiles once per dtype
+signature and layout, and the branch is taken once per block of BLOCK elements. Families are
+split by output kind (bool results, integer-only bitwise ops) so each compile stays small.
+
+Every family takes (op, out, a, b, c, d) and ignores what it does not use (unary: x and three
+scalar parameters; arith: x, y, alpha; ternary: three operands). Any operand but `out` may be a
+scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two layouts:
+`*_flat` kernels (serial) take small C-contiguous operands of one shape, seen flat inside;
+`*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
+operands, broadcasting and every stride pattern."""
+import ast
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import overload, register_jitable
+
+from ..scalar import elementwise as s, libm, table
+from ..scalar import loss as ls, special as sp  # noqa: F401 (the formulas')
+from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
+from .strided import as_4d
+from .vector import LINE, fence, stream, wide
+
+ndarray = np.ndarray
+
+BLOCK = 4096
+# Outputs from this size on are written by streaming stores (`vector.stream`), except by ops
+# that compute more than they move. Measured on float32 (2 cores): add of 2^22 elements 1.15x
+# faster, of 2^24 1.5x, neg/abs/clamp 1.5x, sqrt 1.35x; add of 2^20 7% slower (its output
+# still fits in the caches); exp 0.83x (its arithmetic no longer overlaps the stores).
+STREAM_MIN = 1 << 23
+_HEAVY = {family: {code for code, *_, heavy in table.switch_cases(family) if heavy}
+          for family in table.KERNELS}  # ops that compute more than they move
+
+
+def at(x, i):
+    """x[i] for an array operand, x itself for a scalar one."""
+
+
+@overload(at, inline="always")
+def _at(x, i):
+    if isinstance(x, types.Array):
+        return lambda x, i: x[i]
+    return lambda x, i: x
+
+
+@register_jitable(_nrt=False)
+def _trig_by_libm(kind, out, x):
+    """Recompute by libm the results of the vectorised sin, cos or tan (kind 0, 1, 2) that the
+    reduction could not serve (libm.trig_by_libm): rarely any, so a vectorised count over the
+    slice first."""
+    wide()
+    n = out.shape[0]
+    rest = 0
+    for i in range(n):
+        rest += libm.trig_by_libm(x[i], out[i])
+    if rest == 0:
+        return
+    for i in range(n):
+        if libm.trig_by_libm(x[i], out[i]):
+            out[i] = np.sin(x[i]) if kind == 0 else np.cos(x[i]) if kind == 1 else np.tan(x[i])
+
+
+# -- the per-family switches, generated from the op table: one branch per op, each a loop over
+# the slice ----------------------------------------------------------------------------------------
+class _Elements(ast.NodeTransformer):
+    """A formula's operands read at element i: `at(x, i)`, or the expression `reads` gives."""
+
+    def __init__(self, reads):
+        self.reads = reads
+
+    def visit_Name(self, node):
+        read = self.reads.get(node.id)
+        return ast.parse(read, mode="eval").body if read else node
+
+
+def _element(formula, reads):
+    return ast.unparse(_Elements(reads).visit(ast.parse(formula, mode="eval")))
+
+
+def _switch(family, name, parameters, reads, cases):
+    """Define the switch `name`(op, out, *parameters) over `cases` (kernels/scalar/table.py's
+    switch_cases) here, under that name (which pickles it by reference in its kernels' cache
+    keys), as a helper the kernels inline."""
+    lines = [f"def {name}(op, out, {', '.join(parameters)}):", "    wide()", "    n = out.shape[0]"]
+    for k, (code, _, formula, then, _) in enumerate(cases):
+        lines += [f"    {'elif' if k else 'if'} op == {code}:", "        for i in range(n):",
+                  f"            out[i] = {_element(formula, reads)}"]
+        lines += [f"        {then}"] if then else []
+    exec(compile("\n".join(lines), f"<{family} switch of {__name__}>", "exec"), globals())
+    return register_jitable(_nrt=False)(globals()[name])
+
+
+def _family_switch(family):
+    parameters = table.ARGUMENTS[family]
+    return _switch(family, "_" + family, parameters,
+                   {p: f"at({p}, i)" for p in parameters[:3]}, table.switch_cases(family))
+
+
+# -- operand access: arrays are sliced, scalars pass through -------------------------------
+def _flat(x):
+    """x viewed 1-D, or the scalar itself. An array Numba does not type C-contiguous is copied
+    first (a no-op for the C-contiguous ones): `launch_fresh` passes small operands unchecked,
+    testing their layout in Python would cost more than the copy."""
+
+
+@overload(_flat, inline="always")
+def _flat_impl(x):
+    if isinstance(x, types.Array):
+        return lambda x: np.ascontiguousarray(x).reshape(-1)
+    return lambda x: x
+
+
+def _row(x, i, j, k, lo, hi):
+    """x[i, j, k, lo:hi] of a 4-D view, or the scalar itself."""
+
+
+@overload(_row, inline="always")
+def _row_impl(x, i, j, k, lo, hi):
+    if isinstance(x, types.Array):
+        return lambda x, i, j, k, lo, hi: x[i, j, k, lo:hi]
+    return lambda x, i, j, k, lo, hi: x
+
+
+def _dense(x):
+    """A row as a C-contiguous array: itself at unit stride (typed so), else a gathered copy;
+    a scalar passes through."""
+
+
+@overload(_dense, inline="always")
+def _dense_impl(x):
+    if isinstance(x, types.Array):
+        return lambda x: np.ascontiguousarray(x)
+    return lambda x: x
+
+
+def _span(x, lo, hi):
+    """x[lo:hi] of a 1-D row, or the scalar itself."""
+
+
+@overload(_span, inline="always")
+def _span_impl(x, lo, hi):
+    if isinstance(x, types.Array):
+        return lambda x, lo, hi: x[lo:hi]
+    return lambda x, lo, hi: x
+
+
+@register_jitable
+def _work(out):
+    """Work items of one row slice of at most BLOCK elements each, so that threads split rows
+    and long rows alike (a coalesced contiguous operand is a single row)."""
+    n0, n1, n2, n3 = out.shape
+    chunks = max(1, (n3 + BLOCK - 1) // BLOCK)
+    return n0 * n1 * n2 * chunks, chunks
+
+
+@register_jitable
+def _item(w, out, chunks):
+    """(i, j, k, lo, hi): the row and the slice of it that work item w covers."""
+    _, n1, n2, n3 = out.shape
+    r = w // chunks
+    lo = (w % chunks) * BLOCK
+    return r // (n1 * n2), r // n2 % n1, r % n2, lo, min(lo + BLOCK, n3)
+
+
+@register_jitable
+def _lines(o, scratch):
+    """(s, e): o[:s] reaches the first 64-byte boundary of the contiguous row slice o, and
+    o[s:e] holds its whole lines, written through `scratch` by streaming stores (e == s when
+    no scratch is given). Splitting off the head keeps the vector stores aligned."""
+    head = -o.ctypes.data % LINE
+    if head % o.itemsize:
+        return 0, 0
+    s = min(o.size, head // o.itemsize)
+    per_line = LINE // o.itemsize
+    return s, s + (o.size - s) // per_line * per_line if scratch.size else s
+
+
+# -- kernel shells: for each family a serial flat kernel (small contiguous operands, the
+# latency path) and a parallel 4-D one (everything else) --------------------------------------
+_serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, no raising
+
+
+def _shells(family, body):
+    """The (flat, 4-D) kernels of the family whose switch is `body`, named `<family>_flat` and
+    `<family>_4d` (the name keys each one's on-disk cache)."""
+    def flat(op, out, a, b, c, d):
+        body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+
+    def four_d(op, out, a, b, c, d, tasks, streamed):
+        """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
+        cache lines are computed into an L1 scratch row and written by streaming stores."""
+        items, chunks = _work(out)
+
+        def run(w, scratch):
+            i, j, k, lo, hi = _item(w, out, chunks)
+            o = out[i, j, k, lo:hi]
+            if o.strides[0] != o.itemsize:  # a strided out=: element by element
+                body(op, o, _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
+                     _row(c, i, j, k, lo, hi), d)
+                return
+            # rows typed C-contiguous, so the loops vectorise (a row of a 4-D view that Numba
+            # types strided ran 10x slower even at unit stride); strided rows are gathered
+            oc, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
+            y, z = _dense(_row(b, i, j, k, lo, hi)), _dense(_row(c, i, j, k, lo, hi))
+            s, e = _lines(oc, scratch)
+            n = oc.size
+            body(op, oc[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
+            if s < e:
+                body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
+                stream(oc[s:e], scratch[:e - s])
+            body(op, oc[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
+
+        if serial(out.size):
+            none = np.empty(0, out.dtype)
+            for w in range(items):
+                run(w, none)
+            return
+        tasks = min(tasks, items)
+        for t in prange(tasks):
+            scratch = np.empty(BLOCK if streamed else 0, out.dtype)
+            for w in range(items * t // tasks, items * (t + 1) // tasks):
+                run(w, scratch)
+            if streamed:
+                fence()
+
+    flat.__name__ = flat.__qualname__ = family + "_flat"
+    four_d.__name__ = four_d.__qualname__ = family + "_4d"
+    return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
+
+
+_KERNELS = {family: _shells(family, _family_switch(family)) for family in table.KERNELS}
+_FLAT = {family: kernels[0] for family, kernels in _KERNELS.items()}
+
+
+def _streamed(family, op, out):
+    return out.nbytes >= STREAM_MIN and op not in _HEAVY[family]
+
+
+# -- in place: out = out op y --------------------------------------------------------------------
+INPLACE = table.codes("arith", "add", "sub", "mul", "div")  # the ops with an in-place kernel
+# _arith's loops of INPLACE with x = out. Called as _arith(op, out, out, y), each loop failed its
+# run-time test that out and x do not overlap (they are the same array) and ran unvectorised:
+# an in-place add of 2^15 float32 took 11 us, into a fresh out 5.
+_arith_inplace = _switch("arith", "_arith_inplace", ("y", "alpha"),
+                         {"x": "out[i]", "y": "at(y, i)"},
+                         [case for case in table.switch_cases("arith") if case[0] in INPLACE])
+
+
+@njit(**_serial)
+def arith_inplace_flat(op, out, y, alpha):
+    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape
+    or a scalar."""
+    _arith_inplace(op, out.reshape(-1), _flat(y), alpha)
+
+
+@njit(**_serial, parallel=prange_only())
+def arith_inplace(op, out, y, alpha, tasks):
+    """arith_inplace_flat in `tasks` slices on the thread pool."""
+    o, v = out.reshape(-1), _flat(y)
+    n = o.size
+    if serial(n):
+        _arith_inplace(op, o, v, alpha)
+        return
+    for t in prange(tasks):
+        lo, hi = n * t // tasks, n * (t + 1) // tasks
+        _arith_inplace(op, o[lo:hi], _span(v, lo, hi), alpha)
+
+
+def _inplace(family, op, out, a, b, c):
+    """Run `out = a op b` (alpha c; a is out) by arith_inplace when it can (op in INPLACE, b
+    a scalar, a dense array of out's shape, or one element broadcast, which is read as a
+    scalar: a full reduction's gradient); False when it is not."""
+    if op not in INPLACE or family != "arith" or not out.flags.c_contiguous:
+        return False
+    if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
+        b = _one(b)
+        if b.__class__ is ndarray:
+            return False
+    if out.size < PARALLEL_MIN:
+        arith_inplace_flat(op, out, b, c)
+    else:
+        arith_inplace(op, out, b, c, 4 * num_threads())
+    return True
+
+
+def launch(family, op, out, a, b=0, c=0, d=0):
+    """Run op `op` of `family` into the array `out`. Array operands have out's shape (broadcast
+    views are fine) or are scalars already in the compute dtype; none may overlap `out` unless it
+    is exactly `out` (in place)."""
+    if a is out and _inplace(family, op, out, a, b, c):
+        return
+    flat, nd = _KERNELS[family]
+    n = out.size
+    if n < PARALLEL_MIN and out.flags.c_contiguous:
+        # small: the flat kernel, which copies strided and broadcast operands contiguous (a
+        # 64x10 + row: 20 -> 3 us; the 4-D kernel's per-row work cost 0.13 us a row)
+        flat(op, out, a, b, c, d)
+        return
+    shape = out.shape
+    # inline tests: this is on the path of every op, where each call costs ~0.1 µs
+    dense = out.flags.c_contiguous \
+        and (a.__class__ is not ndarray or a.shape == shape and a.flags.c_contiguous) \
+        and (b.__class__ is not ndarray or b.shape == shape and b.flags.c_contiguous) \
+        and (c.__class__ is not ndarray or c.shape == shape and c.flags.c_contiguous)
+    if dense:
+        flat4 = (1, 1, 1, n)
+        nd(op, out.reshape(flat4), *(x.reshape(flat4) if x.__class__ is ndarray else x
+                                     for x in (a, b, c)), d, 4 * num_threads(),
+           _streamed(family, op, out))
+    elif n:
+        operands = (a, b, c)
+        arrays = [x for x in operands if x.__class__ is ndarray]
+        tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
+        for views in as_4d(out, *arrays):
+            rest = iter(views[1:])
+            nd(op, views[0], *(next(rest) if x.__class__ is ndarray else x
+                               for x in operands), d, tasks, streamed)
+
+
+def launch_fresh(family, op, out, a, b, c=0, d=0):
+    """`launch` for the small-op fast paths: `out` newly allocated (C-contiguous), `a` an array
+    of its shape, `b` one too or a scalar, `c` and `d` scalars. Skips launch's general layout
+    tests, which cost more than the kernel on 2x3 operands (the flat kernel copies a small
+    strided operand)."""
+    if a is out and _inplace(family, op, out, a, b, c):
+        return
+    if out.size < PARALLEL_MIN:
+        if not a.flags.c_contiguous and family not in _ONE_INPUT:
+            a = _one(a)
+        if b.__class__ is ndarray and not b.flags.c_contiguous:
+            b = _one(b)
+        _FLAT[family](op, out, a, b, c, d)
+    else:
+        launch(family, op, out, a, b, c, d)
+
+
+_ONE_INPUT = ("unary", "predicate", "math", "activation")  # families whose input is an array
+
+
+def _one(x):
+    """A strided operand's one element when it is that element everywhere (stride 0 in every
+    dim: the expanded gradient of a full reduction), as a number: the flat kernel would copy
+    it contiguous first."""
+    return x[(0,) * x.ndim] if x.size and not any(x.strides) else x
+
+
+@njit(cache=True)
+def _any_4d(op, x, value):
+    n0, n1, n2, n3 = x.shape
+    for i in range(n0):
+        for j in range(n1):
+            for k in range(n2):
+                for m in range(n3):
+                    v = x[i, j, k, m]
+                    if op == s.EQ and v == value or op == s.LT and v < value or \
+                            op == s.GE and v >= value:
+                        return True
+    return False
+
+
+def any_compare(op, x, value):
+    """Whether any element of `x` (array or scalar) is == `value` (op EQ), < it (LT) or >= it
+    (GE): the checks that must pass before an integer division, a power or a scatter writes
+    anything."""
+    if x.__class__ is not np.ndarray:
+        return bool(x == value if op == s.EQ else x < value if op == s.LT else x >= value)
+    return x.size > 0 and any(_any_4d(op, v, value) for (v,) in as_4d(x))

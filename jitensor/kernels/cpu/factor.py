@@ -1,0 +1,404 @@
+"""CPU kernels of the factorisations over stacks of matrices: `a` (t, m, n) and `b` (t, n, k)
+C-contiguous, in place, a matrix per task of Numba's threads. The ops hand over C-contiguous
+copies of their own, so one signature serves a dtype.
+
+Matrices larger than SMALL call LAPACK's getrf/potrf and BLAS's trsm (blas.py: the OpenBLAS
+that NumPy ships; OpenBLAS's own threads for one matrix, one thread each for a stack), and
+geqrf/orgqr, syevd and gesdd (OpenBLAS on one thread: _lapack_decompose says why); small
+ones, and all where NumPy ships no LAPACK, run the scalar definitions of
+kernels/scalar/factor.py (CUDA's too). Those kernels use error_model="numpy": a division by a
+zero pivot gives inf/NaN, as in LAPACK (the ops raise or report it through info), where
+Numba's default would raise ZeroDivisionError."""
+import numpy as np
+from numba import njit, prange
+from numba.extending import register_jitable
+
+from ..scalar import factor as S
+from . import blas
+from .kernels import prange_only, serial
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _lu(a, piv, info):
+    """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
+    out."""
+    t, m, n = a.shape
+    k = piv.shape[1]
+    a, piv = a.reshape(-1), piv.reshape(-1)
+    if serial(t * m * n * k):
+        for s in range(t):
+            info[s] = S.lu(a, s * m * n, m, n, piv, s * k)
+    else:
+        for s in prange(t):
+            info[s] = S.lu(a, s * m * n, m, n, piv, s * k)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _lu_solve(a, piv, b):
+    """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
+    t, n, k = b.shape
+    a, piv, b = a.reshape(-1), piv.reshape(-1), b.reshape(-1)
+    if serial(t * n * n * k):
+        for m in range(t):
+            S.lu_solve(a, m * n * n, n, piv, m * n, b, m * n * k, k)
+    else:
+        for m in prange(t):
+            S.lu_solve(a, m * n * n, n, piv, m * n, b, m * n * k, k)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _triangular(a, b, upper, unit):
+    """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
+    t, n, k = b.shape
+    a, b = a.reshape(-1), b.reshape(-1)
+    if serial(t * n * n * k):
+        for m in range(t):
+            S.triangular(a, m * n * n, n, b, m * n * k, k, upper, unit)
+    else:
+        for m in prange(t):
+            S.triangular(a, m * n * n, n, b, m * n * k, k, upper, unit)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _cholesky(a, info):
+    """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
+    t, n = a.shape[0], a.shape[1]
+    a = a.reshape(-1)
+    if serial(t * n * n * n):
+        for m in range(t):
+            info[m] = S.cholesky(a, m * n * n, n)
+    else:
+        for m in prange(t):
+            info[m] = S.cholesky(a, m * n * n, n)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _qr(a, tau, q):
+    """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) the
+    reflectors' scales, q (t, m, k) Q's first k columns (k = 0: Q is not wanted)."""
+    t, m, n = a.shape
+    r, k = tau.shape[1], q.shape[2]
+    a, tau, q = a.reshape(-1), tau.reshape(-1), q.reshape(-1)
+    if serial(t * m * n * max(r, 1)):
+        for s in range(t):
+            S.qr(a, s * m * n, m, n, tau, s * r)
+            S.qr_q(a, s * m * n, m, n, tau, s * r, q, s * m * k, k)
+    else:
+        for s in prange(t):
+            S.qr(a, s * m * n, m, n, tau, s * r)
+            S.qr_q(a, s * m * n, m, n, tau, s * r, q, s * m * k, k)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _eigh(a, v, w, eps):
+    """w (t, n) = the eigenvalues (ascending) of the symmetric a (t, n, n; destroyed), v (t, n,
+    n) their eigenvectors as columns."""
+    t, n = w.shape
+    a, v, w = a.reshape(-1), v.reshape(-1), w.reshape(-1)
+    if serial(t * n * n * n):
+        for s in range(t):
+            S.eigh(a, s * n * n, n, v, s * n * n, w, s * n, eps)
+    else:
+        for s in prange(t):
+            S.eigh(a, s * n * n, n, v, s * n * n, w, s * n, eps)
+
+
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def _svd(a, v, s, eps):
+    """s (t, n) = the singular values (descending) of a (t, m, n), m >= n; a = the left
+    singular vectors, v (t, n, n) the right ones, as columns."""
+    t, m, n = a.shape
+    a, v, s = a.reshape(-1), v.reshape(-1), s.reshape(-1)
+    if serial(t * m * n * n):
+        for k in range(t):
+            S.svd(a, k * m * n, m, n, v, k * n * n, s, k * n, eps)
+    else:
+        for k in prange(t):
+            S.svd(a, k * m * n, m, n, v, k * n * n, s, k * n, eps)
+
+
+
+# -- LAPACK --------------------------------------------------------------------------------------
+@register_jitable
+def _at(x, s, size):
+    """The address of matrix s of the stack x, whose matrices hold `size` elements."""
+    return x.ctypes.data + s * size * x.itemsize
+
+
+@register_jitable
+def _getrf(a, piv, s, m, n, k):
+    if a.itemsize == 4:
+        return blas.sgetrf(blas.ROW_MAJOR, m, n, _at(a, s, m * n), max(n, 1), _at(piv, s, k))
+    return blas.dgetrf(blas.ROW_MAJOR, m, n, _at(a, s, m * n), max(n, 1), _at(piv, s, k))
+
+
+@register_jitable
+def _trsm(a, b, s, n, k, uplo, diag):
+    if a.itemsize == 4:
+        blas.strsm(blas.ROW_MAJOR, blas.LEFT, uplo, blas.NO_TRANS, diag, n, k, 1.0,
+                   _at(a, s, n * n), max(n, 1), _at(b, s, n * k), max(k, 1))
+    else:
+        blas.dtrsm(blas.ROW_MAJOR, blas.LEFT, uplo, blas.NO_TRANS, diag, n, k, 1.0,
+                   _at(a, s, n * n), max(n, 1), _at(b, s, n * k), max(k, 1))
+
+
+@register_jitable
+def _potrf(a, s, n):
+    """a's matrix s = its lower Cholesky factor (potrf leaves the upper triangle: zeroed)."""
+    if a.itemsize == 4:
+        info = blas.spotrf(blas.ROW_MAJOR, ord("L"), n, _at(a, s, n * n), max(n, 1))
+    else:
+        info = blas.dpotrf(blas.ROW_MAJOR, ord("L"), n, _at(a, s, n * n), max(n, 1))
+    for i in range(n):
+        for j in range(i + 1, n):
+            a[s, i, j] = 0
+    return info
+
+
+@register_jitable
+def _run(op, a, piv, b, info, s, uplo, diag):
+    if op == 0:
+        info[s] = _getrf(a, piv, s, a.shape[1], a.shape[2], piv.shape[1])
+    elif op == 1:  # getrs, but without LAPACKE's transposed copies (5x slower at 256^2)
+        n, k = a.shape[2], b.shape[2]
+        S.permute(b[s].reshape(-1), 0, n, k, piv[s], 0)
+        _trsm(a, b, s, n, k, blas.LOWER, blas.UNIT)
+        _trsm(a, b, s, n, k, blas.UPPER, blas.NON_UNIT)
+    elif op == 2:
+        _trsm(a, b, s, a.shape[2], b.shape[2], uplo, diag)
+    else:
+        info[s] = _potrf(a, s, a.shape[2])
+
+
+@njit(cache=True, parallel=prange_only())
+def _lapack(op, a, piv, b, info, upper, unit):
+    """Run `op` (0 getrf, 1 the solve from getrf's factors, 2 trsm, 3 potrf) on each matrix:
+    OpenBLAS's threads for one matrix or little work, else one OpenBLAS thread per task of
+    Numba's threads."""
+    t = a.shape[0]
+    uplo = blas.UPPER if upper else blas.LOWER
+    diag = blas.UNIT if unit else blas.NON_UNIT
+    if t == 1 or serial(t * a.shape[1] * a.shape[2] * max(b.shape[2], 1)):
+        for s in range(t):
+            _run(op, a, piv, b, info, s, uplo, diag)
+    else:
+        threads = blas.get_num_threads()
+        blas.set_num_threads(1)
+        for s in prange(t):
+            _run(op, a, piv, b, info, s, uplo, diag)
+        blas.set_num_threads(threads)
+
+
+# -- launchers: LAPACK where NumPy ships it, else the scalar definitions -------------------------
+_PIV, _INFO = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)  # (arguments an op ignores)
+SMALL = 8  # up to 8 x 8 the scalar kernels win (2000 4x4 inverses: 0.26 ms, by LAPACK 3.7)
+
+
+def _lapack_for(a):
+    return blas.LAPACK and max(a.shape[1], a.shape[2]) > SMALL
+
+
+def lu(a, piv, info):
+    """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
+    out."""
+    if _lapack_for(a):
+        _lapack(0, a, piv, a, info, False, False)
+    else:
+        _lu(a, piv, info)
+
+
+def lu_solve(a, piv, b):
+    """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
+    if _lapack_for(a):
+        _lapack(1, a, piv, b, _INFO, False, False)
+    else:
+        _lu_solve(a, piv, b)
+
+
+def triangular(a, b, upper, unit):
+    """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
+    if _lapack_for(a):
+        _lapack(2, a, _PIV, b, _INFO, bool(upper), bool(unit))
+    else:
+        _triangular(a, b, bool(upper), bool(unit))
+
+
+def cholesky(a, info):
+    """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
+    if _lapack_for(a):
+        _lapack(3, a, _PIV, a, info, False, False)
+    else:
+        _cholesky(a, info)
+
+
+# -- decompositions ------------------------------------------------------------------------------
+@register_jitable
+def _transpose(src, dst):
+    """dst = src^T by 32 x 32 tiles (a plain loop misses the cache on every element of one side
+    at 1024^2)."""
+    p, q = src.shape
+    for i0 in range(0, p, 32):
+        for j0 in range(0, q, 32):
+            for i in range(i0, min(i0 + 32, p)):
+                for j in range(j0, min(j0 + 32, q)):
+                    dst[j, i] = src[i, j]
+
+
+@register_jitable
+def _size(query):
+    # (float32 holds a large workspace size rounded, possibly down)
+    return max(int(query[0] * (1 + 1e-6)) + 1, 1)
+
+
+@register_jitable
+def _geqrf(a, m, n, x, tau, work, lwork):
+    if a.itemsize == 4:
+        return blas.sgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+    return blas.dgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+
+
+@register_jitable
+def _orgqr(a, m, k, r, x, tau, work, lwork):
+    if a.itemsize == 4:
+        return blas.sorgqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+    return blas.dorgqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+
+
+@register_jitable
+def _qr_lapack(a, tau, q, s):
+    """geqrf + orgqr on a column-major copy of matrix s (k = q.shape[2] columns of Q)."""
+    m, n = a.shape[1], a.shape[2]
+    r, k = tau.shape[1], q.shape[2]
+    w = np.empty((n, m), a.dtype)  # A column-major
+    _transpose(a[s], w)
+    qc = np.zeros((k, m), a.dtype)  # Q column-major
+    t = _at(tau, s, r)
+    query = np.zeros(2, a.dtype)
+    _geqrf(a, m, n, w.ctypes.data, t, query.ctypes.data, -1)
+    if k:
+        _orgqr(a, m, k, r, qc.ctypes.data, t, query[1:].ctypes.data, -1)
+    lwork = max(_size(query[:1]), _size(query[1:]))
+    work = np.empty(lwork, a.dtype)
+    _geqrf(a, m, n, w.ctypes.data, t, work.ctypes.data, lwork)
+    _transpose(w, a[s])
+    if k:
+        qc[:r] = w[:r]  # the reflectors: A's first r columns
+        _orgqr(a, m, k, r, qc.ctypes.data, t, work.ctypes.data, lwork)
+        _transpose(qc, q[s])
+    return 0
+
+
+@register_jitable
+def _syevd(a, n, x, w, work, lwork, iwork, liwork):
+    if a.itemsize == 4:
+        return blas.ssyevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                           iwork, liwork)
+    return blas.dsyevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                       iwork, liwork)
+
+
+@register_jitable
+def _eigh_lapack(a, w, v, s):
+    """syevd on matrix s (symmetric: column-major is itself); its eigenvectors come back as the
+    columns of a column-major matrix, transposed into v's row-major s."""
+    n = a.shape[1]
+    x, ws = _at(a, s, n * n), _at(w, s, n)
+    query, iquery = np.zeros(1, a.dtype), np.zeros(1, np.int64)
+    _syevd(a, n, x, ws, query.ctypes.data, -1, iquery.ctypes.data, -1)
+    lwork, liwork = _size(query), max(iquery[0], 1)
+    work, iwork = np.empty(lwork, a.dtype), np.empty(liwork, np.int64)
+    info = _syevd(a, n, x, ws, work.ctypes.data, lwork, iwork.ctypes.data, liwork)
+    _transpose(a[s], v[s])
+    return info
+
+
+@register_jitable
+def _gesdd(a, m, n, x, sv, u, vt, work, lwork, iwork):
+    # jobz "S": U (m, min) and V^T (min, n)
+    ld = max(m, 1)
+    if a.itemsize == 4:
+        return blas.sgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                           iwork)
+    return blas.dgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                       iwork)
+
+
+@register_jitable
+def _svd_lapack(a, sv, v, s):
+    """gesdd on matrix s (m, n), m >= n, read column-major: A^T (n, m) = V S U^T, so LAPACK's
+    V^T (n x m column-major) is U row-major and its U (n x n column-major) is V^T row-major."""
+    m, n = a.shape[1], a.shape[2]
+    u, vc = np.empty((m, n), a.dtype), np.empty((n, n), a.dtype)
+    iwork = np.empty(max(8 * n, 1), np.int64)
+    x, ss = _at(a, s, m * n), _at(sv, s, n)
+    query = np.zeros(1, a.dtype)
+    _gesdd(a, n, m, x, ss, vc.ctypes.data, u.ctypes.data, query.ctypes.data, -1,
+           iwork.ctypes.data)
+    lwork = _size(query)
+    work = np.empty(lwork, a.dtype)
+    info = _gesdd(a, n, m, x, ss, vc.ctypes.data, u.ctypes.data, work.ctypes.data, lwork,
+                  iwork.ctypes.data)
+    a[s] = u
+    _transpose(vc, v[s])
+    return info
+
+
+@register_jitable
+def _decompose(op, a, vec, mat, s):
+    """op 0: QR (vec tau, mat Q's columns), 1: eigh (vec w, mat V), 2: svd (vec S, mat V) of
+    matrix s; what LAPACK could not compute (info != 0: NaN in the input) is NaN, as the
+    scalar kernels leave it."""
+    if op == 0:
+        return _qr_lapack(a, vec, mat, s)
+    info = _eigh_lapack(a, vec, mat, s) if op == 1 else _svd_lapack(a, vec, mat, s)
+    if info != 0:
+        vec[s] = np.nan
+        mat[s] = np.nan
+        if op == 2:
+            a[s] = np.nan
+    return info
+
+
+@njit(cache=True, parallel=prange_only())
+def _lapack_decompose(op, a, vec, mat):
+    """_decompose on each matrix, OpenBLAS on one thread (as gemm_blas, linalg.py, and for the
+    same reason: its threads fight Numba's spinning OpenMP ones, which made 256^2 QR, eigh and
+    svd several times slower on 2 cores), the matrices of a stack split over Numba's threads."""
+    t, m, n = a.shape
+    threads = blas.get_num_threads()
+    blas.set_num_threads(1)
+    if t == 1 or serial(t * m * n * n):
+        for s in range(t):
+            _decompose(op, a, vec, mat, s)
+    else:
+        for s in prange(t):
+            _decompose(op, a, vec, mat, s)
+    blas.set_num_threads(threads)
+
+
+def qr(a, tau, q):
+    """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) out, q
+    (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted)."""
+    if _lapack_for(a):
+        _lapack_decompose(0, a, tau, q)
+    else:
+        _qr(a, tau, q)
+
+
+def eigh(a, v, w):
+    """w (t, n) = the ascending eigenvalues of the symmetric a (t, n, n; destroyed), v (t, n, n)
+    their unit eigenvectors as columns."""
+    if _lapack_for(a):
+        _lapack_decompose(1, a, w, v)
+    else:
+        _eigh(a, v, w, float(np.finfo(a.dtype).eps))
+
+
+def svd(a, v, s):
+    """s (t, n) = the descending singular values of a (t, m, n), m >= n; a = the left singular
+    vectors (LAPACK's complete them where s is 0; the scalar kernels leave zero columns), v
+    (t, n, n) the right ones, as columns."""
+    if _lapack_for(a):
+        _lapack_decompose(2, a, s, v)
+    else:
+        _svd(a, v, s, float(np.finfo(a.dtype).eps))
