@@ -9,12 +9,14 @@ from typing import Any, ClassVar, overload
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from . import accelerator as accelerator
 from . import autograd as autograd
 from . import backends as backends
 from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
 from . import dtypes as dtypes
+from . import kernels as kernels
 from . import linalg as linalg
 from . import nn as nn
 from . import ops as ops
@@ -24,6 +26,7 @@ from . import special as special
 from . import threads as threads
 from . import utils as utils
 from .autograd.grad_mode import enable_grad as enable_grad
+from .autograd.grad_mode import inference_mode as inference_mode
 from .autograd.grad_mode import no_grad as no_grad
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from .device import device as _Device
@@ -42,6 +45,7 @@ __all__ = [
     "abs",
     "abs_",
     "absolute",
+    "accelerator",
     "acos",
     "acos_",
     "acosh",
@@ -74,6 +78,7 @@ __all__ = [
     "arctan_",
     "arctanh",
     "arctanh_",
+    "are_deterministic_algorithms_enabled",
     "argmax",
     "argmin",
     "argsort",
@@ -92,6 +97,7 @@ __all__ = [
     "atleast_2d",
     "atleast_3d",
     "autograd",
+    "backends",
     "baddbmm",
     "bartlett_window",
     "bernoulli",
@@ -216,8 +222,12 @@ __all__ = [
     "ge",
     "ger",
     "get_debug_empty",
+    "get_default_device",
     "get_default_dtype",
+    "get_deterministic_debug_mode",
     "get_device",
+    "get_float32_matmul_precision",
+    "get_num_interop_threads",
     "get_num_threads",
     "get_rng_state",
     "greater",
@@ -238,6 +248,7 @@ __all__ = [
     "index_copy",
     "index_fill",
     "index_select",
+    "inference_mode",
     "initial_seed",
     "inner",
     "int",
@@ -247,12 +258,15 @@ __all__ = [
     "int64",
     "inverse",
     "is_complex",
+    "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "is_nonzero",
     "is_same_size",
     "is_signed",
     "is_tensor",
+    "is_warn_always_enabled",
     "isclose",
     "isfinite",
     "isin",
@@ -391,11 +405,16 @@ __all__ = [
     "seed",
     "select",
     "set_debug_empty",
+    "set_default_device",
     "set_default_dtype",
+    "set_deterministic_debug_mode",
+    "set_float32_matmul_precision",
     "set_grad_enabled",
+    "set_num_interop_threads",
     "set_num_threads",
     "set_printoptions",
     "set_rng_state",
+    "set_warn_always",
     "sgn",
     "short",
     "sigmoid",
@@ -457,6 +476,7 @@ __all__ = [
     "unique_consecutive",
     "unravel_index",
     "unsqueeze",
+    "use_deterministic_algorithms",
     "utils",
     "vander",
     "var",
@@ -917,6 +937,7 @@ def arctanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def arctanh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.arctanh_(...)``: torch's module-level form of the in-place method."""
 
+def are_deterministic_algorithms_enabled() -> Any: ...
 def argmax(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -1531,9 +1552,17 @@ def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
 
 def get_debug_empty() -> _bool: ...
+def get_default_device() -> Tensor:
+    """The device tensors are created on when no device is given (a CUDA one with its index)."""
+
 def get_default_dtype() -> _DType: ...
+def get_deterministic_debug_mode() -> Any: ...
 def get_device(input: Tensor) -> _int:
     """The CUDA device index of input, or -1 for a CPU tensor (torch's convention)."""
+
+def get_float32_matmul_precision() -> Any: ...
+def get_num_interop_threads() -> Any:
+    """The threads torch runs independent ops on at once (its inter-op pool)."""
 
 def get_num_threads() -> _int:
     """The number of threads the calling thread's CPU kernels run on."""
@@ -1655,10 +1684,12 @@ def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def is_complex(input: Tensor) -> _bool:
     """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
 
+def is_deterministic_algorithms_warn_only_enabled() -> _bool: ...
 def is_floating_point(input: Tensor) -> _bool:
     """Whether input's dtype is a floating-point dtype."""
 
 def is_grad_enabled() -> _bool: ...
+def is_inference_mode_enabled() -> _bool: ...
 def is_nonzero(input: Tensor) -> _bool:
     """Whether the single element of input is nonzero (NaN is); errors for zero or several
     elements, as torch's."""
@@ -1672,6 +1703,7 @@ def is_signed(input: Tensor) -> _bool:
 def is_tensor(obj: object) -> _bool:
     """Whether obj is a jitensor Tensor."""
 
+def is_warn_always_enabled() -> _bool: ...
 def isclose(
     input: Tensor,
     other: Tensor | _float | _int | _bool,
@@ -1787,8 +1819,16 @@ def linspace(
 ) -> Tensor:
     """`steps` values evenly spaced from `start` to `end` inclusive."""
 
-def load(f: Any, map_location: Any = None) -> Any:
-    """Read what `save` wrote."""
+def load(
+    f: Any,
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: Any = None,
+    mmap: Any = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """Read a checkpoint written by jt.save or torch.save (or by jitensor's previous format)."""
 
 def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Natural logarithm (integers give floats)."""
@@ -2194,7 +2234,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 def polygamma(n: _int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma: digamma for n = 0, torch's trigamma for n = 1, and
     (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (Cephes' Hurwitz zeta, in float64 for float32
-    inputs as torch's CPU kernel accumulates); one kernel (backends/scalar/special.py)."""
+    inputs as torch's CPU kernel accumulates); one kernel (kernels/scalar/special.py)."""
 
 def positive(input: Tensor) -> Tensor:
     """input itself (torch's unary +); bool tensors are refused as torch refuses them."""
@@ -2400,10 +2440,17 @@ def rsqrt_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def rsub(input: Tensor, other: Tensor | _float | _int | _bool, *, alpha: _float = 1) -> Tensor:
     """other - alpha * input (other may be a number)."""
 
-def save(obj: object, f: Any) -> None:
-    """Write `obj` to `f` (a path or a binary file object): tensors (with dtype, device and
-    requires_grad), dicts (with keys of any of these kinds), lists, tuples, None, bools, ints,
-    floats, strings, dtypes, devices and Sizes, nested freely."""
+def save(
+    obj: object,
+    f: Any,
+    pickle_module: Any = ...,
+    pickle_protocol: Any = 2,
+    _use_new_zipfile_serialization: Any = True,
+) -> None:
+    """Write `obj` to `f` (a path or a binary file object) as torch.save does: tensors,
+    Parameters, containers, numbers and strings (a state_dict) for
+    torch.load(weights_only=True) and jt.load, or any picklable object (a whole module) for
+    loading with weights_only=False."""
 
 def scalar_tensor(
     s: _float | _int | _bool,
@@ -2455,7 +2502,24 @@ def set_debug_empty(enabled: _bool) -> None:
     """Fill every `empty` tensor with NaN (floats) or the dtype's max (integers, True for bool)
     so that reads of never-written memory show, like torch's fill_uninitialized_memory."""
 
+def set_default_device(device: _Device | str | _int) -> None:
+    """Make the creation routines that take a `device` (tensor, as_tensor, empty, zeros, ones,
+    full, arange, linspace, eye, rand, randn, randint; not the *_like ones, which follow their
+    input) put tensors on `device` when none is given; None goes back to the CPU."""
+
 def set_default_dtype(d: _DType) -> None: ...
+def set_deterministic_debug_mode(debug_mode: Any) -> None:
+    """``"default"`` / 0: deterministic algorithms off; ``"warn"`` / 1: on, warn only;
+    ``"error"`` / 2: on, raising (torch's three levels)."""
+
+def set_float32_matmul_precision(precision: _int) -> None:
+    """``"highest"`` (the default), ``"high"`` or ``"medium"``: how precise float32 matrix
+    products must be."""
+
+def set_num_interop_threads(num: Any) -> None:
+    """Record the inter-op thread count (see `get_num_interop_threads`); as in torch, it may be
+    set once, before anything else asks for it to change."""
+
 def set_num_threads(n: _int) -> None:
     """Run the calling thread's CPU kernels on `n` threads (1 to NUMBA_NUM_THREADS)."""
 
@@ -2470,6 +2534,9 @@ def set_printoptions(
     """torch.set_printoptions: ``profile`` is "default", "short" or "full"."""
 
 def set_rng_state(state: Tensor) -> None: ...
+def set_warn_always(b: Tensor) -> None:
+    """torch's switch for warnings it otherwise gives once per process (TORCH_WARN_ONCE)."""
+
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
 
@@ -2749,6 +2816,10 @@ def unravel_index(indices: Tensor, shape: _int | Sequence[_int]) -> tuple[Tensor
 
 def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
+
+def use_deterministic_algorithms(mode: Any, *, warn_only: Any = False) -> Any:
+    """Ask for deterministic algorithms, as torch's: with `mode` True an op without a
+    deterministic implementation raises (with `warn_only`, warns) instead of running."""
 
 def vander(x: Tensor, N: _int | None = None, increasing: _bool = False) -> Tensor:
     """The Vandermonde matrix of the 1-D x: column j is x ** (N - 1 - j) (with increasing, x **
