@@ -2,33 +2,91 @@
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
 import importlib
 
-from . import autograd, cuda, ops  # noqa: F401 (ops attaches the Tensor methods)
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from . import (  # noqa: F401 (ops attaches the Tensor methods)
+    accelerator,  # torch.accelerator: CUDA, when it can be used
+    autograd,
+    cuda,
+    ops,
+)
 from ._format import set_printoptions
-from .creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full,
-                       full_like, get_debug_empty, linspace, ones, ones_like, rand, rand_like,
-                       randint, randn, randn_like, set_debug_empty, tensor, zeros, zeros_like)
+from ._settings import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_warn_always,
+    use_deterministic_algorithms,
+)
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .creation import (
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    from_numpy,
+    full,
+    full_like,
+    get_debug_empty,
+    get_default_device,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    set_debug_empty,
+    set_default_device,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from .device import device
-from .dtypes import (bool_ as bool, can_cast, dtype, float16, float32, float64, get_default_dtype,
-                     int8, int16, int32, int64, promote_types, result_type, set_default_dtype,
-                     uint8)
-from .random import (Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
-                     set_rng_state)
-from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
-from .threads import get_num_threads, set_num_threads
-from . import accelerator  # torch.accelerator: CUDA, when it can be used
-from .autograd import inference_mode, is_inference_mode_enabled
-from .creation import get_default_device, set_default_device
-from ._settings import (are_deterministic_algorithms_enabled,
-                        get_deterministic_debug_mode, get_float32_matmul_precision,
-                        get_num_interop_threads, is_deterministic_algorithms_warn_only_enabled,
-                        is_warn_always_enabled, set_deterministic_debug_mode,
-                        set_float32_matmul_precision, set_num_interop_threads, set_warn_always,
-                        use_deterministic_algorithms)
-from .ops import einsum as _einsum, elementwise as _elementwise, factor as _factor, \
-    indexing as _indexing, linalg as _linalg, matrix as _matrix, pointwise as _pointwise, \
-    reduction as _reduction, sampling as _sampling, scatter as _scatter, shape as _shape, \
-    sort as _sort, statistics as _statistics
+from .dtypes import bool_ as bool
+from .dtypes import (
+    can_cast,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from .ops import einsum as _einsum
+from .ops import elementwise as _elementwise
+from .ops import factor as _factor
+from .ops import indexing as _indexing
+from .ops import linalg as _linalg
+from .ops import matrix as _matrix
+from .ops import pointwise as _pointwise
+from .ops import reduction as _reduction
+from .ops import sampling as _sampling
+from .ops import scatter as _scatter
+from .ops import shape as _shape
+from .ops import sort as _sort
+from .ops import statistics as _statistics
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.factor import *  # noqa: F401,F403
@@ -42,6 +100,17 @@ from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.sort import *  # noqa: F401,F403
 from .ops.statistics import *  # noqa: F401,F403
+from .random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
+from .threads import get_num_threads, set_num_threads
 
 float = float32
 double = float64

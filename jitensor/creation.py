@@ -9,12 +9,21 @@ import os
 import numpy as np
 
 from . import dtypes
-from .kernels.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
+from .kernels.registry import backend
 from .random import default_generator
-from .tensor import (Size, Tensor, _new, _wrap, check_fill_value, check_requires_grad, contiguous_format,
-                     preserve_format, strided)
+from .tensor import (
+    Size,
+    Tensor,
+    _new,
+    _wrap,
+    check_fill_value,
+    check_requires_grad,
+    contiguous_format,
+    preserve_format,
+    strided,
+)
 
 _cpu = backend(CPU)
 _np_empty, _default = _cpu.empty, dtypes._default  # bound once: the hottest call reads them

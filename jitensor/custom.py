@@ -82,9 +82,9 @@ import numpy as np
 
 from .autograd import grad_mode
 from .autograd.graph import needs_grad, node_class, record
-from .kernels.registry import backend
 from .creation import allocate
 from .dtypes import bool_, get_default_dtype, result_type, to_dtype
+from .kernels.registry import backend
 from .ops._common import broadcast_shapes, check_out, same_device
 from .ops.elementwise import _aliased, _operand, _scalar, _target, _unwrap
 from .ops.reduction import _check_nonempty, _finish, _input, _reduced, _shapes
@@ -137,7 +137,7 @@ def _value(v, names, seen):
             getattr(getattr(v, a, None), "py_func", getattr(v, a, None)), types.FunctionType)]
         parts = [_value(h, names, seen) for _, h in helpers]
         return None if None in parts else \
-            f"module {v.__name__} " + " ".join(f"{a}={p}" for (a, _), p in zip(helpers, parts))
+            f"module {v.__name__} " + " ".join(f"{a}={p}" for (a, _), p in zip(helpers, parts, strict=False))
     name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
     library = type(v).__module__.partition(".")[0] in ("numba", "numpy", "llvmlite")
     if name and (isinstance(v, (type, types.BuiltinFunctionType, np.ufunc)) or library):

@@ -8,15 +8,38 @@ import math
 
 from . import dtypes
 from .creation import zeros
-from .ops._common import dim as _dim, write_out
-from .ops.factor import (LinAlgError, cholesky, cholesky_ex, det, eigh, eigvalsh, inv, inv_ex,
-                         linalg_qr as qr, linalg_svd as svd, lstsq, lu, lu_factor, lu_factor_ex,
-                         lu_solve, matrix_rank, pinv, slogdet, solve, solve_ex, solve_triangular,
-                         svdvals)
+from .ops._common import dim as _dim
+from .ops._common import write_out
 from .ops.elementwise import where
-from .ops.linalg import cross as _cross, matmul
+from .ops.factor import (
+    LinAlgError,
+    cholesky,
+    cholesky_ex,
+    det,
+    eigh,
+    eigvalsh,
+    inv,
+    inv_ex,
+    lstsq,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    matrix_rank,
+    pinv,
+    slogdet,
+    solve,
+    solve_ex,
+    solve_triangular,
+    svdvals,
+)
+from .ops.factor import linalg_qr as qr
+from .ops.factor import linalg_svd as svd
+from .ops.linalg import cross as _cross
+from .ops.linalg import matmul
 from .ops.matrix import diagonal as _diagonal
-from .ops.reduction import amax, amin, norm as _norm
+from .ops.reduction import amax, amin
+from .ops.reduction import norm as _norm
 from .ops.shape import scalar_name
 from .ops.statistics import vander as _vander
 from .tensor import Tensor

@@ -72,10 +72,13 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from .kernels.registry import backend
 from .creation import empty, from_numpy, tensor
-from .device import device as _device_type, to_device
-from .dtypes import ALL as _DTYPES, dtype as _dtype_type, float16, to_dtype
+from .device import device as _device_type
+from .device import to_device
+from .dtypes import ALL as _DTYPES
+from .dtypes import dtype as _dtype_type
+from .dtypes import float16, to_dtype
+from .kernels.registry import backend
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor, strided
 
@@ -176,7 +179,7 @@ def _dense(a):
     if a.flags.c_contiguous:
         return True
     step = a.itemsize
-    for s, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n != 1):
+    for s, n in sorted((s, n) for n, s in zip(a.shape, a.strides, strict=False) if n != 1):
         if s != step:
             return False
         step *= n
@@ -191,7 +194,7 @@ def _shared_root(buf):
     if any(s < 0 or s % size for s in buf.strides):
         return None
     low = _address(buf)
-    high = low + sum((n - 1) * s for n, s in zip(buf.shape, buf.strides)) + size
+    high = low + sum((n - 1) * s for n, s in zip(buf.shape, buf.strides, strict=False)) + size
     found, obj = None, buf
     for _ in range(10_000):  # base chains are short; the bound only guards odd objects
         if obj is None:
@@ -709,7 +712,7 @@ class _LoadedStorage:
         base = self.base(dtype)
         if math.prod(size) == 0:
             return empty(size, dtype=dtype, device=base.device)
-        last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+        last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=False))
         if last >= base.numel():
             raise _Problem(f"a tensor of size {size}, stride {stride} and offset {offset} "
                            f"reaches element {last} of storage {self.key}, which holds "
@@ -767,7 +770,7 @@ class _Archive:
         names = [i.filename for i in infos]
         if len(set(names)) != len(names):
             raise _Problem("it holds two records of one name; it is damaged")
-        self.infos = dict(zip(names, infos))
+        self.infos = dict(zip(names, infos, strict=False))
 
     def _not_an_archive(self, error):
         self.raw.seek(0)

@@ -3,9 +3,9 @@ that describe, convert and fill it. Kernels are reached through `kernels.registr
 import numpy as np
 
 from . import _format, dtypes
-from .kernels.registry import backend
 from .device import CPU, to_device
 from .dtypes import to_dtype
+from .kernels.registry import backend
 
 
 class Size(tuple):
@@ -453,7 +453,7 @@ class Tensor:
         dtype = self._dtype if dtype is None else dtype
         data = self._data
         if memory_format is preserve_format and not data.flags.c_contiguous and data.size \
-                and all(s for s, n in zip(data.strides, data.shape) if n > 1):
+                and all(s for s, n in zip(data.strides, data.shape, strict=False) if n > 1):
             # a dense permuted layout is kept; broadcast (stride-0) inputs get C order
             return _wrap(backend(self._device).empty_like(self._data, dtype.np), dtype, self._device)
         return allocate(self._data.shape, dtype, self._device)

@@ -18,7 +18,7 @@ def _model_class(lib):
     max-subtracted softmax built by hand."""
     class MyModel(lib.nn.Module):
         def __init__(self, n_in=5, n_hidden=7, n_out=3):
-            super(MyModel, self).__init__()
+            super().__init__()
             self.fc1 = lib.nn.Linear(n_in, n_hidden)
             self.fc2 = lib.nn.Linear(n_hidden, n_out)
             for layer in (self.fc1, self.fc2):
@@ -60,7 +60,7 @@ def test_user_model_gives_torch_numbers(device, weights):
     # and the gradients of the same loss agree
     (probs[:, 0].sum() + logits.pow(2).mean()).backward()
     (ref_probs[:, 0].sum() + ref_logits.pow(2).mean()).backward()
-    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+    for (name, p), q in zip(model.named_parameters(), ref.parameters(), strict=False):
         np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
 

@@ -53,7 +53,7 @@ def check(got, want, rtol=None):
 
 def both(fn, arrays, **kwargs):
     """(jitensor's result, torch's result) of the function named `fn` on `arrays`."""
-    jts, tts = zip(*(pair(a) for a in arrays)) if arrays else ((), ())
+    jts, tts = zip(*(pair(a) for a in arrays), strict=False) if arrays else ((), ())
     return getattr(jt, fn)(*jts, **kwargs), getattr(torch, fn)(*tts, **kwargs)
 
 
@@ -165,7 +165,7 @@ def contraction(draw):
         return tuple(shape_a), tuple(shape_b), count
     dims_a = draw(st.permutations(range(ndim_a)))[:count]
     dims_b = draw(st.permutations(range(ndim_b)))[:count]
-    for da, db in zip(dims_a, dims_b):
+    for da, db in zip(dims_a, dims_b, strict=False):
         shape_b[db] = shape_a[da] if draw(st.integers(0, 3)) else 1
     dims_a = [d - ndim_a if draw(st.booleans()) else d for d in dims_a]
     return tuple(shape_a), tuple(shape_b), (list(dims_a), list(dims_b))
@@ -379,7 +379,7 @@ def test_var_mean_and_std_mean_match_torch(case, keepdim, correction, fn):
         want = getattr(torch, fn)(torch.from_numpy(a.copy()), dim, keepdim=keepdim,
                                   correction=correction)
     assert type(got) is tuple and len(got) == 2
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=False):
         check(g, w)
 
 
@@ -387,7 +387,7 @@ def test_var_mean_legacy_unbiased_forms():
     a = np.arange(6.0).reshape(2, 3)
     for args in ((1, False), (False,), (1, True, True)):
         for g, w in zip(jt.var_mean(jt.from_numpy(a), *args), torch.var_mean(torch.from_numpy(a),
-                                                                              *args)):
+                                                                              *args), strict=False):
             check(g, w)
 
 
@@ -484,9 +484,9 @@ def test_gradients_match_torch(fn, shapes, kwargs, transform):
     got, want = _outputs(getattr(jt, fn)(*jts, **kwargs)), _outputs(getattr(torch, fn)(*tts,
                                                                                         **kwargs))
     upstream = [values(tuple(w.shape), jt.float64, rng) for w in want]
-    sum(jt.sum(g * jt.tensor(u)) for g, u in zip(got, upstream)).backward()
-    sum((w * torch.tensor(u)).sum() for w, u in zip(want, upstream)).backward()
-    for j, t in zip(jts, tts):
+    sum(jt.sum(g * jt.tensor(u)) for g, u in zip(got, upstream, strict=False)).backward()
+    sum((w * torch.tensor(u)).sum() for w, u in zip(want, upstream, strict=False)).backward()
+    for j, t in zip(jts, tts, strict=False):
         check(j.grad, t.grad)
 
 
@@ -511,7 +511,7 @@ def test_in_place_form_differentiates_through_the_composed_op():
     tts = [torch.tensor(x, requires_grad=True) for x in (a, m1, m2)]
     (jts[0] * 1).addmm_(jts[1], jts[2], beta=3).sum().backward()
     (tts[0] * 1).addmm_(tts[1], tts[2], beta=3).sum().backward()
-    for j, t in zip(jts, tts):
+    for j, t in zip(jts, tts, strict=False):
         check(j.grad, t.grad)
 
 

@@ -11,10 +11,10 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import grad_checked as _grad
+from conftest import leaf as _leaf
 
 import jitensor as jt
-
-from conftest import grad_checked as _grad, leaf as _leaf
 
 
 def _torch():
@@ -564,8 +564,8 @@ def _tol(dtype_name):
 def test_grad_matches_torch(case):
     torch = _torch()
     arrays = case.arrays()
-    jx = [_make(jt, s, a) for s, a in zip(case.args, arrays)]
-    tx = [_make(torch, s, a) for s, a in zip(case.args, arrays)]
+    jx = [_make(jt, s, a) for s, a in zip(case.args, arrays, strict=False)]
+    tx = [_make(torch, s, a) for s, a in zip(case.args, arrays, strict=False)]
     jout, tout = case.fn(jt, *jx), case.fn(torch, *tx)
 
     tname = str(tout.dtype).removeprefix("torch.")
@@ -580,7 +580,7 @@ def test_grad_matches_torch(case):
     jout.backward(jt.tensor(g))
     tout.backward(torch.tensor(g))
 
-    for i, (spec, j, t) in enumerate(zip(case.args, jx, tx)):
+    for i, (spec, j, t) in enumerate(zip(case.args, jx, tx, strict=False)):
         if not spec.req:
             assert j.grad is None, f"input {i} does not require grad but got one"
             continue
@@ -600,16 +600,16 @@ def test_grad_matches_torch(case):
 def test_gradcheck(case):
     arrays = case.arrays()
     inputs = []
-    for spec, arr in zip(case.args, arrays):
+    for spec, arr in zip(case.args, arrays, strict=False):
         if spec.req:
             assert arr.size <= 12, "keep gradcheck inputs tiny"
             arr = arr.astype(np.float64)
         inputs.append(jt.tensor(arr, requires_grad=spec.req))
     assert jt.autograd.gradcheck(lambda *ts: case.fn(jt, *ts), inputs)
     # and the gradients' shapes and dtypes, in the inputs' own dtypes (float32 ones too)
-    inputs = [jt.tensor(arr, requires_grad=spec.req) for spec, arr in zip(case.args, arrays)]
+    inputs = [jt.tensor(arr, requires_grad=spec.req) for spec, arr in zip(case.args, arrays, strict=False)]
     case.fn(jt, *inputs).sum().backward()
-    for spec, t in zip(case.args, inputs):
+    for spec, t in zip(case.args, inputs, strict=False):
         if spec.req:
             assert t.grad is not None and tuple(t.grad.shape) == tuple(t.shape)
             assert t.grad.dtype is t.dtype and not t.grad.requires_grad

@@ -14,7 +14,8 @@ backward through a rebased view, an RNN-style buffer, no_grad writes, and random
 view ops, writes and uses (hypothesis)."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
 
@@ -74,7 +75,7 @@ def _same(j, t, where):
             _same(j[k], t[k], f"{where}.{k}")
     elif isinstance(t, (list, tuple)):
         assert len(j) == len(t), where
-        for i, (a, b) in enumerate(zip(j, t)):
+        for i, (a, b) in enumerate(zip(j, t, strict=False)):
             _same(a, b, f"{where}[{i}]")
     else:
         assert j == t, f"{where}: {j!r} vs torch {t!r}"

@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import at_thread_counts, run_python
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
 import jitensor as jt
 from jitensor import nn
 from jitensor.nn import functional as F
-
-from conftest import at_thread_counts, run_python
 
 
 def conv_reference(x, w, b, stride, padding, dilation, groups):
@@ -82,7 +82,7 @@ def test_conv2d_kernels_match_torch(case, dtype):
                 sum(g.square().sum() for g in grads), (a, c))]
         results.append([o.detach().numpy() for o in outs])
     tol = 1e-12 if dtype == "float64" else 1e-5
-    for got, want in zip(*results):
+    for got, want in zip(*results, strict=False):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, np.abs(want).max()))
 
@@ -108,7 +108,7 @@ def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding
     monkeypatch.setattr(conv, "BLOCK", 40)  # a row or two of windows per block
     monkeypatch.setattr(conv, "PARTS", 3)
     blocks = run()
-    for got, want in zip(blocks[:2], whole[:2]):
+    for got, want in zip(blocks[:2], whole[:2], strict=False):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     want = conv_reference(x.detach().numpy().astype(np.float64), w.detach().numpy(),
                           b.detach().numpy(), (stride,) * 2, (1, 1) if padding == "same" else
@@ -118,7 +118,7 @@ def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding
     for workers in (1, 2):  # the launchers' choice, forced
         monkeypatch.setattr(conv, "_workers", lambda tasks, work, n=workers: min(n, tasks))
         serial.append(run())
-    for got, want in zip(*serial):
+    for got, want in zip(*serial, strict=False):
         np.testing.assert_array_equal(got, want)
 
 
@@ -371,7 +371,7 @@ def test_batch_norm_kernels_match_torch(shape, affine, strided, dtype, seed):
         second = lib.autograd.grad(sum((t * t).sum() for t in again), params[:2])
         results.append([t.detach().numpy() for t in (y, *stats, *first, *second)])
     tol = 1e-9 if dtype == "float64" else 2e-4
-    for got, want in zip(*results):
+    for got, want in zip(*results, strict=False):
         assert got.dtype == dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1, np.abs(want).max()))
 
@@ -387,7 +387,7 @@ def test_batch_norm_threads_give_the_same_bits_and_errors():
         (y * y).sum().backward()
         return [t.detach().numpy().copy() for t in (y, x.grad, w.grad)]
     results = at_thread_counts(run)
-    for got, want in zip(results[0], results[-1]):
+    for got, want in zip(results[0], results[-1], strict=False):
         np.testing.assert_array_equal(got, want)
     with pytest.raises(RuntimeError, match="not implemented for int64 input"):
         F.batch_norm(jt.ones(4, 2, dtype=jt.int64), None, None, training=True)
@@ -427,7 +427,7 @@ def max_poolings(draw):
     padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
     stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     size = [draw(st.integers(d * (k - 1) + 1 - 2 * p, 7)) for k, d, p in
-            zip(kernel, dilation, padding)]
+            zip(kernel, dilation, padding, strict=False)]
     shape = (draw(st.integers(0, 2)), draw(st.integers(1, 3)), *(max(1, s) for s in size))
     x = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(-3, 4, shape)
     x = x.astype(np.float64)

@@ -4,10 +4,9 @@ import math
 
 import numpy as np
 import pytest
-
-import jitensor as jt
 from conftest import CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id
 
+import jitensor as jt
 
 # -- size forms and keywords ----------------------------------------------------------------------
 SIZED = {

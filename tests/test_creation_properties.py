@@ -5,11 +5,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, strategies as st
+from conftest import COPY_PAIRS, CPU_DTYPES, INT_DTYPES, assert_tensor
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor.kernels.cpu import kernels
-from conftest import COPY_PAIRS, CPU_DTYPES, INT_DTYPES, assert_tensor
 
 P = kernels.PARALLEL_MIN  # read at import: the threshold the kernels use now
 NON_BOOL = [d for d in CPU_DTYPES if d is not jt.bool]

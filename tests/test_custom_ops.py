@@ -6,16 +6,24 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import CPU_DTYPES, FLOAT_DTYPES, dtype_id, run_python
+from custom_ops_module import (
+    gelu,
+    largest,
+    low_bit,
+    mad,
+    no_derivative,
+    positive,
+    smooth_max,
+    sum_of_squares,
+)
+from hypothesis import given
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import jitensor as jt
-from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.custom import fingerprint
-
-from conftest import CPU_DTYPES, FLOAT_DTYPES, dtype_id, run_python
-from custom_ops_module import (gelu, largest, low_bit, mad, no_derivative, positive,
-                               smooth_max, sum_of_squares)
+from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 
 C = 0.7978845608
 

@@ -38,7 +38,7 @@ def same(mine, theirs):
             same(mine[key], theirs[key])
     elif isinstance(theirs, (list, tuple)):
         assert len(mine) == len(theirs)
-        for a, b in zip(mine, theirs):
+        for a, b in zip(mine, theirs, strict=False):
             same(a, b)
     elif isinstance(theirs, np.ndarray):
         np.testing.assert_array_equal(mine, theirs)
@@ -83,7 +83,7 @@ def test_tensor_dataset_batches_match_torch(options):
     assert len(mine) == len(theirs)
     got, expected = list(mine), list(theirs)
     assert len(got) == len(expected) == len(theirs)
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=False):
         same(a, b)
 
 

@@ -9,8 +9,6 @@ import pytest
 import jitensor as jt
 from jitensor import cuda as jt_cuda
 
-
-
 _devices = sys.modules["jitensor.device"]
 
 

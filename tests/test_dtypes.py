@@ -4,10 +4,10 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import ALL_DTYPES, CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, dtype_id
 
 import jitensor as jt
 from jitensor import dtypes
-from conftest import ALL_DTYPES, CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, dtype_id
 
 EXPECTED = {  # name: (numpy dtype, itemsize, floating, signed)
     "bool": (np.bool_, 1, False, False),

@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import jitensor as jt
@@ -227,13 +228,13 @@ def test_division_semantics_match_python():
     a = [-7, -3, 3, 7]
     b = [2, -2, 2, -2]
     x, y = jt.tensor(a), jt.tensor(b)
-    assert (x // y).tolist() == [p // q for p, q in zip(a, b)]
-    assert (x % y).tolist() == [p % q for p, q in zip(a, b)]
-    assert jt.fmod(x, y).tolist() == [int(math.fmod(p, q)) for p, q in zip(a, b)]
-    assert jt.div(x, y, rounding_mode="trunc").tolist() == [int(p / q) for p, q in zip(a, b)]
+    assert (x // y).tolist() == [p // q for p, q in zip(a, b, strict=False)]
+    assert (x % y).tolist() == [p % q for p, q in zip(a, b, strict=False)]
+    assert jt.fmod(x, y).tolist() == [int(math.fmod(p, q)) for p, q in zip(a, b, strict=False)]
+    assert jt.div(x, y, rounding_mode="trunc").tolist() == [int(p / q) for p, q in zip(a, b, strict=False)]
     fx, fy = x.double(), y.double()
-    assert jt.div(fx, fy, rounding_mode="floor").tolist() == [p // q for p, q in zip(a, b)]
-    assert (fx % fy).tolist() == [p % q for p, q in zip(a, b)]
+    assert jt.div(fx, fy, rounding_mode="floor").tolist() == [p // q for p, q in zip(a, b, strict=False)]
+    assert (fx % fy).tolist() == [p % q for p, q in zip(a, b, strict=False)]
     assert (fx / 0).tolist() == [-math.inf, -math.inf, math.inf, math.inf]
     with pytest.raises(ValueError, match="rounding_mode"):
         jt.div(x, y, rounding_mode="round")

@@ -6,10 +6,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import assert_grads_match_torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
-from conftest import assert_grads_match_torch
 from jitensor.nn import functional as F
 
 NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",

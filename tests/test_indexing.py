@@ -6,13 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_shape import assert_same_error, same_layout, sample, shares
 
 import jitensor as jt
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
-
-from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
-from test_shape import assert_same_error, same_layout, sample, shares
 
 
 def host_key(key):
@@ -292,7 +292,7 @@ def test_index_ops_match_numpy(d):
     row = mask[1:2, ::-1][:, :4].copy()  # (1, 4), broadcast over x.t()'s rows
     assert_tensor(x.t().masked_select(jt.from_numpy(row)), a.T[np.broadcast_to(row, (6, 4))], d)
     assert_tensor(jt.nonzero(x), np.argwhere(a), jt.int64)
-    for got, want in zip(x.t().nonzero(as_tuple=True), np.nonzero(a.T)):
+    for got, want in zip(x.t().nonzero(as_tuple=True), np.nonzero(a.T), strict=False):
         assert_tensor(got, want, jt.int64)
 
 

@@ -6,13 +6,14 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import jitensor as jt
 import jitensor.kernels.cpu as cpu
 from jitensor.kernels.cpu import kernels, strided
-from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
 
 P = kernels.PARALLEL_MIN
 
@@ -376,6 +377,7 @@ def test_a_code_edit_of_a_kernel_dependency_recompiles_the_kernels(tmp_path):
     import shutil
     import subprocess
     import sys
+
     from conftest import REPO
     shutil.copytree(REPO / "jitensor", tmp_path / "src" / "jitensor",
                     ignore=shutil.ignore_patterns("__pycache__"))

@@ -2,15 +2,14 @@
 products wrap exactly as torch's do) and torch, on every CPU dtype and on views of any layout."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import CPU_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python, to_torch_dtype
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import types
 
 import jitensor as jt
 from jitensor.kernels.cpu import linalg as cpu_linalg
 from jitensor.tensor import _wrap
-
-from conftest import (CPU_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python,
-                       to_torch_dtype)
 
 PRODUCT_DTYPES = [d for d in CPU_DTYPES if d is not jt.bool]  # torch: no bool products
 RNG = np.random.default_rng(1234)

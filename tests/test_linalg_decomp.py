@@ -110,7 +110,7 @@ def test_errors_match_torch(call):
 def backward_both(mine, theirs, A, tA, seed):
     rng = np.random.default_rng(seed)
     loss, tloss = 0, 0
-    for x, tx in zip(mine, theirs):
+    for x, tx in zip(mine, theirs, strict=False):
         g = rng.standard_normal(tuple(tx.shape))
         loss, tloss = loss + (x * jt.tensor(g)).sum(), tloss + (tx * torch.tensor(g)).sum()
     loss.backward()
@@ -402,7 +402,7 @@ def test_lstsq_matches_torch(driver, dtype):
         mine, theirs = lstsq_both(a.astype(f), b.astype(f), driver=driver)
         assert type(mine).__name__ == "linalg_lstsq"
         assert mine._fields == ("solution", "residuals", "rank", "singular_values")
-        for x, y in zip(mine, theirs):
+        for x, y in zip(mine, theirs, strict=False):
             check(x, y, dtype)
     if driver != "gels":  # (rcond: gels has no use for it)
         u, _ = np.linalg.qr(rng.standard_normal((6, 4)))
@@ -412,7 +412,7 @@ def test_lstsq_matches_torch(driver, dtype):
             mine, theirs = lstsq_both(a, rng.standard_normal((6, 2)), rcond=rcond, driver=driver)
             check(mine.rank, theirs.rank)
             if driver in ("gelsd", "gelss"):  # (gelsy drops what its pivoted QR's R11 would,
-                for x, y in zip(mine, theirs):  # not the small singular values: another X)
+                for x, y in zip(mine, theirs, strict=False):  # not the small singular values: another X)
                     check(x, y)
 
 
@@ -472,11 +472,11 @@ def test_lapack_sizes_match_torch(dtype):
             return ([jt.linalg.qr(A, mode=m) for m in ("reduced", "complete", "r")],
                     [jt.linalg.svd(A, full_matrices=f) for f in (True, False)])
         for qrs, svds in at_thread_counts(run):
-            for mode, (Q, R) in zip(("reduced", "complete", "r"), qrs):
+            for mode, (Q, R) in zip(("reduced", "complete", "r"), qrs, strict=False):
                 tQ, tR = torch.linalg.qr(tA, mode=mode)
                 check(Q, tQ, dtype)
                 check(R, tR, dtype)
-            for full, (U, S, Vh) in zip((True, False), svds):
+            for full, (U, S, Vh) in zip((True, False), svds, strict=False):
                 tU, tS, tVh = torch.linalg.svd(tA, full_matrices=full)
                 check(S, tS, dtype)
                 assert U.shape == tU.shape and Vh.shape == tVh.shape
@@ -510,7 +510,7 @@ def test_the_scalar_kernels_match_lapack(monkeypatch):
         return out
     theirs = run()
     monkeypatch.setattr(factor, "SMALL", 1 << 30)
-    for mine, ref in zip(run(), theirs):
+    for mine, ref in zip(run(), theirs, strict=False):
         np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-10, atol=1e-10)
     for small in (1 << 30, 0):
         monkeypatch.setattr(factor, "SMALL", small)
@@ -572,7 +572,7 @@ def test_rank_pinv_cond_lstsq_on_cuda_as_on_the_cpu():
     check(jt.linalg.cond(A.detach()).cpu(), torch.linalg.cond(tA.detach()))
     mine, theirs = jt.linalg.lstsq(A.detach(), jt.tensor(b, device="cuda")), \
         torch.linalg.lstsq(tA.detach(), torch.tensor(b), driver="gels")  # (CUDA's default)
-    for x, y in zip(mine, theirs):
+    for x, y in zip(mine, theirs, strict=False):
         check(x.cpu(), y)
     P = jt.linalg.pinv(A)
     assert P.device.type == "cuda"

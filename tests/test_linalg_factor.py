@@ -77,7 +77,7 @@ def test_lu_factor_and_lu_match_torch(batch, m, n, seed):
     np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
     np.testing.assert_array_equal(info.numpy(), tinfo.numpy())
     P, L, U = jt.linalg.lu(A)
-    for mine, theirs in zip((P, L, U), torch.linalg.lu(tA)):
+    for mine, theirs in zip((P, L, U), torch.linalg.lu(tA), strict=False):
         check(mine, theirs)
 
 
@@ -219,7 +219,7 @@ def backward_both(outs, theirs, rng):
     """Send one random upstream gradient through each output of jitensor's `outs` and torch's
     `theirs` (None: that output is not used)."""
     mine_loss, their_loss = 0, 0
-    for o, t in zip(outs, theirs):
+    for o, t in zip(outs, theirs, strict=False):
         if o is not None:
             g = rng.standard_normal(tuple(t.shape))
             mine_loss = mine_loss + (o * jt.tensor(g, dtype=o.dtype)).sum()
@@ -241,7 +241,7 @@ def test_lu_gradients_match_torch(shape, form):
         P, L, U = la.lu(A)
         return [None if form == "lu_U" else L, None if form == "lu_L" else U]
     outs, theirs = run(jt.linalg, A), run(torch.linalg, tA)
-    for o, t in zip(outs, theirs):
+    for o, t in zip(outs, theirs, strict=False):
         if o is not None:
             check(o, t)
     backward_both(outs, theirs, np.random.default_rng(0))
@@ -262,7 +262,7 @@ def test_lu_solve_gradients_in_LU_and_B_match_torch(left, adjoint):
         LU.retain_grad()
         (X * lib.tensor(np.cos(np.arange(X.numel())).reshape(tuple(X.shape)))).sum().backward()
         grads.append((X, LU.grad, B.grad, A.grad))
-    for mine, theirs in zip(*grads):
+    for mine, theirs in zip(*grads, strict=False):
         check(mine, theirs)
 
 
@@ -481,7 +481,7 @@ def test_the_scalar_kernels_match_lapack(monkeypatch):
                 jt.linalg.solve_triangular(A, B, upper=False, unitriangular=True)]
     theirs = run()
     monkeypatch.setattr(factor, "SMALL", 1 << 30)
-    for mine, ref in zip(run(), theirs):
+    for mine, ref in zip(run(), theirs, strict=False):
         np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-12, atol=1e-12)
     a[2, 1, 3] = np.nan  # NaN propagates (where it lands differs: NaN pivots)
     assert jt.linalg.solve_ex(jt.tensor(a), jt.tensor(b)).result[2].isnan().all().item()

@@ -4,14 +4,14 @@ gradients against finite differences and torch (skipped where not installed), se
 derivatives included; the parallel kernels, strided scores and the errors."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import at_thread_counts, run_python
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor.kernels.cpu import loss as cpu_loss
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
-
-from conftest import at_thread_counts, run_python
 
 
 def reference(x, t, w, ignore_index, reduction, smoothing, log_probs):

@@ -46,7 +46,7 @@ def test_headline_table():
     assert all(len(rows[op]) == 2 for op in ("empty", "zeros", "ones", "full"))  # two sizes
     for op, lines in rows.items():
         for ratios in lines:
-            for peer, text in zip(peers, ratios):
+            for peer, text in zip(peers, ratios, strict=False):
                 if op.startswith("MLP") and peer == "numpy":
                     assert text == ""  # NumPy has no autograd: no peer
                     continue

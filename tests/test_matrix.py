@@ -3,11 +3,11 @@ CPU dtype, hypothesis draws shapes and offsets; gradients are in tests/test_auto
 the CUDA runs in tests/test_cuda.py."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import CPU_DTYPES, dtype_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
-
-from conftest import CPU_DTYPES, dtype_id
 
 
 def _sample(shape, dtype, seed=0):

@@ -12,7 +12,9 @@ import pytest
 
 import jitensor as jt
 from jitensor import nn
-from jitensor.nn import functional as F, init
+from jitensor.nn import functional as F
+from jitensor.nn import init
+
 
 def values(t):
     return t.detach().numpy()
@@ -214,9 +216,9 @@ def test_state_dict_round_trip():
     result = b.load_state_dict(sd)
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == "<All keys matched successfully>"
-    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values(), strict=False):
         np.testing.assert_array_equal(values(x), values(y), err_msg=name)
-    assert all(p is q for p, q in zip(params_before, b.parameters()))  # copied in place
+    assert all(p is q for p, q in zip(params_before, b.parameters(), strict=False))  # copied in place
     b.load_state_dict(OrderedDict((k, v.double()) for k, v in sd.items()))  # dtype converted
     assert b.scale.dtype is jt.float32
 
@@ -275,7 +277,7 @@ def test_to_converts_in_place():
     params = list(net.parameters())
     net.scale.grad = jt.ones(3)
     assert net.double() is net
-    assert all(p is q for p, q in zip(params, net.parameters()))  # optimizers keep working
+    assert all(p is q for p, q in zip(params, net.parameters(), strict=False))  # optimizers keep working
     assert all(p.dtype is jt.float64 and p.requires_grad for p in net.parameters())
     assert net.scale.grad.dtype is jt.float64 and net.running.dtype is jt.float64
     assert net.steps.dtype is jt.int64  # dtype conversions skip integer tensors
@@ -796,7 +798,7 @@ def _grads_match(torch, fn, torch_fn, *inputs, rtol=1e-5):
     close(out, ref, rtol=rtol)
     out.sum().backward()
     ref.sum().backward()
-    for m, t in zip(mine, theirs):
+    for m, t in zip(mine, theirs, strict=False):
         close(m.grad, t.grad, rtol=rtol, atol=1e-6)
 
 
@@ -848,7 +850,7 @@ def test_training_matches_torch(torch):
         ref_loss.backward()
         ref_opt.step()
         close(loss, ref_loss, rtol=1e-5)
-    for p, q in zip(model.parameters(), ref.parameters()):
+    for p, q in zip(model.parameters(), ref.parameters(), strict=False):
         close(p, q, rtol=1e-4, atol=1e-5)
 
 

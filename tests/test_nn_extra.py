@@ -9,13 +9,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import assert_grads_match_torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor import nn
 from jitensor.nn import functional as F
-
-from conftest import assert_grads_match_torch
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional

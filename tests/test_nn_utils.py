@@ -33,7 +33,7 @@ def _twin_params(shapes, dtypes=None, grads=True, scale=1.0, seed=0):
     rng = np.random.default_rng(seed)
     dtypes = dtypes or ["float32"] * len(shapes)
     jps, tps = [], []
-    for shape, dtype in zip(shapes, dtypes):
+    for shape, dtype in zip(shapes, dtypes, strict=False):
         data = rng.standard_normal(shape).astype(dtype)
         jp, tp = nn.Parameter(jt.tensor(data)), torch.nn.Parameter(torch.tensor(data))
         if grads:
@@ -51,7 +51,7 @@ def _same(jt_t, torch_t, rtol=1e-6, atol=0.0):
 
 
 def _same_grads(jps, tps, rtol=1e-6):
-    for jp, tp in zip(jps, tps):
+    for jp, tp in zip(jps, tps, strict=False):
         assert (jp.grad is None) == (tp.grad is None)
         if jp.grad is not None:
             _same(jp.grad, tp.grad, rtol)
@@ -123,7 +123,7 @@ def test_clip_grad_norm_nonfinite():
         _same_grads(jps, tps)  # nothing was scaled before the error
         # without the check, gradients are scaled by the non-finite norm, as torch's are
         _same(utils.clip_grad_norm_(jps, 1.0), torch.nn.utils.clip_grad_norm_(tps, 1.0))
-        for jp, tp in zip(jps, tps):
+        for jp, tp in zip(jps, tps, strict=False):
             np.testing.assert_array_equal(values(jp.grad), tp.grad.numpy())
     jps, tps = _twin_params([(3,)])
     jps[0].grad[1] = math.inf
@@ -183,7 +183,7 @@ def test_parameters_vector_round_trip_as_torch():
     jnew, tnew = jt.tensor(new), torch.tensor(new)
     assert utils.vector_to_parameters(jnew, jps) is None
     torch.nn.utils.vector_to_parameters(tnew, tps)
-    for jp, tp in zip(jps, tps):
+    for jp, tp in zip(jps, tps, strict=False):
         _same(jp, tp, rtol=0)
         assert isinstance(jp, nn.Parameter) and jp.requires_grad
     jnew[0] = -1.0  # the parameters now share the vector's memory, as torch's do
@@ -232,7 +232,7 @@ def test_pad_sequence_as_torch(batch_first, padding_side, lengths, trailing):
     weights = np.random.default_rng(1).standard_normal(got.shape).astype(np.float32)
     (got * jt.tensor(weights)).sum().backward()
     (expected * torch.tensor(weights)).sum().backward()
-    for js, ts in zip(jseqs, tseqs):
+    for js, ts in zip(jseqs, tseqs, strict=False):
         _same(js.grad, ts.grad, rtol=0)
 
 
@@ -281,7 +281,7 @@ def test_unpad_sequence_as_torch(batch_first):
     got = utils.rnn.unpad_sequence(jpadded, jt.tensor(lengths), batch_first)
     expected = torch.nn.utils.rnn.unpad_sequence(tpadded, torch.tensor(lengths), batch_first)
     assert len(got) == len(expected) == 3
-    for g, e, s in zip(got, expected, seqs):
+    for g, e, s in zip(got, expected, seqs, strict=False):
         _same(g, e, rtol=0)
         np.testing.assert_array_equal(values(g), s)
     np.testing.assert_array_equal(values(jpadded), before)  # the input is left as it was

@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pytest
 from conftest import assert_grads_match_torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor import nn
@@ -68,7 +69,7 @@ def resamplings(draw):
     else:
         scales = [draw(st.sampled_from([0.5, 0.7, 1.0, 1.3, 1.5, 2.0, 2.5, 3.0, 1 / 3]))
                   for _ in range(dims)]
-        if any(int(n * s) < 1 for n, s in zip(spatial, scales)):
+        if any(int(n * s) < 1 for n, s in zip(spatial, scales, strict=False)):
             scales = [max(s, 1.0) for s in scales]
         kw["scale_factor"] = tuple(scales) if draw(st.booleans()) or dims == 1 else scales[0]
         if not isinstance(kw["scale_factor"], tuple):
@@ -228,7 +229,7 @@ def blocks(draw):
     padding = (draw(st.integers(0, 1)), draw(st.integers(0, 1)))
     stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
     size = tuple(draw(st.integers(max(1, d * (k - 1) + 1 - 2 * p), 6))
-                 for k, d, p in zip(kernel, dilation, padding))
+                 for k, d, p in zip(kernel, dilation, padding, strict=False))
     return (draw(st.integers(1, 2)), draw(st.integers(1, 2))), size, kernel, dilation, \
         padding, stride, draw(st.booleans()), draw(st.integers(0, 2 ** 32 - 1))
 
@@ -317,7 +318,7 @@ def test_instance_norm_running_stats_as_torch():
         a = F.instance_norm(jt.tensor(x), *stats[0], momentum=0.3)
         b = TF.instance_norm(torch.tensor(x), *stats[1], momentum=0.3)
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
-    for mine, theirs in zip(*stats):
+    for mine, theirs in zip(*stats, strict=False):
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
     a = F.instance_norm(jt.tensor(x), *stats[0], use_input_stats=False)
     b = TF.instance_norm(torch.tensor(x), *stats[1], use_input_stats=False)
@@ -389,11 +390,11 @@ def transposed(draw):
     kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     stride = (draw(st.integers(1, 3)), draw(st.integers(1, 2)))
     dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
-    output_padding = tuple(draw(st.integers(0, max(s, d) - 1)) for s, d in zip(stride, dilation))
+    output_padding = tuple(draw(st.integers(0, max(s, d) - 1)) for s, d in zip(stride, dilation, strict=False))
     padding = (draw(st.integers(0, 2)), draw(st.integers(0, 1)))
     size = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
     if any((i - 1) * s - 2 * p + d * (k - 1) + op + 1 <= 0 for i, s, p, d, k, op in
-           zip(size, stride, padding, dilation, kernel, output_padding)):
+           zip(size, stride, padding, dilation, kernel, output_padding, strict=False)):
         padding = (0, 0)
     return (draw(st.integers(1, 2)), c) + size, (c, o // groups) + kernel, stride, padding, \
         output_padding, groups, dilation, draw(st.booleans()), draw(st.integers(0, 2 ** 32 - 1))
@@ -446,9 +447,9 @@ def test_conv_transpose_modules_as_torch():
         x = rng.standard_normal((2, 4) + (3,) * n)
         check(mine, theirs, [x], rtol=1e-9, atol=1e-10)
         # every valid output_size: the smallest (no output padding) to stride - 1 more
-        low = [o - op for o, op in zip(theirs(torch.tensor(x)).shape[2:], theirs.output_padding)]
+        low = [o - op for o, op in zip(theirs(torch.tensor(x)).shape[2:], theirs.output_padding, strict=False)]
         for extra in range(max(theirs.stride)):
-            size = [lo + min(extra, s - 1) for lo, s in zip(low, theirs.stride)]
+            size = [lo + min(extra, s - 1) for lo, s in zip(low, theirs.stride, strict=False)]
             for given_size in (size, (2, 6, *size)):
                 check(lambda t: mine(t, output_size=given_size),
                       lambda t: theirs(t, output_size=given_size), [x], rtol=1e-9, atol=1e-10)
@@ -505,7 +506,7 @@ def on_cuda_as_on_cpu(fn, *arrays):
                                atol=1e-12)
     (a * a).sum().backward()
     (b * b).sum().backward()
-    for c, g in zip(cpu, gpu):
+    for c, g in zip(cpu, gpu, strict=False):
         np.testing.assert_allclose(g.grad.cpu().numpy(), c.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 

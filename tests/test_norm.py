@@ -6,14 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import at_thread_counts, run_python
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor import nn
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
-
-from conftest import at_thread_counts, run_python
 
 
 def reference(x, k, w, b, eps, centred):
@@ -74,7 +74,7 @@ def test_values_and_gradients_match_numpy_on_any_shape_and_options(problem):
     np.testing.assert_allclose(y.detach().numpy(), want, rtol=rtol, atol=rtol * 10)
     g = np.random.default_rng(1).standard_normal(x.shape).astype(x.dtype)
     y.backward(jt.tensor(g))
-    for got, expected in zip([a] + params, grads(g.astype(np.float64))):
+    for got, expected in zip([a] + params, grads(g.astype(np.float64)), strict=False):
         if got is None:
             continue
         assert got.grad.dtype is got.dtype and tuple(got.grad.shape) == tuple(got.shape)
@@ -117,12 +117,12 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
         y.backward(g)
         return [t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)]
     results = at_thread_counts(run)
-    for one, many in zip(results[0], results[-1]):
+    for one, many in zip(results[0], results[-1], strict=False):
         np.testing.assert_array_equal(one, many)
     want, grads = reference(x.detach().numpy(), k, w.detach().numpy(), b.detach().numpy(), 1e-5,
                             True)
     np.testing.assert_allclose(results[0][0], want, rtol=1e-5, atol=1e-5)
-    for got, expected in zip(results[0][1:], grads(g.numpy().astype(np.float64))):
+    for got, expected in zip(results[0][1:], grads(g.numpy().astype(np.float64)), strict=False):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
 
 
@@ -158,14 +158,14 @@ def test_gradients_and_second_derivatives_match_torch(centred):
     got = jt.autograd.grad((y * jt.tensor(g)).sum(), mine, create_graph=True)
     want = torch.autograd.grad((ty * torch.tensor(g)).sum(), theirs, create_graph=True)
     probe = [rng.standard_normal(t.shape) for t in got]
-    for a, e in zip(got, want):
+    for a, e in zip(got, want, strict=False):
         np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-10,
                                    atol=1e-12)
-    second = jt.autograd.grad(sum((a * jt.tensor(p)).sum() for a, p in zip(got, probe)), mine,
+    second = jt.autograd.grad(sum((a * jt.tensor(p)).sum() for a, p in zip(got, probe, strict=False)), mine,
                               allow_unused=True)
-    expected = torch.autograd.grad(sum((e * torch.tensor(p)).sum() for e, p in zip(want, probe)),
+    expected = torch.autograd.grad(sum((e * torch.tensor(p)).sum() for e, p in zip(want, probe, strict=False)),
                                    theirs, allow_unused=True)
-    for a, e in zip(second, expected):
+    for a, e in zip(second, expected, strict=False):
         if e is None:
             assert a is None or not a.numpy().any()
         else:

@@ -36,11 +36,11 @@ def run_both(torch, make_mine, make_theirs, dtype, steps=6):
     theirs = [torch.nn.Parameter(torch.from_numpy(a.copy())) for a in arrays]
     opt, ref = make_mine(mine), make_theirs(theirs)
     for step in range(steps):
-        for p, q, g in zip(mine, theirs, grads_for(step, dtype)):
+        for p, q, g in zip(mine, theirs, grads_for(step, dtype), strict=False):
             p.grad, q.grad = jt.tensor(g), torch.from_numpy(g.copy())
         opt.step()
         ref.step()
-        for p, q in zip(mine, theirs):
+        for p, q in zip(mine, theirs, strict=False):
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **tol(dtype),
                                        err_msg=f"step {step}")
     np.testing.assert_array_equal(mine[2].detach().numpy(), arrays[2])
@@ -48,7 +48,7 @@ def run_both(torch, make_mine, make_theirs, dtype, steps=6):
 
 
 def assert_states_match(opt, ref, mine, theirs, dtype):
-    for p, q in zip(mine, theirs):
+    for p, q in zip(mine, theirs, strict=False):
         assert set(opt.state[p]) == set(ref.state[q])
         for key, value in ref.state[q].items():
             got = opt.state[p][key]
@@ -118,7 +118,7 @@ def test_param_groups_match_torch():
     opt, ref, *_ = run_both(torch, lambda ps: groups(ps, jt), lambda ps: groups(ps, torch),
                             jt.float64)
     assert [g["lr"] for g in opt.param_groups] == [0.5, 0.1]
-    for group, ref_group in zip(opt.param_groups, ref.param_groups):
+    for group, ref_group in zip(opt.param_groups, ref.param_groups, strict=False):
         for key, value in group.items():
             if key != "params":
                 assert ref_group[key] == value, key
@@ -134,7 +134,7 @@ def test_state_dict_format_matches_torch():
         sd, ref_sd = opt.state_dict(), ref.state_dict()
         assert list(sd) == ["state", "param_groups"]
         assert list(sd["state"]) == list(ref_sd["state"]) == [0, 1]
-        for mine, theirs in zip(sd["param_groups"], ref_sd["param_groups"]):
+        for mine, theirs in zip(sd["param_groups"], ref_sd["param_groups"], strict=False):
             assert mine["params"] == theirs["params"]
             assert set(mine) <= set(theirs)  # torch adds its own switches (foreach, fused...)
             assert all(mine[k] == theirs[k] for k in mine)
@@ -153,7 +153,7 @@ def test_load_state_dict_resumes_exactly():
 
         def steps(opt, params, rng):
             for step in rng:
-                for p, g in zip(params, grads_for(step, jt.float64)):
+                for p, g in zip(params, grads_for(step, jt.float64), strict=False):
                     p.grad = jt.tensor(g)
                 opt.step()
 
@@ -163,7 +163,7 @@ def test_load_state_dict_resumes_exactly():
         opt_resumed = make(resumed)
         opt_resumed.load_state_dict(opt_first.state_dict())
         steps(opt_resumed, resumed, range(3, 6))
-        for p, q in zip(straight, resumed):
+        for p, q in zip(straight, resumed, strict=False):
             np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
         for key, value in opt_resumed.state[resumed[0]].items():
             assert not np.shares_memory(value.numpy(), opt_first.state[first[0]][key].numpy())

@@ -8,17 +8,16 @@ import warnings
 
 import numpy as np
 import pytest
+from test_optim import DTYPES, assert_states_match, grads_for, make_params
+from test_optim import run_both as _run_both
 
 import jitensor as jt
 from jitensor import nn, optim
 from jitensor.optim import lr_scheduler
 
-from test_optim import DTYPES, assert_states_match, grads_for, make_params
-from test_optim import run_both as _run_both
-
 
 def set_grads(params, step, dtype, lib=jt):
-    for p, g in zip(params, grads_for(step, dtype)):
+    for p, g in zip(params, grads_for(step, dtype), strict=False):
         p.grad = lib.tensor(g.copy())
 
 
@@ -104,7 +103,7 @@ def test_state_dict_round_trip(name, kwargs):
     assert list(sd["state"]) == list(ref_sd["state"])
     for index, state in sd["state"].items():
         assert list(state) == list(ref_sd["state"][index])
-    for group, ref_group in zip(sd["param_groups"], ref_sd["param_groups"]):
+    for group, ref_group in zip(sd["param_groups"], ref_sd["param_groups"], strict=False):
         assert set(group) <= set(ref_group)  # torch adds its own switches (foreach...)
         assert all(group[k] == ref_group[k] for k in group)
 
@@ -125,7 +124,7 @@ def test_state_dict_round_trip(name, kwargs):
     for step in range(3, 6):
         set_grads(resumed, step, jt.float64)
         opt_resumed.step()
-    for p, q in zip(straight, resumed):
+    for p, q in zip(straight, resumed, strict=False):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
@@ -282,7 +281,7 @@ def test_scheduler_matches_torch(name):
 
 def assert_same_keys(sd, ref_sd):
     assert set(sd) == set(ref_sd)
-    for nested, ref_nested in zip(sd.get("_schedulers", []), ref_sd.get("_schedulers", [])):
+    for nested, ref_nested in zip(sd.get("_schedulers", []), ref_sd.get("_schedulers", []), strict=False):
         assert_same_keys(nested, ref_nested)
 
 

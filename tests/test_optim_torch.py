@@ -8,12 +8,11 @@ import inspect
 
 import numpy as np
 import pytest
+from test_optim import grads_for, make_params
 
 import jitensor as jt
 from jitensor import nn, optim
 from jitensor.optim import swa_utils
-
-from test_optim import grads_for, make_params
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -59,7 +58,7 @@ def assert_same_values(mine, theirs, dtype, where=""):
             assert_same_values(mine[key], theirs[key], dtype, f"{where}/{key}")
     elif isinstance(theirs, (list, tuple)):
         assert type(mine) is type(theirs) and len(mine) == len(theirs), where
-        for i, (a, b) in enumerate(zip(mine, theirs)):
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
             assert_same_values(a, b, dtype, f"{where}[{i}]")
     elif isinstance(theirs, float) and dtype is jt.float32:
         np.testing.assert_allclose(mine, theirs, **tol(dtype), err_msg=where)
@@ -68,7 +67,7 @@ def assert_same_values(mine, theirs, dtype, where=""):
 
 
 def set_grads(params, step, dtype, lib):
-    for p, g in zip(params, grads_for(step, dtype)):
+    for p, g in zip(params, grads_for(step, dtype), strict=False):
         p.grad = lib.tensor(g.copy())
 
 
@@ -78,7 +77,7 @@ def step_both(opt, ref, mine, theirs, dtype, steps, first=0):
         set_grads(theirs, step, dtype, torch)
         opt.step()
         ref.step()
-        for p, q in zip(mine, theirs):
+        for p, q in zip(mine, theirs, strict=False):
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **tol(dtype),
                                        err_msg=f"step {step}")
 
@@ -166,7 +165,7 @@ def test_close_to_torch_foreach_and_fused(name, kwargs, dtype):
         set_grads(theirs, step, dtype, torch)
         opt.step()
         ref.step()
-    for p, q in zip(mine, theirs):
+    for p, q in zip(mine, theirs, strict=False):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-6)
     assert opt.state_dict()["param_groups"] == ref.state_dict()["param_groups"]
 
@@ -298,7 +297,7 @@ def lbfgs_run(lib, dtype, steps, **kwargs):
     def closure():
         opt.zero_grad()
         f, g = rosenbrock(np.concatenate([p.detach().numpy() for p in ps]))
-        for p, gi in zip(ps, g):
+        for p, gi in zip(ps, g, strict=False):
             p.grad = lib.tensor(np.array([gi], dtype=dtype.np))
         return lib.tensor(f)
 
@@ -319,7 +318,7 @@ def test_lbfgs_matches_torch_on_rosenbrock(line_search_fn):
     steps = 8 if line_search_fn else 4
     mine, opt = lbfgs_run(jt, jt.float64, steps, **kwargs)
     theirs, ref = lbfgs_run(torch, jt.float64, steps, **kwargs)
-    for (loss, x), (ref_loss, ref_x) in zip(mine, theirs):
+    for (loss, x), (ref_loss, ref_x) in zip(mine, theirs, strict=False):
         np.testing.assert_allclose(x, ref_x, rtol=1e-9)
         np.testing.assert_allclose(loss, ref_loss, rtol=1e-9, atol=1e-12)
     sd, ref_sd = opt.state_dict(), ref.state_dict()
@@ -366,7 +365,7 @@ def test_lbfgs_with_autograd_closure_resumes_from_its_state():
     first, opt1 = fresh()
     run(2, first, opt1)
     resumed, opt2 = fresh()
-    for p, q in zip(resumed, first):
+    for p, q in zip(resumed, first, strict=False):
         p.detach().copy_(q.detach())
     opt2.load_state_dict(opt1.state_dict())
     assert opt2.state[resumed[0]]["d"] is not opt1.state[first[0]]["d"]

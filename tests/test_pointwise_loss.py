@@ -7,14 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import at_thread_counts
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor import nn
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
-
-from conftest import at_thread_counts
 
 NAMES = ("l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
          "binary_cross_entropy_with_logits", "kl_div")
@@ -228,7 +228,7 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(name):
         return loss.detach().numpy(), a.grad.numpy()
     results = at_thread_counts(run)
     for got in results[1:]:
-        for u, v in zip(got, results[0]):
+        for u, v in zip(got, results[0], strict=False):
             np.testing.assert_array_equal(u, v)
     np.testing.assert_allclose(results[0][0], reference(name, x, y), rtol=2e-5, atol=1e-6)
 

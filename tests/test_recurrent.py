@@ -35,7 +35,7 @@ def twins(name, *args, seed=0, **kwargs):
     theirs = getattr(torch.nn, name)(*args, **kwargs).double()
     mine = getattr(nn, name)(*args, **mine_kwargs).double()
     assert list(mine.state_dict()) == list(theirs.state_dict())
-    for (k, a), b in zip(mine.state_dict().items(), theirs.state_dict().values()):
+    for (k, a), b in zip(mine.state_dict().items(), theirs.state_dict().values(), strict=False):
         assert tuple(a.shape) == tuple(b.shape), k
     mine.load_state_dict({k: jt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
     return mine, theirs
@@ -59,7 +59,7 @@ def check_against_torch(rng, mine_out, theirs_out, leaves):
     a, b = flat(mine_out), flat(theirs_out)
     assert len(a) == len(b)
     loss_a, loss_b = 0, 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         assert tuple(x.shape) == tuple(y.shape) and x.dtype is jt.float64
         np.testing.assert_allclose(x.detach().numpy(), y.detach().numpy(), **TOL)
         g = rng.standard_normal(tuple(y.shape))
@@ -73,7 +73,7 @@ def check_against_torch(rng, mine_out, theirs_out, leaves):
 
 
 def parameter_pairs(mine, theirs):
-    return list(zip(mine.parameters(), theirs.parameters()))
+    return list(zip(mine.parameters(), theirs.parameters(), strict=False))
 
 
 # -- RNN, LSTM, GRU ----------------------------------------------------------------------------
@@ -136,7 +136,7 @@ def test_repr_names_all_weights_and_flatten_parameters():
         assert mine._all_weights == theirs._all_weights
         assert [[tuple(p.shape) for p in ps] for ps in mine.all_weights] == \
             [[tuple(p.shape) for p in ps] for ps in theirs.all_weights]
-        assert all(a is b for a, b in zip(mine._flat_weights, mine.parameters()))
+        assert all(a is b for a, b in zip(mine._flat_weights, mine.parameters(), strict=False))
         assert mine.flatten_parameters() is None
     assert repr(nn.RNN(3, 4, nonlinearity="relu")) == "RNN(3, 4)"  # (torch's omits it too)
 
@@ -152,7 +152,7 @@ def test_init_is_uniform_within_one_over_sqrt_hidden_and_seeded():
     jt.manual_seed(3)
     again = nn.LSTM(3, 16, 2, bidirectional=True, proj_size=4, dtype=jt.float64)
     assert all(np.array_equal(a.detach().numpy(), b.detach().numpy())
-               for a, b in zip(m.parameters(), again.parameters()))
+               for a, b in zip(m.parameters(), again.parameters(), strict=False))
     cell = nn.GRUCell(2, 9)
     assert np.abs(cell.weight_hh.detach().numpy()).max() <= 1 / 3
 
@@ -441,7 +441,7 @@ def test_lstm_and_decoder_layer_on_cuda():
     (out.sum() + c.sum()).backward()
     (out_c.sum() + c_c.sum()).backward()
     np.testing.assert_allclose(xc.grad.cpu().numpy(), x.grad.numpy(), **TOL)
-    for p, q in zip(cpu.parameters(), gpu.parameters()):
+    for p, q in zip(cpu.parameters(), gpu.parameters(), strict=False):
         assert q.grad.device.type == "cuda"
         np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), **TOL)
     layer = nn.TransformerDecoderLayer(4, 2, 4, dropout=0.0).double()

@@ -8,12 +8,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor.kernels.cpu import reduction as cpu_reduction
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
-from conftest import CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python
 
 NON_BOOL = INT_DTYPES + FLOAT_DTYPES
 
@@ -527,6 +528,7 @@ def test_vectorisable_exp_is_accurate():
     """The CPU kernels' exp (elementwise, softmax, logsumexp): within 2 ulp over the normal
     range, correctly small in the denormals, inf past the largest float, exact specials."""
     from numba import njit
+
     from jitensor.kernels.scalar.libm import exp
 
     @njit

@@ -6,10 +6,11 @@ import importlib.util
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import CPU_DTYPES, dtype_id
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
-from conftest import CPU_DTYPES, dtype_id
 
 # name: (NumPy/Python data expression, dtype name or None, requires_grad, torch's repr)
 CASES = {

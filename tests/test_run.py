@@ -5,7 +5,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import REPO
 
 SCRIPT = textwrap.dedent("""

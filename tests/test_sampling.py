@@ -338,7 +338,7 @@ def test_sample_gradients_are_zero_like_torch(call):
     assert y.requires_grad == ty.requires_grad is True
     y.sum().backward()
     ty.sum().backward()
-    for m, t in zip(mine, theirs):
+    for m, t in zip(mine, theirs, strict=False):
         if t.grad is None:
             assert m.grad is None
         else:

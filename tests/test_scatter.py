@@ -3,11 +3,11 @@ value oracle over every CPU dtype (hypothesis draws shapes, dims and indices), t
 for values, gradients and which calls raise; the same ops run on CUDA in tests/test_cuda.py."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import CPU_DTYPES, dtype_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
-
-from conftest import CPU_DTYPES, dtype_id
 
 
 def _sample(rng, shape, dtype):

@@ -20,10 +20,10 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 import pytest
+from conftest import CPU_DTYPES, REPO, dtype_id
 
 import jitensor as jt
 from jitensor import nn, optim, serialization
-from conftest import CPU_DTYPES, REPO, dtype_id
 
 
 def round_trip(obj, **load_kwargs):
@@ -203,7 +203,7 @@ def test_model_and_optimizer_round_trip(tmp_path):
     for seed in range(3, 6):
         step(model, opt, seed)
         step(model2, opt2, seed)
-    for p, q in zip(model.parameters(), model2.parameters()):
+    for p, q in zip(model.parameters(), model2.parameters(), strict=False):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
@@ -532,17 +532,17 @@ def test_optimizer_state_round_trips_through_torch(tmp_path):
     grads = [[rng.standard_normal(s) for s in ((4, 3), (4,), (2, 4), (2,))] for _ in range(6)]
 
     def jt_step(model, opt, g):
-        for p, x in zip(model.parameters(), g):
+        for p, x in zip(model.parameters(), g, strict=False):
             p.grad = jt.tensor(x)
         opt.step()
 
     def torch_step(model, opt, g):
-        for p, x in zip(model.parameters(), g):
+        for p, x in zip(model.parameters(), g, strict=False):
             p.grad = torch.tensor(x)
         opt.step()
 
     def same(mine, theirs):
-        for p, q in zip(mine.parameters(), theirs.parameters()):
+        for p, q in zip(mine.parameters(), theirs.parameters(), strict=False):
             np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12,
                                        atol=1e-15)
 

@@ -4,12 +4,12 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import CPU_DTYPES, assert_tensor, dtype_id, to_torch_dtype
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor.ops.shape import VIEW_INCOMPATIBLE
-
-from conftest import CPU_DTYPES, assert_tensor, dtype_id, to_torch_dtype
 
 
 def sample(shape, dtype, seed=0):
@@ -104,7 +104,7 @@ def test_split_chunk_unbind_are_views(d):
     for got, want in ((x.split(3), np.split(a, [3, 6])), (x.split([2, 5], 0), np.split(a, [2])),
                       (x.chunk(3), np.split(a, [3, 6])), (x.unbind(1), list(a.T))):
         assert len(got) == len(want)
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=False):
             assert_tensor(g, w, d)
             assert shares(g, x)
 
@@ -327,7 +327,7 @@ def test_expand_matches_torch(shape, sizes, lead):
     a = sample(shape, jt.float32)
     # size-1 dims grow, -1 keeps a size, a 3 on another size must raise
     target = [1] * lead + [s if s >= 0 and (n == 1 or s == 3) else (-1 if s == -1 else n)
-                           for n, s in zip(shape, sizes + [1] * len(shape))]
+                           for n, s in zip(shape, sizes + [1] * len(shape), strict=False)]
     tx = torch.from_numpy(a)
     try:
         expected = tx.expand(target)
@@ -400,7 +400,7 @@ def test_pieces_match_torch(call):
     a = sample((5, 4), jt.float32)
     got, expected = call(jt, jt.from_numpy(a)), call(torch, torch.from_numpy(a))
     assert len(got) == len(expected)
-    for g, e in zip(got, expected):
+    for g, e in zip(got, expected, strict=False):
         assert same_layout(g, e)
         np.testing.assert_array_equal(g.numpy(), e.numpy())
 

@@ -46,7 +46,7 @@ def check(got, expected, base=None, tbase=None):
         assert isinstance(got, jt.Size) and tuple(got) == tuple(expected), (got, expected)
     elif isinstance(expected, (tuple, list)):
         assert isinstance(got, tuple) and len(got) == len(expected), (got, expected)
-        for g, e in zip(got, expected):
+        for g, e in zip(got, expected, strict=False):
             check(g, e, base, tbase)
     else:
         assert to_torch_dtype(got.dtype) == expected.dtype, (got.dtype, expected.dtype)
@@ -82,7 +82,7 @@ def test_stacks_of_mixed_dims_and_dtypes_and_out():
         ("column_stack", [(), (1,), (1, 2)], [jt.int32, jt.float32, jt.bool]),
     ]
     for fn, shape_list, dtype_list in cases:
-        pairs = [both(s, d, k) for k, (s, d) in enumerate(zip(shape_list, dtype_list))]
+        pairs = [both(s, d, k) for k, (s, d) in enumerate(zip(shape_list, dtype_list, strict=False))]
         expected = getattr(torch, fn)([t for _, t in pairs])
         check(getattr(jt, fn)([x for x, _ in pairs]), expected)
         out = jt.empty(*expected.shape, dtype=jt.float64)
@@ -116,7 +116,7 @@ def test_meshgrid_and_cartesian_prod_match_torch(lengths, indexing, as_list, dty
     got = jt.meshgrid(xs, indexing=indexing) if as_list else jt.meshgrid(*xs, indexing=indexing)
     expected = torch.meshgrid(*ts, indexing=indexing)
     assert len(got) == len(expected)
-    for k, (g, e) in enumerate(zip(got, expected)):
+    for k, (g, e) in enumerate(zip(got, expected, strict=False)):
         check(g, e, *pairs[k])  # grid k is a view of input k
     if None not in lengths:
         check(jt.cartesian_prod(*xs), torch.cartesian_prod(*ts), xs[0], ts[0])
@@ -148,7 +148,7 @@ def test_tensor_split_matches_torch_and_gives_views(data):
     got, expected = jt.tensor_split(x, jarg, d), torch.tensor_split(t, targ, d)
     check(got, expected, x, t)
     check(x.tensor_split(jarg, dim=d), expected, x, t)
-    for g, e in zip(got, expected):  # writes show in the base
+    for g, e in zip(got, expected, strict=False):  # writes show in the base
         g.zero_()
         e.zero_()
     check(x, t)

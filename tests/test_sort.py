@@ -3,11 +3,11 @@ shapes (NaN sorts above every number, as torch sorts), torch the oracle for both
 and topk; gradients are in tests/test_autograd.py, the CUDA runs in tests/test_cuda.py."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import CPU_DTYPES, dtype_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
-
-from conftest import CPU_DTYPES, dtype_id
 
 
 def _numpy_sort(x, dim, descending):

@@ -60,7 +60,7 @@ def test_committed_stubs_are_current(regenerated, path):
     committed = (REPO / path).read_text() if (REPO / path).exists() else ""
     if committed != regenerated[path]:
         old, new = committed.splitlines(), regenerated[path].splitlines()
-        first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b),
+        first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
                      min(len(old), len(new)))
         pytest.fail(f"{path} is out of date ({REGENERATE}); first difference at line "
                     f"{first + 1}:\n  committed:   {old[first] if first < len(old) else '<end>'}"

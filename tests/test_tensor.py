@@ -6,9 +6,9 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import COPY_PAIRS, CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id
 
 import jitensor as jt
-from conftest import COPY_PAIRS, CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id
 
 
 def sample(shape, dtype, seed=0):
@@ -189,7 +189,7 @@ def test_len_and_iter():
     assert len(t) == 3
     rows = list(t)
     assert len(rows) == 3
-    for row, r in zip(rows, ref):
+    for row, r in zip(rows, ref, strict=False):
         assert isinstance(row, jt.Tensor) and row.dtype is jt.int64 and row.shape == (2,)
         assert row.tolist() == r.tolist()
     scalars = list(jt.tensor([1.5, 2.5]))

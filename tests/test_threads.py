@@ -6,12 +6,11 @@ loop."""
 import numba
 import numpy as np
 import pytest
+from conftest import run_python
 
 import jitensor as jt
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
 from jitensor.nn import functional as F
-
-from conftest import run_python
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ def _restore():
              creation._default_device[0], jt.get_rng_state())
     yield
     for target, value in zip((_settings._deterministic, _settings._matmul_precision,
-                              _settings._warn_always, _settings._interop), saved[0]):
+                              _settings._warn_always, _settings._interop), saved[0], strict=False):
         target[:] = value
     creation.set_default_device(saved[1])
     jt.set_rng_state(saved[2])
@@ -557,7 +557,7 @@ def test_data_parallel_without_a_device_runs_the_module_as_torch(no_cuda):
     tout.pow(2).sum().backward()
     jout.pow(2).sum().backward()
     assert np.allclose(jx.grad.numpy(), tx.grad.numpy(), atol=1e-5)
-    for (name, p), q in zip(mine.named_parameters(), theirs.parameters()):
+    for (name, p), q in zip(mine.named_parameters(), theirs.parameters(), strict=False):
         assert np.allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5), name
     assert list(jdp.state_dict()) == list(tdp.state_dict())  # "module." prefixes
     with pytest.raises(RuntimeError) as their_error:
@@ -712,7 +712,7 @@ def test_parametrize_follows_torch():
         seen.append(type(lin2).__name__)
         results.append(seen)
     theirs, mine = results
-    for i, (a, b) in enumerate(zip(theirs, mine)):
+    for i, (a, b) in enumerate(zip(theirs, mine, strict=False)):
         if isinstance(a, tuple) and a[0] == "raises":
             assert b[0] == "raises" and b[1] is a[1], (i, a, b)
         else:

@@ -1,13 +1,19 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
 `enable_grad`, `set_grad_enabled`, `inference_mode` and `gradcheck`. How ops are recorded:
 graph.py and wrap.py; the derivative of each op: derivatives/, a file per ops/ module."""
-from ..kernels.registry import backend
 from ..creation import allocate
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from . import grad_mode, graph
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .gradcheck import gradcheck
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-                        no_grad, set_grad_enabled)
 
 __all__ = ["backward", "enable_grad", "grad", "gradcheck", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]
@@ -25,7 +31,7 @@ def _roots(outputs, grad_outputs, what):
         raise RuntimeError(f"{what}: got {len(grads)} gradients for {len(outputs)} outputs; pass "
                            f"one gradient (or None) per output")
     roots = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
+    for i, (out, g) in enumerate(zip(outputs, grads, strict=False)):
         if not out.requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                f"a grad_fn")

@@ -27,7 +27,7 @@ def _analytic(out, wrt, grad):
         seed = Tensor.new_tensor(out, onehot.reshape(out.shape), dtype=out.dtype)
         grads = grad(out, wrt, seed, retain_graph=True, allow_unused=True) \
             if out.requires_grad else [None] * len(wrt)
-        for a, g in zip(analytic, grads):
+        for a, g in zip(analytic, grads, strict=False):
             if g is not None:
                 a[:, j] = _host(g)
     return analytic
@@ -47,7 +47,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     # every backward first: the differences below write the inputs in place, which the graph's
     # version counters would then refuse
     analytics = [_analytic(out, wrt, grad) for out in outs]
-    for k, (out, analytic) in enumerate(zip(outs, analytics)):
+    for k, (out, analytic) in enumerate(zip(outs, analytics, strict=False)):
         n_out = out.numel()
         for i, t in enumerate(wrt):
             numeric = np.zeros((t.numel(), n_out))

@@ -10,8 +10,8 @@ is taken again from it); either way they bump the version counter of the memory 
 import functools
 
 from .. import creation
-from ..kernels.registry import backend
 from ..dtypes import can_cast
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
@@ -71,7 +71,7 @@ def _check_overlap(self, name, grad):
     NumPy's (torch refuses a partial overlap)."""
     data = self._data
     if data.size > 1 and (grad or name not in _FILLS) and data.flags.writeable and \
-            any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape)):
+            any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=False)):
         raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
                            f"written-to tensor refers to a single memory location. Please clone() "
                            f"the tensor before performing the operation.")

@@ -472,8 +472,7 @@ def _host_memory():
 
 @functools.cache
 def _properties(index):
-    from numba import config
-    from numba import cuda
+    from numba import config, cuda
     dev = cuda.get_current_device()
     major, minor = dev.compute_capability
     uuid = str(getattr(dev, "uuid", "")).removeprefix("GPU-")

@@ -3,7 +3,7 @@
 `functional` imports none of them (they import it)."""
 from . import functional, init, modules, utils
 from .modules import *  # noqa: F403 (modules.__all__: every module class)
-from .parameter import Parameter
 from .parallel import DataParallel  # noqa: F401 (torch.nn.DataParallel; binds nn.parallel)
+from .parameter import Parameter
 
 __all__ = ["Parameter", "functional", "init", "utils", *modules.__all__]

@@ -830,7 +830,7 @@ def _conv_padding(padding, kernel, stride, dilation):
                                f"'same'")
         if stride != (1, 1):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
-        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=False)]
         return total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2
     ph, pw = _pair(padding, "padding")
     if ph < 0 or pw < 0:
@@ -908,7 +908,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         raise RuntimeError(f"conv_transpose2d: stride and dilation must be positive and padding "
                            f"and output_padding non-negative, got stride={stride}, dilation="
                            f"{dilation}, padding={padding}, output_padding={output_padding}")
-    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=False)):
         raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
                            f"got output_padding_height: {output_padding[0]} output_padding_width:"
                            f" {output_padding[1]} stride_height: {stride[0]} stride_width: "
@@ -937,7 +937,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
             raise RuntimeError(f"conv_transpose2d: input is on {x.device} but weight on "
                                f"{weight.device}; move them to one device")
         size = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
-                     zip((h, w), stride, padding, dilation, (kh, kw), output_padding))
+                     zip((h, w), stride, padding, dilation, (kh, kw), output_padding, strict=False))
         if min(size) <= 0:
             raise RuntimeError(f"conv_transpose2d: the output would be {size[0]}x{size[1]}; "
                                f"padding {padding} is too large for input {h}x{w}")
@@ -988,7 +988,7 @@ def _pool_args(fn, kernel_size, stride, padding, dilation, n=2):
     padding, dilation = _pair(padding, "padding", n), _pair(dilation, "dilation", n)
     if min(padding) < 0:
         raise RuntimeError(f"{fn}: pad must be non-negative, got padding={padding}")
-    if any(2 * p > k for p, k in zip(padding, kernel)):
+    if any(2 * p > k for p, k in zip(padding, kernel, strict=False)):
         raise RuntimeError(f"{fn}: pad should be at most half of effective kernel size, but "
                            f"got pad={padding} and kernel_size={kernel}")
     if min(stride) < 1 or min(kernel) < 1 or min(dilation) < 1:
@@ -1022,7 +1022,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     def run(x):
         n, c, h, w = x.shape
         (oh, _), (ow, _) = (_pool_geometry(size, k, s, p, d, ceil_mode) for size, k, s, p, d
-                            in zip((h, w), kernel, stride, padding, dilation))
+                            in zip((h, w), kernel, stride, padding, dilation, strict=False))
         if oh <= 0 or ow <= 0:
             raise RuntimeError(f"max_pool2d: the kernel {kernel} (dilation {dilation}) is larger "
                                f"than the padded input ({h}x{w}): the output would be {oh}x{ow}")
@@ -1047,7 +1047,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     def run(x):
         n, c, h, w = x.shape
         (oh, eh), (ow, ew) = (_pool_geometry(size, k, s, p, 1, ceil_mode) for size, k, s, p
-                              in zip((h, w), kernel, stride, padding))
+                              in zip((h, w), kernel, stride, padding, strict=False))
         gathered, _, _ = _windows(_padded(x, _pool_sizes(padding, (eh, ew)), 0), kernel, stride,
                                   (1, 1))
         total = gathered.sum(dim=2, dtype=x.dtype).reshape(n, c, oh, ow)
@@ -1055,7 +1055,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
             counts = divisor_override
         else:
             rows, cols = (_window_counts(size, k, s, p, out, count_include_pad, x)
-                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow)))
+                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow), strict=False))
             counts = rows.reshape(oh, 1) * cols.reshape(1, ow)
         # integers divide truncating, in their own dtype, as torch's
         return total / counts if x.dtype.is_floating_point else \
@@ -1115,7 +1115,7 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool2d: expected a 3-D or 4-D input and 2 output "
                            f"sizes, got {input.ndim}-D input and output_size={output_size!r}")
     h, w = input.shape[-2:]
-    oh, ow = (size if out is None else out for size, out in zip((h, w), sizes))
+    oh, ow = (size if out is None else out for size, out in zip((h, w), sizes, strict=False))
     if not h or not w or oh < 0 or ow < 0:
         raise RuntimeError(f"adaptive_avg_pool2d: expected non-empty input planes and "
                            f"non-negative output sizes, got input {tuple(input.shape)} and "
@@ -1710,7 +1710,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)  # one variance per row, shared along the last dim
         elif not (input.ndim == var.ndim and
-                  sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+                  sum(v for i, v in zip(input.shape, var.shape, strict=False) if i != v) == 1):
             raise ValueError(f"var is of incorrect size: var of shape {list(var.shape)} for "
                              f"input of shape {list(input.shape)} must have input's shape, or "
                              f"its shape without the last dim, or a 1 in one of its dims")
@@ -1784,7 +1784,7 @@ def _output_sizes(input, size, scale_factor, recompute_scale_factor, mode):
     else:
         scales = [float(scale_factor)] * dim
     # the size is the truncated product (C++'s int64 conversion of input_size * scale)
-    sizes = [int(n * s) for n, s in zip(input.shape[2:], scales)]
+    sizes = [int(n * s) for n, s in zip(input.shape[2:], scales, strict=False)]
     if recompute_scale_factor or mode == "area":  # ("area" always recomputes)
         return sizes, [None] * dim
     return sizes, scales
@@ -1898,8 +1898,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if min(spatial) <= 0 or min(sizes) <= 0:
         names = "DHW"[3 - len(spatial):]
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(f'{k}: {v}' for k, v in zip(names, spatial))}) and "
-                           f"output ({', '.join(f'{k}: {v}' for k, v in zip(names, sizes))})")
+                           f"({', '.join(f'{k}: {v}' for k, v in zip(names, spatial, strict=False))}) and "
+                           f"output ({', '.join(f'{k}: {v}' for k, v in zip(names, sizes, strict=False))})")
     nearest = mode in ("nearest", "nearest-exact")
     if not input.dtype.is_floating_point and not (nearest and input.dtype is dtypes.uint8):
         raise NotImplementedError(f"interpolate(mode={mode!r}) is not implemented for "
@@ -1909,7 +1909,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     ft = np.float64 if input.dtype is dtypes.float64 else np.float32
     kind = mode if nearest or mode == "area" else "cubic" if mode == "bicubic" else "linear"
     out = input
-    for k, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales)):
+    for k, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales, strict=False)):
         d = 2 + k
         if kind == "area":
             out = _area(out, d, n_out)
@@ -2012,7 +2012,7 @@ def _fold_args(kernel_size, dilation, padding, stride):
 def _blocks(size, kernel, dilation, padding, stride):
     """The number of sliding blocks along each of the two dims."""
     return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
-                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride, strict=False))
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

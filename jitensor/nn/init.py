@@ -4,7 +4,8 @@ import math
 import warnings
 
 from ..autograd import no_grad
-from ..creation import eye, rand, randn, tensor as _tensor
+from ..creation import eye, rand, randn
+from ..creation import tensor as _tensor
 from ..ops.elementwise import where
 
 __all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",

@@ -2,10 +2,27 @@
 allocation, then one call into `backend(device)`. Each module lists the Tensor methods it
 provides in TENSOR_METHODS; they are attached to Tensor here, once, at import (all but
 activation's, conv's, loss's, norm's and pool's: torch has those in nn.functional only)."""
-from ..tensor import Tensor
-from . import activation, conv, elementwise, factor, indexing, linalg, loss, matrix, norm, \
-    pointwise, pool, reduction, sampling, scatter, shape, sort, statistics
 from ..autograd.wrap import install
+from ..tensor import Tensor
+from . import (
+    activation,
+    conv,
+    elementwise,
+    factor,
+    indexing,
+    linalg,
+    loss,
+    matrix,
+    norm,
+    pointwise,
+    pool,
+    reduction,
+    sampling,
+    scatter,
+    shape,
+    sort,
+    statistics,
+)
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,

@@ -4,8 +4,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import out_with_grad_error
-from ..kernels.registry import backend
 from ..creation import allocate
+from ..kernels.registry import backend
 from ..tensor import Tensor
 
 
@@ -155,7 +155,7 @@ def write_pair(fn, out, pair, cls, what="a (values, indices) pair of tensors", n
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{name or fn}(): argument 'out' must be {what}, not "
                             f"{type(out).__name__}")
-        for t, r in zip(out, pair):
+        for t, r in zip(out, pair, strict=False):
             check_write_out(fn, t, r, exact=True)
-        pair = [write_out(fn, t, r, exact=True) for t, r in zip(out, pair)]
+        pair = [write_out(fn, t, r, exact=True) for t, r in zip(out, pair, strict=False)]
     return cls(*pair)

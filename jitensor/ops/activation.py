@@ -6,10 +6,10 @@ a clamp with a derivative of its own. Integer and bool inputs are refused as tor
 torch has these as functions, not Tensor methods: TENSOR_METHODS here only carries the
 in-place forms for autograd's `install` (which records them as their out-of-place op), and
 ops/__init__ does not attach it to Tensor; nn.functional calls them."""
-from ..kernels.registry import backend
-from ..kernels.scalar import elementwise as k
 from ..creation import allocate
 from ..dtypes import bool_
+from ..kernels.registry import backend
+from ..kernels.scalar import elementwise as k
 from ..tensor import Tensor
 from ._common import same_device
 from .elementwise import FLOATS_ONLY, _clamp, _Op, _operand, _scalar, _unary, gt, where

@@ -6,8 +6,8 @@ arguments and call `convolution`.
 
 `padding` is (top, bottom, left, right), as 'same' pads unevenly; stride and dilation are
 (h, w) pairs."""
-from ..kernels.registry import backend
 from ..creation import allocate
+from ..kernels.registry import backend
 from ._common import dense, same_device
 
 TENSOR_METHODS = {}  # torch has these in nn.functional only

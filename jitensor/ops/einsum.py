@@ -97,7 +97,7 @@ def _pair(a, la, b, lb, keep):
     """The product of a and b (labels la, lb), summed over their shared labels not in keep."""
     size = {}
     for t, labels in ((a, la), (b, lb)):
-        for lab, s in zip(labels, t.shape):
+        for lab, s in zip(labels, t.shape, strict=False):
             if size.get(lab, 1) != 1 and s != 1 and size[lab] != s:
                 raise RuntimeError(f"einsum(): subscript {_name(lab)} has size {s} for an "
                                    f"operand which does not broadcast with previously seen size "
@@ -171,10 +171,10 @@ def einsum(*args):
     if len(terms) != len(operands):
         raise RuntimeError(f"einsum(): {'more' if len(operands) > len(terms) else 'fewer'} "
                            f"operands were provided than specified in the equation")
-    ellipsis = max((t.ndim - len(term.replace("...", "")) for t, term in zip(operands, terms)
+    ellipsis = max((t.ndim - len(term.replace("...", "")) for t, term in zip(operands, terms, strict=False)
                     if "..." in term), default=0)
     labels, position = [], 0
-    for n, (t, term) in enumerate(zip(operands, terms)):
+    for n, (t, term) in enumerate(zip(operands, terms, strict=False)):
         labels.append(_labels(term, t.ndim, n, position, ellipsis))
         position += len(term) + 1
     if arrow:

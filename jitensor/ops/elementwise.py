@@ -11,13 +11,15 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _enabled as _grad_enabled
-from ..kernels.registry import backend
-from ..kernels.scalar import elementwise as k, table
-from ..kernels.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
+from ..kernels.registry import backend
+from ..kernels.scalar import elementwise as k
+from ..kernels.scalar import table
+from ..kernels.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
 from ..tensor import Tensor, _new
 from ._common import broadcast_shapes, check_out, in_place, same_device
+
 
 class _Op:
     """The front end's view of one elementwise op: its kernel family, op code for integer and

@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate, arange, eye, ones, tensor
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device, write_out, write_pair
 from .elementwise import maximum, where
@@ -515,7 +515,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
         raise TypeError(f"linalg_svd(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
     return return_types.linalg_svd(*(write_out(fn, o, r, exact=True)
-                                     for o, r in zip(out, result)))
+                                     for o, r in zip(out, result, strict=False)))
 
 
 def svdvals(A, *, driver=None, out=None):

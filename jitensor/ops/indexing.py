@@ -12,11 +12,13 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..creation import allocate
+from ..creation import tensor as _tensor
 from ..kernels.registry import backend
-from ..creation import allocate, tensor as _tensor
 from ..tensor import Tensor, check_fill_value
-from ._common import broadcast_shapes, dim as _dim, output, same_device, shares_memory
-from .shape import layout, expand, permute, strided_view, unbind
+from ._common import broadcast_shapes, output, same_device, shares_memory
+from ._common import dim as _dim
+from .shape import expand, layout, permute, strided_view, unbind
 
 __all__ = ["gather", "index_select", "masked_fill", "masked_select", "nonzero", "take"]
 
@@ -357,7 +359,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     d = _dim(dim, input.ndim, "gather")
     src = input if input.ndim else input.reshape(1)
     idx = index if index.ndim else index.reshape(1)
-    for k, (n, m) in enumerate(zip(idx._data.shape, src._data.shape)):
+    for k, (n, m) in enumerate(zip(idx._data.shape, src._data.shape, strict=False)):
         if k != d and n > m:
             raise RuntimeError(f"Size does not match at dimension {k} expected index "
                                f"{list(index.shape)} to be no larger than self "

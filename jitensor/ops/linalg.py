@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate, ones, ones_like
+from ..kernels.registry import backend
 from ..tensor import Tensor, check_fill_value
 from ._common import broadcast_shapes, in_place, output, same_device, shares_memory, write_out
 from ._common import dim as _dim
@@ -446,7 +446,7 @@ def tensordot(a, b, dims=2, out=None):
     ib = [_dim(d, b.ndim, "tensordot") for d in dims_b]
     _dims(ia, a.ndim, "tensordot")  # (raises for a dim named twice)
     _dims(ib, b.ndim, "tensordot")
-    for da, db, given_a, given_b in zip(ia, ib, dims_a, dims_b):
+    for da, db, given_a, given_b in zip(ia, ib, dims_a, dims_b, strict=False):
         na, nb = a.shape[da], b.shape[db]
         if nb == 1 and na != 1:
             a = _sum(a, da, keepdim=True, dtype=a.dtype)
@@ -491,7 +491,7 @@ def kron(input, other, *, out=None):
     sb = (1,) * (ndim - other.ndim) + tuple(other.shape)
     a = input.reshape([n for size in sa for n in (size, 1)])
     b = other.reshape([n for size in sb for n in (1, size)])
-    return write_out("kron", out, mul(a, b).reshape([x * y for x, y in zip(sa, sb)]))
+    return write_out("kron", out, mul(a, b).reshape([x * y for x, y in zip(sa, sb, strict=False)]))
 
 
 def cross(input, other, dim=None, *, out=None):

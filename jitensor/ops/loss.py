@@ -13,9 +13,9 @@ the input's derivative, times the upstream gradient."""
 import math
 
 from .. import dtypes
+from ..creation import allocate
 from ..kernels.registry import backend
 from ..kernels.scalar import loss as codes
-from ..creation import allocate
 from ..tensor import Tensor
 from ._common import broadcast_shapes, same_device
 from .elementwise import _operand, _scalar
@@ -99,7 +99,7 @@ def _pointwise(family, input, target, extra, code, param):
     their promoted floating dtype; `extra` (pos_weight) may be None (read as 1)."""
     name = _NAMES[code]
     tensors = (input, target) if extra is None else (input, target, extra)
-    for what, t in zip(("input", "target", "pos_weight"), tensors):
+    for what, t in zip(("input", "target", "pos_weight"), tensors, strict=False):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{what}' must be Tensor, not "
                             f"{type(t).__name__}")

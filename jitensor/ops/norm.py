@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate, zeros
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from ._common import dense, same_device
 

@@ -17,8 +17,8 @@ import numpy as np
 from .. import creation, dtypes
 from ..autograd.grad_mode import _enabled as _grad_enabled
 from ..autograd.graph import needs_grad, node_class, record
-from ..kernels.registry import backend
 from ..device import device as _to_device
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from . import elementwise as E
 from ._common import in_place, write_out
@@ -589,7 +589,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if any(s < 0 for s in stride):
         raise RuntimeError(f"empty_strided(): negative strides are not supported, got "
                            f"strides={stride}")
-    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=False))
     buf = creation.empty(extent, dtype=dtype, layout=layout, device=device,
                          pin_memory=pin_memory)
     t = strided_view(buf, [int(n) for n in size], [int(s) for s in stride])

@@ -5,8 +5,8 @@ index. nn.functional's max_pool1d/2d check the arguments and call `max_pool2d_wi
 kernel, stride, padding (top, left) and dilation are (h, w) pairs; `size` is the output's
 (N, C, OH, OW), which ceil_mode decides."""
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate
+from ..kernels.registry import backend
 from ._common import dense
 
 TENSOR_METHODS = {}  # torch has these in nn.functional only

@@ -16,10 +16,10 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..kernels.registry import backend
-from ..kernels.scalar import reduction as codes
 from ..creation import allocate
 from ..dtypes import to_dtype
+from ..kernels.registry import backend
+from ..kernels.scalar import reduction as codes
 from ..tensor import Tensor, _wrap
 from ._common import check_exact_out as _check_exact_out
 from ._common import check_out
@@ -50,7 +50,7 @@ class _Named(tuple):
         return tuple.__new__(cls, items)
 
     def __repr__(self):
-        body = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+        body = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self, strict=False))
         return f"jitensor.return_types.{type(self).__name__}(\n{body})"
 
     def __reduce__(self):
@@ -545,9 +545,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"aminmax(): argument 'out' must be a (min, max) pair of tensors, not "
                             f"{type(out).__name__}")
-        for t, r in zip(out, pair):  # both checked before either is written
+        for t, r in zip(out, pair, strict=False):  # both checked before either is written
             _check_write_out("aminmax", t, r, exact=True)
-        pair = [_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair)]
+        pair = [_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair, strict=False)]
     return return_types.aminmax(*pair)
 
 

@@ -19,10 +19,20 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..kernels.registry import backend
-from ..creation import _like, _random, _target, allocate, arange, rand, randint, randn, tensor, \
-    zeros
+from ..creation import (
+    _like,
+    _random,
+    _target,
+    allocate,
+    arange,
+    rand,
+    randint,
+    randn,
+    tensor,
+    zeros,
+)
 from ..dtypes import to_dtype
+from ..kernels.registry import backend
 from ..random import default_generator
 from ..tensor import Tensor, preserve_format
 from ._common import broadcast_shapes, same_device, write_out
@@ -461,7 +471,7 @@ def _from_to(fn, args, kwargs, default_from, default_to):
     if unknown or len(args) > 2:
         raise TypeError(f"{fn}() takes from and to (got {len(args)} positional and keywords "
                         f"{sorted(kwargs)})")
-    values = dict(zip(names, args))
+    values = dict(zip(names, args, strict=False))
     for name in names:
         if name in kwargs:
             if name in values:

@@ -8,11 +8,12 @@ adds there through its `accumulate` (atomic adds on CUDA: positions may repeat).
 is a fresh copy of the input, or, in place, self itself when it is contiguous (else a copy
 that is then copied back): all checks pass before anything is written."""
 from .. import dtypes
+from ..creation import allocate, arange
 from ..kernels.registry import backend
 from ..kernels.scalar import elementwise as codes
-from ..creation import allocate, arange
 from ..tensor import Tensor, check_fill_value
-from ._common import dim as _dim, same_device, shares_memory
+from ._common import dim as _dim
+from ._common import same_device, shares_memory
 from .indexing import _index_tensor
 
 __all__ = ["index_add", "index_copy", "index_fill", "scatter", "scatter_add"]
@@ -102,10 +103,10 @@ def _scatter_positions(fn, input, dim, index, src):
                            f"dimensions (index {index.ndim}, self {input.ndim}"
                            + (f", src {src.ndim})" if isinstance(src, Tensor) else ")"))
     d = _dim(dim, input.ndim, fn)
-    if any(n > m for k, (n, m) in enumerate(zip(index.shape, input.shape)) if k != d):
+    if any(n > m for k, (n, m) in enumerate(zip(index.shape, input.shape, strict=False)) if k != d):
         raise RuntimeError(f"{fn}(): expected index {list(index.shape)} to be no larger than "
                            f"self {list(input.shape)} apart from dimension {d}")
-    if isinstance(src, Tensor) and any(n > m for n, m in zip(index.shape, src.shape)):
+    if isinstance(src, Tensor) and any(n > m for n, m in zip(index.shape, src.shape, strict=False)):
         raise RuntimeError(f"{fn}(): expected index {list(index.shape)} to be no larger than "
                            f"src {list(src.shape)} in every dimension")
     return _flat_positions(fn, input.shape, d, index.long())

@@ -11,8 +11,8 @@ import warnings
 from functools import reduce
 
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate, ones, zeros
+from ..kernels.registry import backend
 from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
 from ._common import broadcast_shapes as _broadcast_shapes
 from ._common import check_out, same_device, shares_memory
@@ -296,7 +296,7 @@ def movedim(input, source, destination):
         if len(set(ds)) != len(ds):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({ds})")
     order = [-1] * input.ndim
-    for s, d in zip(src, dst):
+    for s, d in zip(src, dst, strict=False):
         order[d] = s
     rest = iter(d for d in range(input.ndim) if d not in src)
     return permute(input, [d if d >= 0 else next(rest) for d in order])
@@ -497,7 +497,7 @@ def split(tensor, split_size_or_sections, dim=0):
         pieces = max(-(-n // size), 1) if size else 1
         sizes = [size] * (pieces - 1) + [n - size * (pieces - 1)]
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    return tuple(_slice(tensor, d, s, length) for s, length in zip(starts, sizes))
+    return tuple(_slice(tensor, d, s, length) for s, length in zip(starts, sizes, strict=False))
 
 
 def chunk(input, chunks, dim=0):
@@ -637,7 +637,7 @@ def _cat_shape(tensors, dim, fn):
         if x.ndim != first.ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {first.ndim} "
                                f"and {x.ndim}")
-        for a, (want, got) in enumerate(zip(first._data.shape, x._data.shape)):
+        for a, (want, got) in enumerate(zip(first._data.shape, x._data.shape, strict=False)):
             if a != d and want != got:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {want} but got size {got} for tensor number "
@@ -861,9 +861,9 @@ def repeat(input, *sizes):
         return reshape(input, shape).clone()
     # each dim d as (repeat, d), so the copies interleave as torch's repeat lays them out
     pairs = [n for d in shape for n in (1, d)]
-    tiled = [n for r, d in zip(sizes, shape) for n in (r, d)]
+    tiled = [n for r, d in zip(sizes, shape, strict=False) for n in (r, d)]
     return reshape(expand(reshape(input, pairs), tiled),
-                   [r * d for r, d in zip(sizes, shape)])
+                   [r * d for r, d in zip(sizes, shape, strict=False)])
 
 
 def tile(input, *dims, **kwargs):
@@ -890,7 +890,7 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"roll(): shifts and dims must align, got shifts {shifts} and dims "
                            f"{dims}")
     out = input
-    for shift, dim in zip(shifts, dims):
+    for shift, dim in zip(shifts, dims, strict=False):
         d = _dim(dim, input.ndim, "roll")
         n = input.shape[d] if input.ndim else 1
         k = shift % n if n else 0

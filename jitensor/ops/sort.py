@@ -3,8 +3,8 @@ ties keep their order, NaN sorts above every number, as in torch)."""
 import operator
 
 from .. import dtypes
-from ..kernels.registry import backend
 from ..creation import allocate
+from ..kernels.registry import backend
 from ..tensor import Tensor
 from ._common import dim as _dim
 from .reduction import return_types

@@ -34,16 +34,27 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import node_class, record
-from ..kernels.registry import backend
-from ..creation import arange, empty, full, ones, tensor as _tensor, zeros
+from ..creation import arange, empty, full, ones, zeros
+from ..creation import tensor as _tensor
 from ..dtypes import to_dtype
+from ..kernels.registry import backend
 from ..tensor import Tensor
-from ._common import dim as _dim, in_place, same_device, write_out, write_pair
-from .elementwise import (ceil, clamp, floor, isnan, logaddexp, logical_not, maximum, minimum,
-                          round, where)
+from ._common import dim as _dim
+from ._common import in_place, same_device, write_out, write_pair
+from .elementwise import (
+    ceil,
+    clamp,
+    floor,
+    isnan,
+    logaddexp,
+    logical_not,
+    maximum,
+    minimum,
+    round,
+    where,
+)
 from .indexing import gather, nonzero
-from .reduction import _return_type, aminmax, any, argmax, cumsum, return_types, \
-    sum
+from .reduction import _return_type, aminmax, any, argmax, cumsum, return_types, sum
 from .scatter import scatter, scatter_add
 from .shape import cat, flip, movedim, narrow, unbind
 from .sort import argsort, sort

@@ -1,7 +1,7 @@
 """Adam and AdamW: torch's single-tensor update, operation for operation, fused into one kernel
 pass per parameter (`kernels/scalar/optim.py`), so results match torch.optim step for step."""
-from ..kernels.registry import backend
 from ..creation import zeros_like
+from ..kernels.registry import backend
 from ..tensor import Tensor, contiguous_format
 from .optimizer import Optimizer, _check_adam_args, _step_count
 

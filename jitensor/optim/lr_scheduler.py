@@ -186,7 +186,7 @@ class _FunctionScheduler(LRScheduler):
 
     def load_state_dict(self, state_dict):
         self.__dict__.update({k: v for k, v in state_dict.items() if k != "lr_lambdas"})
-        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"]):
+        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"], strict=False):
             if saved is not None:
                 fn.__dict__.update(saved)
 
@@ -467,7 +467,7 @@ class _CompositeScheduler(LRScheduler):
 
     def load_state_dict(self, state_dict):
         self.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
-        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"]):
+        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"], strict=False):
             scheduler.load_state_dict(saved)
 
 
@@ -597,7 +597,7 @@ class ReduceLROnPlateau(LRScheduler):
                                    f"the `min_lrs` field to match the length of the `optimizer` "
                                    f"param groups.")
             self.min_lrs = [self.default_min_lr] * len(groups)
-        for group, min_lr in zip(groups, self.min_lrs):
+        for group, min_lr in zip(groups, self.min_lrs, strict=False):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:
@@ -786,7 +786,7 @@ class OneCycleLR(LRScheduler):
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
-            for group, top in zip(optimizer.param_groups, max_lrs):
+            for group, top in zip(optimizer.param_groups, max_lrs, strict=False):
                 group["initial_lr"] = top / div_factor
                 group["max_lr"] = top
                 group["min_lr"] = group["initial_lr"] / final_div_factor

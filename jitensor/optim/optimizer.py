@@ -121,12 +121,12 @@ class Optimizer:
         saved = copy.deepcopy(state_dict["param_groups"])
         if len(saved) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved)):
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved, strict=False)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match "
                              "the size of optimizer's group")
         group_of = {key: s for s in saved for key in s["params"]}
         params = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved),
-                          itertools.chain.from_iterable(g["params"] for g in self.param_groups)))
+                          itertools.chain.from_iterable(g["params"] for g in self.param_groups), strict=False))
         state = defaultdict(dict)
         for key, value in state_dict["state"].items():
             p = params.get(key)
@@ -136,7 +136,7 @@ class Optimizer:
                 group = group_of[key]
                 on_device = group.get("capturable") or group.get("fused")
                 state[p] = {k: _cast(v, p, k == "step", on_device) for k, v in value.items()}
-        for group, new in zip(self.param_groups, saved):
+        for group, new in zip(self.param_groups, saved, strict=False):
             new["params"] = group["params"]
         self.state, self.param_groups = state, saved
 

@@ -130,7 +130,7 @@ class AveragedModel(Module):
             self_param, model_param = self.parameters(), model.parameters()
         averaged, current = [], []
         copy_param = bool(self.n_averaged == 0)
-        for p_avg, p_model in zip(self_param, model_param):
+        for p_avg, p_model in zip(self_param, model_param, strict=False):
             p_model_ = p_model.detach().to(p_avg.device)
             averaged.append(p_avg.detach())
             current.append(p_model_)

@@ -130,7 +130,7 @@ def _table_rule(op):
              if isinstance(n, ast.Name)}
     terms = [ast.unparse(_Qualified().visit(ast.parse(e, mode="eval"))) if e else
              f"_no_derivative({op.name!r}, {operand})"
-             for e, operand in zip(expressions, ("input", "other"))]
+             for e, operand in zip(expressions, ("input", "other"), strict=False)]
     source = (f"lambda g, result, input, other, *, out=None: ((input, {terms[0]}), (other, "
               f"{terms[1]} if isinstance(other, Tensor) else None))" if binary else
               f"lambda g, result, input, *, out=None: ((input, {terms[0]}),)")

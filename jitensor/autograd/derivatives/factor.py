@@ -54,7 +54,7 @@ def _singular_cofactors(A):
     z0, z1 = zero[0], zero[-1]
     c = (-1) ** (z0 + z1) * factor.det(P) * reduction.prod(pivots[:z0]) \
         * reduction.prod(pivots[z1 + 1:])
-    for a, b in zip(zero, zero[1:]):
+    for a, b in zip(zero, zero[1:], strict=False):
         c = c * factor.det(U[a:b, a + 1:b + 1])
 
     def unit(k):

@@ -67,7 +67,7 @@ def _pieces(g, result, input, dim):
     split into one piece is a node of one output, whose gradient comes bare."""
     g = g if isinstance(g, tuple) else (g,)
     return [gi if gi is not None else creation.zeros(r.shape, dtype=r.dtype, device=r.device)
-            for gi, r in zip(g, result)]
+            for gi, r in zip(g, result, strict=False)]
 
 
 @rule("split", "chunk", uses_inputs=False)  # the result: the shapes of unused pieces
@@ -84,15 +84,15 @@ def _unbind(g, result, input, dim=0):
 def _cat(g, result, tensors, dim=0, *, out=None):
     skipped = [t for t in tensors if t.ndim == 1 and t.shape[0] == 0]  # cat skips these
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)]
-    return list(zip(kept, shape.split(g, [t.shape[dim] for t in kept], dim))) + \
+    return list(zip(kept, shape.split(g, [t.shape[dim] for t in kept], dim), strict=False)) + \
         [(t, creation.zeros(0, dtype=g.dtype, device=g.device)) for t in skipped]
 
 
 @rule("stack", uses_inputs=False, uses_result=False)
 def _stack(g, result, tensors, dim=0, *, out=None):
-    return list(zip(tensors, shape.unbind(g, dim)))
+    return list(zip(tensors, shape.unbind(g, dim), strict=False))
 
 
 @rule("broadcast_tensors", uses_inputs=False, uses_result=False)
 def _broadcast_tensors(g, result, *tensors):
-    return list(zip(tensors, g))
+    return list(zip(tensors, g, strict=False))

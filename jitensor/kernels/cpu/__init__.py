@@ -8,9 +8,22 @@ import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import conv, elementwise, factor, indexing, kernels, linalg, loss, norm, optim, pool, reduction, sort  # noqa: F401,E501 (op families)
-from . import memory
-from . import custom  # noqa: F401 (user-written kernels: jitensor/custom.py)
+from . import (  # noqa: F401,E501 (op families)
+    conv,
+    custom,  # noqa: F401 (user-written kernels: jitensor/custom.py)
+    elementwise,
+    factor,
+    indexing,
+    kernels,
+    linalg,
+    loss,
+    memory,
+    norm,
+    optim,
+    pool,
+    reduction,
+    sort,
+)
 from .strided import as_4d
 
 # Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);
@@ -125,7 +138,7 @@ def broadcast_to(buf, shape):
     types read-only arrays apart and would compile every kernel twice; kernels only read it."""
     lead = len(shape) - buf.ndim
     strides = tuple([0] * lead + [0 if n == 1 and m != 1 else s
-                                  for n, m, s in zip(buf.shape, shape[lead:], buf.strides)])
+                                  for n, m, s in zip(buf.shape, shape[lead:], buf.strides, strict=False)])
     if buf.flags.c_contiguous and buf.size:  # an ndarray over buf's buffer: 0.3 us, not 2.3
         return np.ndarray(shape, buf.dtype, buf, 0, strides)
     return as_strided(buf, shape, strides)

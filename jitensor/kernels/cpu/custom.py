@@ -39,7 +39,8 @@ from numba.core.errors import NumbaError
 from numba.extending import register_jitable
 from numpy.lib.stride_tricks import as_strided
 
-from ..scalar import elementwise as s, libm
+from ..scalar import elementwise as s
+from ..scalar import libm
 from . import elementwise as _elementwise_kernels
 from .kernels import PARALLEL_MIN
 from .reduction import _contiguous_copy

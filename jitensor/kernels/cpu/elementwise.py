@@ -21,8 +21,10 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload, register_jitable
 
-from ..scalar import elementwise as s, libm, table
-from ..scalar import loss as ls, special as sp  # noqa: F401 (the formulas')
+from ..scalar import elementwise as s
+from ..scalar import libm, table
+from ..scalar import loss as ls  # noqa: F401 (named by the generated formulas)
+from ..scalar import special as sp  # noqa: F401 (named by the generated formulas)
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import as_4d
 from .vector import LINE, fence, stream, wide

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from ..scalar import libm, loss as scalar
+from ..scalar import libm
+from ..scalar import loss as scalar
 from ..scalar.reduction import cast_like, exp, maximum
 from .kernels import prange_only, serial
 from .reduction import _REASSOC, _flat

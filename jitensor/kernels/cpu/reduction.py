@@ -25,10 +25,36 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar import reduction as scalar
-from ..scalar.reduction import (ALL, ANY, ARGMAX, ARGMIN, CUMSUM, LSE, MAX, MEAN, MIN, PROD,
-                                SOFTMAX, STD, SUM, VAR, better, cast_like, combine, exp, finalize,
-                                add_compensated, is_float, is_float64, lift, merge, merge_lse,
-                                merge_moments, shift, to_float)
+from ..scalar.reduction import (
+    ALL,
+    ANY,
+    ARGMAX,
+    ARGMIN,
+    CUMSUM,
+    LSE,
+    MAX,
+    MEAN,
+    MIN,
+    PROD,
+    SOFTMAX,
+    STD,
+    SUM,
+    VAR,
+    add_compensated,
+    better,
+    cast_like,
+    combine,
+    exp,
+    finalize,
+    is_float,
+    is_float64,
+    lift,
+    merge,
+    merge_lse,
+    merge_moments,
+    shift,
+    to_float,
+)
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import coalesce
 from .vector import always_inline, wide
@@ -623,7 +649,7 @@ def _flat(a):
     strides = [s // a.itemsize for s in a.strides]
     if a.flags.c_contiguous and a.flags.writeable:
         return a.reshape(-1), strides
-    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides)) if a.size else 0
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides, strict=False)) if a.size else 0
     return np.asarray(_Span(a, span)), strides
 
 
@@ -631,8 +657,8 @@ def _groups(dims):
     """Coalesce (size, src stride, out stride) dims, outer first: [] when every size is 1."""
     if not dims:
         return []
-    sizes, strides = coalesce(*zip(*dims))
-    return [] if sizes == [1] else list(zip(sizes, *strides))
+    sizes, strides = coalesce(*zip(*dims, strict=False))
+    return [] if sizes == [1] else list(zip(sizes, *strides, strict=False))
 
 
 def _frames(shape, ss, os, reduced, ordered):

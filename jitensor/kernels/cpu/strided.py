@@ -20,14 +20,14 @@ def coalesce(shape, *strides):
             continue
         if sizes:
             inner = sizes[0]
-            for s, o in zip(strides, out):
+            for s, o in zip(strides, out, strict=False):
                 if s[i] != inner * o[0]:
                     break
             else:  # every operand steps over dim i as one block of the inner dim
                 sizes[0] = inner * n
                 continue
         sizes.insert(0, n)
-        for s, o in zip(strides, out):
+        for s, o in zip(strides, out, strict=False):
             o.insert(0, s[i])
     if not sizes:
         return [1], [[0] for _ in strides]
@@ -49,6 +49,6 @@ def as_4d(*arrays):
     extra = len(shape) - NDIM
     if extra <= 0:
         shape = (1,) * -extra + tuple(shape)
-        return [[_reshaped(a, shape, [0] * -extra + s) for a, s in zip(arrays, strides)]]
-    full = [as_strided(a, shape, s) for a, s in zip(arrays, strides)]
+        return [[_reshaped(a, shape, [0] * -extra + s) for a, s in zip(arrays, strides, strict=False)]]
+    full = [as_strided(a, shape, s) for a, s in zip(arrays, strides, strict=False)]
     return [[f[lead] for f in full] for lead in np.ndindex(*shape[:extra])]

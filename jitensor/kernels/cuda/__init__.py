@@ -6,7 +6,6 @@ from ..cpu.strided import as_4d
 from . import driver, kernels, memory
 from .memory import pointer, strides
 
-
 empty = memory.empty
 
 
@@ -132,7 +131,7 @@ def broadcast_to(buf, shape):
     """A stride-0 view of `buf` with `shape` (kernels only read it)."""
     lead = len(shape) - buf.ndim
     strides_ = [0] * lead + [0 if n == 1 and m != 1 else s
-                             for n, m, s in zip(buf.shape, shape[lead:], buf.strides)]
+                             for n, m, s in zip(buf.shape, shape[lead:], buf.strides, strict=False)]
     return np.lib.stride_tricks.as_strided(buf, shape, strides_, subok=True)
 
 
@@ -152,4 +151,17 @@ def data_ptr(buf):
     return memory.address(buf)
 
 
-from . import conv, custom, elementwise, factor, indexing, linalg, loss, norm, optim, pool, reduction, sort  # noqa: E402,F401,E501
+from . import (  # noqa: E402,F401,E501
+    conv,
+    custom,
+    elementwise,
+    factor,
+    indexing,
+    linalg,
+    loss,
+    norm,
+    optim,
+    pool,
+    reduction,
+    sort,
+)

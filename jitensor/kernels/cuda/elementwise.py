@@ -12,12 +12,14 @@ import numpy as np
 from numba import cuda, float32
 from numba.extending import register_jitable
 
+from ..cpu.strided import as_4d
 from ..scalar import elementwise as s
-from ..scalar import libm, loss as ls, special as sp, table  # noqa: F401 (the formulas')
+from ..scalar import libm, table  # noqa: F401 (libm: named by the generated formulas)
+from ..scalar import loss as ls  # noqa: F401 (named by the generated formulas)
+from ..scalar import special as sp  # noqa: F401 (named by the generated formulas)
 from . import driver, memory
 from .access import at, load4, offset4, store, store4  # noqa: F401 (store: the switches')
 from .memory import pointer, strides
-from ..cpu.strided import as_4d
 
 
 def _family_switch(family):

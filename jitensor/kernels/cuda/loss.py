@@ -131,7 +131,8 @@ def _args(x, target, weight):
 
 def class_loss(out, saved, x, target, weight, ignore_index, smoothing, log_probs, reduction):
     """See the CPU backend's class_loss."""
-    from . import empty, from_numpy, reduction as reduce_, to_numpy
+    from . import empty, from_numpy, to_numpy
+    from . import reduction as reduce_
     rows = target.size
     parts = empty((2, rows), np.float64)
     flag = from_numpy(np.full(1, -1, np.int64))

@@ -80,7 +80,7 @@ def _extent(face):
     strides = face.get("strides")
     if strides is None:  # C-contiguous
         return math.prod(shape) * itemsize
-    return sum((n - 1) * s for n, s in zip(shape, strides)) + itemsize
+    return sum((n - 1) * s for n, s in zip(shape, strides, strict=False)) + itemsize
 
 
 def foreign(face, owner):

@@ -274,7 +274,7 @@ def acc_dtype(np_dtype):
     return np.dtype(np.bool_ if kind == "b" else np.float64 if kind == "f" else np.int64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fold_start(op, np_dtype):
     """(accumulator NumPy dtype, its identity) of op's fold into results of `np_dtype`, the
     same for every backend; cached: computing them each time was a measurable part of a small

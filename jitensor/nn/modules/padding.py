@@ -54,7 +54,7 @@ def _per_dim(kind, base, parents=(None,) * 3):
     this module, so that they pickle."""
     return tuple(type(f"{kind}{n}d", (base,) if parent is None else (base, parent),
                       {"_n": n, "__module__": __name__})
-                 for n, parent in zip((1, 2, 3), parents))
+                 for n, parent in zip((1, 2, 3), parents, strict=False))
 
 
 class _ZeroPadNd(_ConstantPadNd):

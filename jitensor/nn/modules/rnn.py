@@ -139,7 +139,7 @@ class RNNBase(_Recurrent):
                     shapes += [("weight_hr_l{}{}", (proj_size, hidden_size))]
                 suffix = "_reverse" if direction == 1 else ""
                 names = [name.format(layer, suffix) for name, _ in shapes]
-                for name, (_, shape) in zip(names, shapes):
+                for name, (_, shape) in zip(names, shapes, strict=False):
                     setattr(self, name, Parameter(empty(shape, **options)))
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -228,7 +228,7 @@ class RNNBase(_Recurrent):
                 out, state = self._direction(x, tuple(s[index] for s in initial), names,
                                              step, reverse=direction == 1)
                 outputs.append(out)
-                for store, value in zip(finals, state):
+                for store, value in zip(finals, state, strict=False):
                     store.append(value)
             x = outputs[0] if directions == 1 else cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
@@ -239,7 +239,7 @@ class RNNBase(_Recurrent):
     def _direction(self, x, state, names, step, reverse):
         """One layer in one direction over x (L, N, features): the input projection of every
         step in one product, then the steps in order (reversed for the backward direction)."""
-        p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names)))
+        p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names), strict=False))
         w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
         projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh).unbind(0)
         outputs = [None] * len(projected)
@@ -398,7 +398,7 @@ class RNNCellBase(_Recurrent):
         if input.dim() not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D "
                              f"instead")
-        for label, h in zip(what, hidden):
+        for label, h in zip(what, hidden, strict=False):
             if h.dim() not in (1, 2):
                 raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {h.dim()}D "
                                  f"instead")

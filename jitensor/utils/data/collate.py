@@ -93,14 +93,14 @@ def collate(batch, *, collate_fn_map=None):
                  for key in elem}
         return _rebuild_mapping(elem, items)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return kind(*(collate(parts, collate_fn_map=collate_fn_map) for parts in zip(*batch)))
+        return kind(*(collate(parts, collate_fn_map=collate_fn_map) for parts in zip(*batch, strict=False)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         # each position's parts stay the tuple zip makes: strings at a position batch as a
         # tuple of strings, as torch's
-        parts = [collate(p, collate_fn_map=collate_fn_map) for p in zip(*batch)]
+        parts = [collate(p, collate_fn_map=collate_fn_map) for p in zip(*batch, strict=False)]
         if isinstance(elem, tuple):
             return parts  # a list, as torch's (backward compatibility)
         return _rebuild_sequence(elem, parts)

@@ -5,8 +5,8 @@ import itertools
 import math
 import warnings
 
-from ...random import default_generator
 from ...ops.sampling import randperm
+from ...random import default_generator
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
            "TensorDataset", "random_split"]
@@ -157,4 +157,4 @@ def random_split(dataset, lengths, generator=default_generator):
                          f"{len(dataset)} samples)")
     indices = randperm(sum(lengths), generator=generator).tolist()
     return [Subset(dataset, indices[end - n:end])
-            for end, n in zip(itertools.accumulate(lengths), lengths)]
+            for end, n in zip(itertools.accumulate(lengths), lengths, strict=False)]
