@@ -137,7 +137,8 @@ for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwi
            _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
-__all__ += ["backends", "linalg", "load", "nn", "optim", "save", "special", "utils"]
+# F405: not star-imported but loaded on first use by __getattr__ below
+__all__ += ["backends", "linalg", "load", "nn", "optim", "save", "special", "utils"]  # noqa: F405
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",

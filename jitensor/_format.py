@@ -23,9 +23,11 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
                      profile=None, sci_mode=None):
     """torch.set_printoptions: ``profile`` is "default", "short" or "full"."""
     if profile is not None:
-        presets = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+        presets = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+                   "full": (4, math.inf, 3, 80)}
         if profile not in presets:
-            raise ValueError(f"set_printoptions(): profile must be one of {list(presets)}, got {profile!r}")
+            raise ValueError(f"set_printoptions(): profile must be one of {list(presets)}, "
+                             f"got {profile!r}")
         (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
          PRINT_OPTS.linewidth) = presets[profile]
     for name, value in (("precision", precision), ("threshold", threshold),
@@ -140,8 +142,8 @@ def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None)
             suffixes.append(f"dtype={dtype}")
         summarize = host.size > PRINT_OPTS.threshold
         values = host.astype(np.float32) if dtype.name == "float16" else host
-        fmt = _Formatter(_summary(values, PRINT_OPTS.edgeitems) if summarize else values.reshape(-1),
-                         dtype.is_floating_point)
+        shown = _summary(values, PRINT_OPTS.edgeitems) if summarize else values.reshape(-1)
+        fmt = _Formatter(shown, dtype.is_floating_point)
         body = _nested(values, indent, summarize, fmt)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")

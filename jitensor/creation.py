@@ -302,7 +302,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     """A tensor filled with `fill_value`; without `dtype` a bool gives bool, an int int64 and
     a float the default dtype, as in torch."""
     fill_value = _scalar_value(fill_value, "full")
-    inferred = dtypes.result_type(fill_value) if isinstance(fill_value, (bool, int, float)) else None
+    inferred = (dtypes.result_type(fill_value) if isinstance(fill_value, (bool, int, float))
+                else None)
     t = _target("full", (size,), out, dtype, layout, device, requires_grad, pin_memory,
                 default_dtype=inferred)
     backend(t._device).fill(t._data, check_fill_value(fill_value, t._dtype))

@@ -137,7 +137,8 @@ def _value(v, names, seen):
             getattr(getattr(v, a, None), "py_func", getattr(v, a, None)), types.FunctionType)]
         parts = [_value(h, names, seen) for _, h in helpers]
         return None if None in parts else \
-            f"module {v.__name__} " + " ".join(f"{a}={p}" for (a, _), p in zip(helpers, parts, strict=False))
+            f"module {v.__name__} " + " ".join(f"{a}={p}" for (a, _), p
+                                               in zip(helpers, parts, strict=False))
     name = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
     library = type(v).__module__.partition(".")[0] in ("numba", "numpy", "llvmlite")
     if name and (isinstance(v, (type, types.BuiltinFunctionType, np.ufunc)) or library):

@@ -74,7 +74,8 @@ def to_dtype(value):
         found = None
     if found is None:
         raise TypeError(f"unsupported dtype {value!r}; expected one of "
-                        f"{', '.join(d.name for d in ALL)} (a jitensor dtype, NumPy dtype or string)")
+                        f"{', '.join(d.name for d in ALL)} "
+                        "(a jitensor dtype, NumPy dtype or string)")
     return found
 
 
@@ -93,7 +94,8 @@ def set_default_dtype(d):
 
 
 # The promotion lattice as torch defines it: the smallest type that holds both operands.
-_ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6, float64: 7}
+_ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6,
+          float64: 7}
 _BY_RANK = {2: int16, 3: int32, 4: int64, 5: float16, 6: float32, 7: float64}
 
 

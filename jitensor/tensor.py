@@ -366,8 +366,8 @@ class Tensor:
         """A DLPack capsule sharing this tensor's memory (np.from_dlpack, torch.from_dlpack,
         cupy.from_dlpack). `stream` is the consumer's CUDA stream: unless it already follows
         the current stream (it is that stream, or -1: "do not synchronize"), it is made to wait
-        for the current stream's work. `copy=True` exports a copy; a `dl_device` other than the tensor's
-        raises BufferError."""
+        for the current stream's work. `copy=True` exports a copy; a `dl_device` other than the
+        tensor's raises BufferError."""
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         device = self.__dlpack_device__()
@@ -448,14 +448,16 @@ class Tensor:
 
     # -- copies and conversions ----------------------------------------------------------------
     def _empty_like(self, dtype=None, memory_format=preserve_format):
-        """An uninitialised buffer on this device; `preserve_format` keeps a dense permuted layout."""
+        """An uninitialised buffer on this device; `preserve_format` keeps a dense permuted
+        layout."""
         from .creation import allocate
         dtype = self._dtype if dtype is None else dtype
         data = self._data
         if memory_format is preserve_format and not data.flags.c_contiguous and data.size \
                 and all(s for s, n in zip(data.strides, data.shape, strict=False) if n > 1):
             # a dense permuted layout is kept; broadcast (stride-0) inputs get C order
-            return _wrap(backend(self._device).empty_like(self._data, dtype.np), dtype, self._device)
+            return _wrap(backend(self._device).empty_like(self._data, dtype.np), dtype,
+                         self._device)
         return allocate(self._data.shape, dtype, self._device)
 
     def clone(self, *, memory_format=preserve_format):
@@ -543,8 +545,8 @@ class Tensor:
         except ValueError:
             full = None
         if full != shape:
-            raise RuntimeError(f"copy_(): the source of shape {tuple(src.shape)} does not broadcast "
-                               f"to the destination's shape {tuple(shape)}")
+            raise RuntimeError(f"copy_(): the source of shape {tuple(src.shape)} does not "
+                               f"broadcast to the destination's shape {tuple(shape)}")
         if src._device != self._device:
             src = src.to(self._device)
         b = backend(self._device)

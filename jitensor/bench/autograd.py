@@ -195,7 +195,8 @@ def _norms(jt, torch, quick):
         x = rng.standard_normal(shape).astype(np.float32)
         for name in ("LayerNorm", "RMSNorm"):
             rows += _module_rows(f"nn.{name}", shape, x,
-                                 lambda lib, name=name: getattr(lib.nn, name)(shape[-1]),
+                                 lambda lib, name=name, shape=shape:
+                                 getattr(lib.nn, name)(shape[-1]),
                                  _libs(jt, torch), quick)
     return rows
 

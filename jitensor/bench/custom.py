@@ -80,7 +80,7 @@ def measure(quick=False):
     if torch is not None:
         tx, tm = torch.from_numpy(x), torch.from_numpy(m)
         tgelu = torch.nn.functional.gelu
-        for (name, _, _, fns), fn in zip(cases, [
+        for (_, _, _, fns), fn in zip(cases, [
                 lambda: tgelu(tx, approximate="tanh"), lambda: tgelu(tx, approximate="tanh"),
                 _backward(lambda t: tgelu(t, approximate="tanh"), tx),
                 _backward(lambda t: tgelu(t, approximate="tanh"), tx),

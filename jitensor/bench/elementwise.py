@@ -41,7 +41,8 @@ def _cases(n, rng):
         ("sin", (n,), 8 * n, {"jitensor": lambda: jt.sin(jx, out=jo),
                               "numpy": lambda: np.sin(x, out=out)}),
         ("add row (broadcast)", (side, side), 8 * side * side,
-         {"jitensor": lambda: jt.add(jm, jrow, out=jmo), "numpy": lambda: np.add(m, row, out=mout)}),
+         {"jitensor": lambda: jt.add(jm, jrow, out=jmo),
+          "numpy": lambda: np.add(m, row, out=mout)}),
         ("add transposed", (side, side), 12 * side * side,
          {"jitensor": lambda: jt.add(jm.mT if hasattr(jm, "mT") else jt.from_numpy(m.T), jm,
                                      out=jmo),
@@ -50,11 +51,12 @@ def _cases(n, rng):
     if torch is not None:
         tx, ty, to = torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(out)
         tm, trow, tmo = torch.from_numpy(m), torch.from_numpy(row), torch.from_numpy(mout)
-        for (name, _, _, fns), fn in zip(cases, [
+        for (_, _, _, fns), fn in zip(cases, [
                 lambda: torch.add(tx, ty, out=to), lambda: torch.mul(tx, ty, out=to),
                 lambda: torch.add(tx, 2.0, out=to), lambda: torch.exp(tx, out=to),
                 lambda: torch.log(tx, out=to), lambda: torch.sin(tx, out=to),
-                lambda: torch.add(tm, trow, out=tmo), lambda: torch.add(tm.T, tm, out=tmo)], strict=False):
+                lambda: torch.add(tm, trow, out=tmo),
+                lambda: torch.add(tm.T, tm, out=tmo)], strict=False):
             fns["torch"] = fn
     return cases
 

@@ -90,7 +90,8 @@ def measure(small=False):
     for op, shape, key, amount, make in _cases(small):
         row = {"op": op, "shape": shape, key: amount}
         for name, (lib, sync) in peers.items():
-            _time(row, name, lambda: timeit(make(lib), sync=sync, budget=0.05 if small else 0.3))
+            _time(row, name, lambda make=make, lib=lib, sync=sync:
+                  timeit(make(lib), sync=sync, budget=0.05 if small else 0.3))
         rows.append(row)
     for op, make in (("empty(2, 3)", lambda lib: lambda: lib.empty((2, 3), dtype=lib.float32,
                                                                      **{"device": "cuda"})),
@@ -101,7 +102,7 @@ def measure(small=False):
             if name == "cupy":  # cupy takes no device= argument
                 continue
 
-            def tiny():
+            def tiny(make=make, lib=lib, sync=sync):
                 fn = make(lib)
                 t = per_call(fn, number=200 if small else 5000)
                 sync()
@@ -118,8 +119,8 @@ def _nn_row(op, shape, peers, small, make):
     row = {"op": op, "shape": shape}
     for name, (lib, sync) in peers.items():
         if name != "cupy":
-            _time(row, name, lambda: timeit(make(lib), sync=sync,
-                                            budget=0.05 if small else 0.3))
+            _time(row, name, lambda lib=lib, sync=sync: timeit(make(lib), sync=sync,
+                                                               budget=0.05 if small else 0.3))
     return row
 
 

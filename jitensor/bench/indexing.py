@@ -32,8 +32,11 @@ def _cases(sizes):
 
     tables = [rng.random(shape, np.float32) for shape in ((64, 10), (100000, 64))]
     picks = [rng.integers(0, 64, 64), rng.integers(0, 100000, 4096)]
-    rows = [{"jitensor": lambda t=jt.from_numpy(t), i=jt.from_numpy(i): t[i],
-             "numpy": lambda t=t, i=i: t[i]} for t, i in zip(tables, picks, strict=False)]
+
+    def take(t, i):
+        return lambda: t[i]
+    rows = [{"jitensor": take(jt.from_numpy(t), jt.from_numpy(i)), "numpy": take(t, i)}
+            for t, i in zip(tables, picks, strict=False)]
 
     msrc = rng.random(sizes["mask"], np.float32)
     mask = msrc < 0.5
@@ -61,7 +64,7 @@ def _cases(sizes):
         tsrc, tidx = torch.from_numpy(src), torch.from_numpy(idx)
         index["torch"] = lambda: tsrc[tidx]
         for peers, t, i in zip(rows, tables, picks, strict=False):
-            peers["torch"] = lambda t=torch.from_numpy(t), i=torch.from_numpy(i): t[i]
+            peers["torch"] = take(torch.from_numpy(t), torch.from_numpy(i))
         tmsrc, tmask = torch.from_numpy(msrc), torch.from_numpy(mask)
         select["torch"] = lambda: tmsrc[tmask]
         tacc, tbins, tvals = torch.zeros(bins), torch.from_numpy(idx % bins), \

@@ -26,8 +26,8 @@ def crossover(dtype=np.float32, exponents=range(10, 23)):
     rows = []
     for e in exponents:
         a = np.empty(1 << e, dtype)
-        s = timeit(lambda: _serial(a, 0), budget=0.1)
-        p = timeit(lambda: _parallel(a, 0), budget=0.1)
+        s = timeit(lambda a=a: _serial(a, 0), budget=0.1)
+        p = timeit(lambda a=a: _parallel(a, 0), budget=0.1)
         rows.append((1 << e, s * 1e6, p * 1e6))
     first = next((n for i, (n, _, _) in enumerate(rows) if all(p < s for _, s, p in rows[i:])),
                  None)

@@ -1055,7 +1055,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
             counts = divisor_override
         else:
             rows, cols = (_window_counts(size, k, s, p, out, count_include_pad, x)
-                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow), strict=False))
+                          for size, k, s, p, out in zip((h, w), kernel, stride, padding, (oh, ow),
+                                                        strict=False))
             counts = rows.reshape(oh, 1) * cols.reshape(1, ow)
         # integers divide truncating, in their own dtype, as torch's
         return total / counts if x.dtype.is_floating_point else \
@@ -1897,9 +1898,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     spatial = tuple(input.shape[2:])
     if min(spatial) <= 0 or min(sizes) <= 0:
         names = "DHW"[3 - len(spatial):]
+        got_in = ", ".join(f"{k}: {v}" for k, v in zip(names, spatial, strict=False))
+        got_out = ", ".join(f"{k}: {v}" for k, v in zip(names, sizes, strict=False))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(f'{k}: {v}' for k, v in zip(names, spatial, strict=False))}) and "
-                           f"output ({', '.join(f'{k}: {v}' for k, v in zip(names, sizes, strict=False))})")
+                           f"({got_in}) and output ({got_out})")
     nearest = mode in ("nearest", "nearest-exact")
     if not input.dtype.is_floating_point and not (nearest and input.dtype is dtypes.uint8):
         raise NotImplementedError(f"interpolate(mode={mode!r}) is not implemented for "

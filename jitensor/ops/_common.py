@@ -55,7 +55,7 @@ def broadcast_shapes(*shapes):
     out = []
     for i in range(-ndim, 0):
         size = 1
-        for k, s in enumerate(shapes):
+        for s in shapes:
             n = s[i] if -i <= len(s) else 1
             if n != 1:
                 if size != 1 and n != size:

@@ -171,8 +171,8 @@ def einsum(*args):
     if len(terms) != len(operands):
         raise RuntimeError(f"einsum(): {'more' if len(operands) > len(terms) else 'fewer'} "
                            f"operands were provided than specified in the equation")
-    ellipsis = max((t.ndim - len(term.replace("...", "")) for t, term in zip(operands, terms, strict=False)
-                    if "..." in term), default=0)
+    ellipsis = max((t.ndim - len(term.replace("...", ""))
+                    for t, term in zip(operands, terms, strict=False) if "..." in term), default=0)
     labels, position = [], 0
     for n, (t, term) in enumerate(zip(operands, terms, strict=False)):
         labels.append(_labels(term, t.ndim, n, position, ellipsis))

@@ -7,8 +7,8 @@ Every op takes batches of matrices (*, m, n) of float32 or float64 (torch refuse
 and integers here too), broadcasts batch dims, and hands the kernels C-contiguous copies that
 they factor or solve in place. Errors are torch's, raised as `LinAlgError` (a RuntimeError)
 naming the batch element. Every op but cholesky_solve and cholesky_inverse (composed of
-differentiable ops) has a derivative rule in autograd/derivatives/factor.py: the _ex forms share their
-plain form's, and their `info` has no gradient."""
+differentiable ops) has a derivative rule in autograd/derivatives/factor.py: the _ex forms share
+their plain form's, and their `info` has no gradient."""
 import math
 
 import numpy as np

@@ -62,8 +62,9 @@ def _classify(item, device):
 def _classify_tensor(item, device):
     d = item._dtype
     if d is dtypes.uint8:
+        # stacklevel=1, the default: the user's frame is at a depth that varies by entry point
         warnings.warn("indexing with dtype jitensor.uint8 is deprecated, please use a dtype "
-                      "jitensor.bool instead", UserWarning)
+                      "jitensor.bool instead", UserWarning, stacklevel=1)
     if d is dtypes.bool_ or d is dtypes.uint8:
         return ("bool", bool(item.item())) if item.ndim == 0 else ("mask", item.to(device))
     if d not in _INDEX:

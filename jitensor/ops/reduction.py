@@ -50,7 +50,8 @@ class _Named(tuple):
         return tuple.__new__(cls, items)
 
     def __repr__(self):
-        body = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self, strict=False))
+        body = ",\n".join(f"{name}={value!r}"
+                          for name, value in zip(self._fields, self, strict=False))
         return f"jitensor.return_types.{type(self).__name__}(\n{body})"
 
     def __reduce__(self):

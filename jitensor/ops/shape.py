@@ -28,8 +28,9 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_sh
            "take_along_dim", "tensor_split", "tile", "transpose", "unbind", "unflatten",
            "unsqueeze", "vsplit", "vstack"]
 
-VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least one "
-                     "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least "
+                     "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                     "instead.")
 
 
 # -- metadata ----------------------------------------------------------------------------------

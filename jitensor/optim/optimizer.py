@@ -121,12 +121,14 @@ class Optimizer:
         saved = copy.deepcopy(state_dict["param_groups"])
         if len(saved) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(self.param_groups, saved, strict=False)):
+        if any(len(g["params"]) != len(s["params"])
+               for g, s in zip(self.param_groups, saved, strict=False)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match "
                              "the size of optimizer's group")
         group_of = {key: s for s in saved for key in s["params"]}
         params = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved),
-                          itertools.chain.from_iterable(g["params"] for g in self.param_groups), strict=False))
+                          itertools.chain.from_iterable(g["params"] for g in self.param_groups),
+                          strict=False))
         state = defaultdict(dict)
         for key, value in state_dict["state"].items():
             p = params.get(key)

@@ -138,7 +138,8 @@ def broadcast_to(buf, shape):
     types read-only arrays apart and would compile every kernel twice; kernels only read it."""
     lead = len(shape) - buf.ndim
     strides = tuple([0] * lead + [0 if n == 1 and m != 1 else s
-                                  for n, m, s in zip(buf.shape, shape[lead:], buf.strides, strict=False)])
+                                  for n, m, s in zip(buf.shape, shape[lead:], buf.strides,
+                                                     strict=False)])
     if buf.flags.c_contiguous and buf.size:  # an ndarray over buf's buffer: 0.3 us, not 2.3
         return np.ndarray(shape, buf.dtype, buf, 0, strides)
     return as_strided(buf, shape, strides)

@@ -85,7 +85,8 @@ def _flat(a):
     """The 1-D C array over `a`'s memory, from its first element to its last."""
     if a.flags.c_contiguous:
         return a.reshape(-1)  # a NumPy view, ten times cheaper to make than as_strided's
-    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, _estrides(a), strict=False)) if a.size else 0
+    span = (1 + sum((n - 1) * s for n, s in zip(a.shape, _estrides(a), strict=False))
+            if a.size else 0)
     return as_strided(a, (span,), (1,))
 
 

@@ -49,6 +49,7 @@ def as_4d(*arrays):
     extra = len(shape) - NDIM
     if extra <= 0:
         shape = (1,) * -extra + tuple(shape)
-        return [[_reshaped(a, shape, [0] * -extra + s) for a, s in zip(arrays, strides, strict=False)]]
+        return [[_reshaped(a, shape, [0] * -extra + s)
+                 for a, s in zip(arrays, strides, strict=False)]]
     full = [as_strided(a, shape, s) for a, s in zip(arrays, strides, strict=False)]
     return [[f[lead] for f in full] for lead in np.ndindex(*shape[:extra])]

@@ -26,7 +26,8 @@ def uniform(seed, counter, bits):
     element i of a draw depends only on (seed, offset + i), so parallel and GPU kernels give the
     same stream as a serial loop."""
     z = _mix64(seed + np.uint64(counter + 1) * _GOLDEN)
-    return np.float64(z >> np.uint64(64 - bits)) * (1.0 / np.float64(np.uint64(1) << np.uint64(bits)))
+    return np.float64(z >> np.uint64(64 - bits)) * \
+        (1.0 / np.float64(np.uint64(1) << np.uint64(bits)))
 
 
 @register_jitable

@@ -206,7 +206,7 @@ def eigh(a, o, n, v, vo, w, wo, eps):
         norm += a[o + i] * a[o + i]
     floor = eps * eps * libm.sqrt(norm)
     _identity(v, vo, n)
-    for sweep in range(100):
+    for _sweep in range(100):
         rotated = False
         for p in range(n - 1):
             for q in range(p + 1, n):
@@ -243,7 +243,7 @@ def svd(a, o, m, n, v, vo, s, so, eps):
     one-sided Jacobi (Hestenes): rotations of column pairs until all are orthogonal to eps,
     which keeps small singular values accurate where A^T A's eigenvalues would lose them."""
     _identity(v, vo, n)
-    for sweep in range(100):
+    for _sweep in range(100):
         rotated = False
         for p in range(n - 1):
             for q in range(p + 1, n):

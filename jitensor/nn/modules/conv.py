@@ -135,7 +135,8 @@ class _ConvTransposeNd(_Affine):
                              f"have {n} or {non_spatial + n} elements (got {len(output_size)})")
         spatial = input.shape[non_spatial:]
         low = [(size - 1) * s - 2 * p + d * (k - 1) + 1 for size, s, p, d, k in
-               zip(spatial, self.stride, self.padding, self.dilation, self.kernel_size, strict=False)]
+               zip(spatial, self.stride, self.padding, self.dilation, self.kernel_size,
+                   strict=False)]
         high = [m + s - 1 for m, s in zip(low, self.stride, strict=False)]
         if any(not lo <= size <= hi for size, lo, hi in zip(output_size, low, high, strict=False)):
             raise ValueError(f"requested an output size of {output_size}, but valid sizes "

@@ -239,7 +239,8 @@ class RNNBase(_Recurrent):
     def _direction(self, x, state, names, step, reverse):
         """One layer in one direction over x (L, N, features): the input projection of every
         step in one product, then the steps in order (reversed for the backward direction)."""
-        p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names), strict=False))
+        p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names),
+                     strict=False))
         w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
         projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh).unbind(0)
         outputs = [None] * len(projected)

@@ -93,7 +93,8 @@ def collate(batch, *, collate_fn_map=None):
                  for key in elem}
         return _rebuild_mapping(elem, items)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return kind(*(collate(parts, collate_fn_map=collate_fn_map) for parts in zip(*batch, strict=False)))
+        return kind(*(collate(parts, collate_fn_map=collate_fn_map)
+                      for parts in zip(*batch, strict=False)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
