@@ -20,8 +20,9 @@ def _load_user_kernels():
     """The generated kernel modules of the test suite's user ops (custom_ops_module.py), so
     their names import: the same code gives the same module names as in the tests."""
     import custom_ops_module
-    from jitensor.kernels.cuda import custom
+
     from jitensor.custom import ElementwiseOp, ReductionOp
+    from jitensor.kernels.cuda import custom
     for op in vars(custom_ops_module).values():
         if isinstance(op, ElementwiseOp):
             custom.kernels(op._map.spec)

@@ -79,7 +79,7 @@ def _train(xt, yt, epochs):
     jt.manual_seed(0)
     model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 4))
     opt = jt.optim.Adam(model.parameters(), lr=1e-2)
-    for epoch in range(epochs):
+    for _ in range(epochs):
         for i in range(0, len(yt), 50):
             opt.zero_grad()
             loss = nn.functional.cross_entropy(model(xt[i:i + 50]), yt[i:i + 50])

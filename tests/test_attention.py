@@ -100,7 +100,8 @@ def test_matches_torch_values_weights_and_gradients(options, call):
             their_loss + (want_weights * want_weights).sum()
     loss.backward()
     their_loss.backward()
-    for x, y in list(zip(a, b, strict=False)) + list(zip(mine.parameters(), theirs.parameters(), strict=False)):
+    for x, y in list(zip(a, b, strict=False)) + list(zip(mine.parameters(), theirs.parameters(),
+                                                         strict=False)):
         np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 

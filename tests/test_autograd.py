@@ -607,7 +607,8 @@ def test_gradcheck(case):
         inputs.append(jt.tensor(arr, requires_grad=spec.req))
     assert jt.autograd.gradcheck(lambda *ts: case.fn(jt, *ts), inputs)
     # and the gradients' shapes and dtypes, in the inputs' own dtypes (float32 ones too)
-    inputs = [jt.tensor(arr, requires_grad=spec.req) for spec, arr in zip(case.args, arrays, strict=False)]
+    inputs = [jt.tensor(arr, requires_grad=spec.req)
+              for spec, arr in zip(case.args, arrays, strict=False)]
     case.fn(jt, *inputs).sum().backward()
     for spec, t in zip(case.args, inputs, strict=False):
         if spec.req:

@@ -215,8 +215,8 @@ def test_multi_output_views_refused_by_torch_allowed_here():
         with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
             x = leaf(torch, X0)
             y = x * 2
-            v = {"split": lambda: y.split(2, dim=2)[1], "chunk": lambda: y.chunk(3, dim=1)[2],
-                 "unbind": lambda: y.unbind(1)[2]}[op]()
+            v = {"split": lambda y: y.split(2, dim=2)[1], "chunk": lambda y: y.chunk(3, dim=1)[2],
+                 "unbind": lambda y: y.unbind(1)[2]}[op](y)
             v.mul_(2)
         out = prog(jt)
         assert out["y"].grad_fn is not None and out["x.grad"] is not None
@@ -414,7 +414,7 @@ def test_write_through_two_siblings_alternately():
         x, s = leaf(ns, X0), leaf(ns, 1.1)
         y = x * 1
         a, b = y[:, :2], y[:, 1:]
-        for k in range(3):
+        for _ in range(3):
             a.mul_(s)
             b.add_(a[:, 1:] * 0.5)  # reads through a sibling each time
         (y * W(ns, y.shape)).sum().backward()
@@ -1015,7 +1015,7 @@ def test_random_views_writes_and_uses(data):
             continue
         results = {}
         for ns, t in ((torch, tt), (jt, jj)):
-            results[ns] = _run(ns, lambda ns, t=t: f(t, env[ns]))
+            results[ns] = _run(ns, lambda ns, t=t, f=f: f(t, env[ns]))
         rt, rj = results[torch], results[jt]
         if isinstance(rt, Exception) or isinstance(rj, Exception):
             assert isinstance(rt, Exception) and isinstance(rj, Exception), \

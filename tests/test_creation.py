@@ -41,7 +41,8 @@ def test_size_forms(name, form):
 @pytest.mark.parametrize("name", list(SIZED))
 def test_zero_dim_and_empty_sizes(name):
     fn, value = SIZED[name]
-    for args, shape in [((), ()), (((),), ()), ((0,), (0,)), ((2, 0, 3), (2, 0, 3)), ((jt.Size([]),), ())]:
+    for args, shape in [((), ()), (((),), ()), ((0,), (0,)), ((2, 0, 3), (2, 0, 3)),
+                        ((jt.Size([]),), ())]:
         t = fn(*args)
         assert t.shape == shape and t.numel() == math.prod(shape)
         if value is not None:
@@ -64,7 +65,8 @@ def test_dtype_device_requires_grad_keywords(name):
     lambda **kw: jt.arange(6, **kw), lambda **kw: jt.linspace(0, 1, 4, **kw),
     lambda **kw: jt.eye(3, **kw), lambda **kw: jt.randint(5, (2,), **kw),
 ], ids=["empty", "zeros", "ones", "full", "rand", "randn", "arange", "linspace", "eye", "randint"])
-@pytest.mark.parametrize("layout", ["sparse", object(), jt.contiguous_format], ids=["str", "object", "memfmt"])
+@pytest.mark.parametrize("layout", ["sparse", object(), jt.contiguous_format],
+                         ids=["str", "object", "memfmt"])
 def test_non_strided_layout_raises(make, layout):
     with pytest.raises(RuntimeError):
         make(layout=layout)
@@ -282,7 +284,7 @@ def test_huge_sizes_raise_memory_error_with_byte_count(make, nbytes):
     assert str(nbytes) in str(info.value)
 
 
-# -- full -------------------------------------------------------------------------------------------
+# -- full ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("value, dtype", [
     (True, jt.bool), (False, jt.bool), (3, jt.int64), (-7, jt.int64), (2.5, jt.float32),
     (float("inf"), jt.float32), (np.float64(2.0), jt.float32), (np.int32(4), jt.int64),
@@ -323,7 +325,8 @@ def test_full_value_that_does_not_fit_raises(value, dtype):
 
 @pytest.mark.parametrize("value, dtype, expected", [
     (2.7, jt.int32, 2), (-2.7, jt.int32, -2), (255, jt.uint8, 255), (1e38, jt.float32, 1e38),
-    (7, jt.bool, True), (0.0, jt.bool, False), (True, jt.float64, 1.0), (float("nan"), jt.float32, np.nan),
+    (7, jt.bool, True), (0.0, jt.bool, False), (True, jt.float64, 1.0),
+    (float("nan"), jt.float32, np.nan),
     (float("-inf"), jt.float64, -np.inf),
 ], ids=str)
 def test_full_converts_value(value, dtype, expected):
@@ -369,7 +372,8 @@ def test_full_like_truncates_to_input_dtype():
 
 # -- tensor() -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("data, dtype, shape", [
-    (True, jt.bool, ()), ([True, False], jt.bool, (2,)), (3, jt.int64, ()), ([1, 2, 3], jt.int64, (3,)),
+    (True, jt.bool, ()), ([True, False], jt.bool, (2,)), (3, jt.int64, ()),
+    ([1, 2, 3], jt.int64, (3,)),
     (2.5, jt.float32, ()), ([1, 2.5], jt.float32, (2,)), ([True, 2], jt.int64, (2,)),
     ([True, 2.5], jt.float32, (2,)), ([[1, 2], [3, 4]], jt.int64, (2, 2)), ([], jt.float32, (0,)),
     ([[]], jt.float32, (1, 0)), ([[[1.5]]], jt.float32, (1, 1, 1)), ((1, 2), jt.int64, (2,)),
@@ -818,7 +822,8 @@ def test_float16_is_cuda_only_on_cpu():
                  lambda: jt.ones(2, dtype="float16"), lambda: jt.full((2,), 1.0, dtype=jt.float16),
                  lambda: jt.tensor([1.0], dtype=jt.float16), lambda: jt.arange(3, dtype=jt.float16),
                  lambda: jt.zeros_like(jt.zeros(2), dtype=jt.float16), lambda: jt.zeros(2).half(),
-                 lambda: jt.rand(2, dtype=jt.float16), lambda: jt.from_numpy(np.zeros(2, np.float16))):
+                 lambda: jt.rand(2, dtype=jt.float16),
+                 lambda: jt.from_numpy(np.zeros(2, np.float16))):
         with pytest.raises(TypeError, match="float16"):
             make()
 

@@ -159,7 +159,7 @@ def test_tensor_from_nested_lists_infers_like_torch(shape, d, seed):
     assert_tensor(jt.tensor(flat.tolist(), dtype=d), flat.astype(d.np), d)
 
 
-# -- arange / linspace / eye ------------------------------------------------------------------------
+# -- arange / linspace / eye -----------------------------------------------------------------------
 @given(start=st.integers(-60, 60), step=st.integers(-7, 7).filter(bool), n=st.integers(0, 40),
        extra=st.integers(0, 6), d=st.sampled_from([None] + NON_BOOL))
 def test_arange_int_args(start, step, n, extra, d):
@@ -195,7 +195,8 @@ def test_arange_single_argument_crosses_parallel_threshold(n):
 
 
 @given(start=st.floats(-1e3, 1e3), end=st.floats(-1e3, 1e3),
-       steps=st.one_of(st.integers(0, 60), st.just(P + 1)), d=st.sampled_from([jt.float32, jt.float64]))
+       steps=st.one_of(st.integers(0, 60), st.just(P + 1)),
+       d=st.sampled_from([jt.float32, jt.float64]))
 def test_linspace_float(start, end, steps, d):
     t = jt.linspace(start, end, steps, dtype=d)
     assert t.shape == (steps,) and t.dtype is d
@@ -339,7 +340,8 @@ def test_copy_into_strided_views(view, pair, data):
     expected = base.copy()
     dst_view = apply_view(base, slices, perm)
     src_shape = broadcast_source_shape(data.draw, dst_view.shape)
-    src = np.abs(arrays(src_d, src_shape, seed=3)) if src_d is not jt.bool else arrays(src_d, src_shape, 3)
+    src = (np.abs(arrays(src_d, src_shape, seed=3)) if src_d is not jt.bool
+           else arrays(src_d, src_shape, 3))
     if src_d.is_floating_point:
         src = np.clip(src, -100, 100)
     strided_src = data.draw(st.booleans()) and src.ndim >= 2

@@ -128,7 +128,8 @@ def test_parse_everywhere(d, form):
     assert jt.promote_types(spec, d) is d
 
 
-@pytest.mark.parametrize("bad", ["floaty", "float128", "complex64", "torch.float32x", "Float32", ""])
+@pytest.mark.parametrize(
+    "bad", ["floaty", "float128", "complex64", "torch.float32x", "Float32", ""])
 def test_unknown_dtype_string_raises_type_error_naming_it(bad):
     with pytest.raises(TypeError) as info:
         jt.zeros(2, dtype=bad)

@@ -172,10 +172,12 @@ def test_python_scalars_both_sides(name, dtype, scalar, reflected):
 
 
 UNARY = {
-    "neg": np.negative, "abs": np.abs, "sign": lambda a: np.nan_to_num(np.sign(a), nan=0), "exp": np.exp, "log": np.log,
+    "neg": np.negative, "abs": np.abs, "sign": lambda a: np.nan_to_num(np.sign(a), nan=0),
+    "exp": np.exp, "log": np.log,
     "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
     "tanh": np.tanh, "sigmoid": lambda a: 1 / (1 + np.exp(-a)), "reciprocal": np.reciprocal,
-    "rsqrt": lambda a: 1 / np.sqrt(a), "relu": lambda a: np.where((a > 0) | (a != a), a, 0).astype(a.dtype),
+    "rsqrt": lambda a: 1 / np.sqrt(a),
+    "relu": lambda a: np.where((a > 0) | (a != a), a, 0).astype(a.dtype),
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
     "square": np.square, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
     "logical_not": np.logical_not, "bitwise_not": np.invert, "tan": np.tan, "asin": np.arcsin,
@@ -231,9 +233,11 @@ def test_division_semantics_match_python():
     assert (x // y).tolist() == [p // q for p, q in zip(a, b, strict=False)]
     assert (x % y).tolist() == [p % q for p, q in zip(a, b, strict=False)]
     assert jt.fmod(x, y).tolist() == [int(math.fmod(p, q)) for p, q in zip(a, b, strict=False)]
-    assert jt.div(x, y, rounding_mode="trunc").tolist() == [int(p / q) for p, q in zip(a, b, strict=False)]
+    assert (jt.div(x, y, rounding_mode="trunc").tolist()
+            == [int(p / q) for p, q in zip(a, b, strict=False)])
     fx, fy = x.double(), y.double()
-    assert jt.div(fx, fy, rounding_mode="floor").tolist() == [p // q for p, q in zip(a, b, strict=False)]
+    assert (jt.div(fx, fy, rounding_mode="floor").tolist()
+            == [p // q for p, q in zip(a, b, strict=False)])
     assert (fx % fy).tolist() == [p % q for p, q in zip(a, b, strict=False)]
     assert (fx / 0).tolist() == [-math.inf, -math.inf, math.inf, math.inf]
     with pytest.raises(ValueError, match="rounding_mode"):
@@ -263,9 +267,9 @@ def test_bool_arithmetic_like_torch():
     assert (~b).tolist() == [False, True]
     assert (b / b).dtype is jt.float32
     with pytest.raises(RuntimeError, match="Subtraction"):
-        b - b
+        _ = b - b
     with pytest.raises(RuntimeError, match="Negation"):
-        -b
+        _ = -b
 
 
 def test_nan_propagation():

@@ -112,7 +112,10 @@ def test_normalize_cosine_similarity_and_pairwise_distance_match_numpy():
     np.testing.assert_allclose(out.numpy(), x / np.maximum(np.abs(x).sum(1, keepdims=True),
                                                            1e-12), rtol=1e-12)
     cos = F.cosine_similarity(jt.tensor(x), jt.tensor(y), dim=1)
-    unit = lambda v: v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-8)
+
+    def unit(v):
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-8)
+
     np.testing.assert_allclose(cos.numpy(), (unit(x) * unit(y)).sum(1), rtol=1e-12)
     with pytest.raises(RuntimeError, match="expected floating point inputs, got int64"):
         F.cosine_similarity(jt.tensor([1, 2]), jt.tensor([2, 3]), dim=0)

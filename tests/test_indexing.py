@@ -94,7 +94,8 @@ def keys(ndim):
     item = st.one_of(
         st.integers(-4, 4), st.just(None), st.booleans(),
         st.builds(slice, st.one_of(st.none(), st.integers(-5, 5)),
-                  st.one_of(st.none(), st.integers(-5, 5)), st.one_of(st.none(), st.integers(1, 3))),
+                  st.one_of(st.none(), st.integers(-5, 5)),
+                  st.one_of(st.none(), st.integers(1, 3))),
         st.lists(st.integers(-4, 3), min_size=0, max_size=3).map(
             lambda v: jt.tensor(v, dtype=jt.int64)),
         st.lists(st.lists(st.integers(0, 3), min_size=2, max_size=2), min_size=1,
@@ -283,7 +284,8 @@ def test_index_ops_match_numpy(d):
     assert_tensor(jt.index_select(x.t(), 0, jt.from_numpy(idx.astype(np.int32))), a.T[idx], d)
     g = np.array([[1, 0], [3, 3], [0, 2]])
     assert_tensor(jt.gather(x, 0, jt.from_numpy(g)), np.take_along_axis(a[:, :2], g, 0), d)
-    assert_tensor(x.t().gather(1, jt.from_numpy(g[:2])), np.take_along_axis(a.T[:2, :], g[:2], 1), d)
+    assert_tensor(x.t().gather(1, jt.from_numpy(g[:2])),
+                  np.take_along_axis(a.T[:2, :], g[:2], 1), d)
     t = np.array([[23, -1], [0, 7]])
     assert_tensor(x.take(jt.from_numpy(t)), a.reshape(-1)[t], d)
     assert_tensor(x.t().take(jt.from_numpy(t)), a.T.reshape(-1)[t], d)

@@ -42,7 +42,8 @@ def test_coalesce_examples(shape, strides, expected):
 def strided_arrays(draw, max_ndim=6):
     ndim = draw(st.integers(0, max_ndim))
     shape = draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim))
-    base = np.arange(int(np.prod(shape)), dtype=draw(st.sampled_from([np.int8, np.int32, np.float64])))
+    base = np.arange(int(np.prod(shape)),
+                     dtype=draw(st.sampled_from([np.int8, np.int32, np.float64])))
     base = base.reshape(shape)
     slices = tuple(slice(draw(st.integers(0, 1)), None, draw(st.integers(1, 3))) for _ in shape)
     view = base[slices] if ndim else base[...]  # base[()] would be a NumPy scalar
@@ -119,11 +120,12 @@ def test_as_4d_pads_to_four_dims():
     assert view.shape == (1, 1, 3, 3) and view.ndim == 4
 
 
-# -- launchers on every layout ----------------------------------------------------------------------
+# -- launchers on every layout ---------------------------------------------------------------------
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
 def test_fill_launcher_on_layouts(d):
     value = {0: True, 1: 9, 2: 2.5}[d.category]
-    for make in (lambda b: b, lambda b: b[:, ::2], lambda b: b.T, lambda b: b[1:, 1:3], lambda b: b[:0]):
+    for make in (lambda b: b, lambda b: b[:, ::2], lambda b: b.T, lambda b: b[1:, 1:3],
+                 lambda b: b[:0]):
         base = np.zeros((4, 6), d.np)
         view = make(base)
         cpu.fill(view, value)
@@ -132,7 +134,8 @@ def test_fill_launcher_on_layouts(d):
         np.testing.assert_array_equal(base, expected)
 
 
-@pytest.mark.parametrize("d", [jt.bool, jt.int8, jt.float64], ids=dtype_id)  # 5 layouts each compile
+# 5 layouts each compile
+@pytest.mark.parametrize("d", [jt.bool, jt.int8, jt.float64], ids=dtype_id)
 def test_copy_launcher_on_layouts(d):
     src_base = (np.arange(24) % 7).astype(d.np).reshape(4, 6)
     for make in (lambda b: b, lambda b: b[:, ::2], lambda b: b.T, lambda b: b[1:, 1:3]):
@@ -181,7 +184,7 @@ def test_kernels_are_cached_parallel_dispatchers():
         assert k._cache.__class__.__name__ != "NullCache", f"{name} has no on-disk cache"
 
 
-# -- empty never fills: instrumentation ---------------------------------------------------------------
+# -- empty never fills: instrumentation ------------------------------------------------------------
 class _Counter:
     def __init__(self, fn):
         self.fn, self.calls = fn, 0
@@ -296,7 +299,7 @@ def test_debug_empty_fills_once(counted):
     assert counted() == {}
 
 
-# -- debug-empty poison -------------------------------------------------------------------------------
+# -- debug-empty poison ----------------------------------------------------------------------------
 def poison(d):
     if d.is_floating_point:
         return np.nan
@@ -331,12 +334,13 @@ def test_debug_empty_from_the_environment():
     assert got["float32"] == got["float64"] == ["nan"] * 3 and got["default"] == ["nan"] * 2
     assert got["int8"] == [127] * 3 and got["uint8"] == [255] * 3
     assert got["int64"] == [2 ** 63 - 1] * 3 and got["bool"] == [True] * 3
-    off = run_python("import jitensor as jt; print(jt.get_debug_empty())", {"JITENSOR_DEBUG_EMPTY": "0"})
+    off = run_python("import jitensor as jt; print(jt.get_debug_empty())",
+                     {"JITENSOR_DEBUG_EMPTY": "0"})
     assert off == "False"
     assert run_python("import jitensor as jt; print(jt.get_debug_empty())") == "False"
 
 
-# -- on-disk kernel cache across processes -------------------------------------------------------------
+# -- on-disk kernel cache across processes ---------------------------------------------------------
 _CACHE_PROBE = """
 import jitensor as jt
 from jitensor.kernels.cpu import kernels
@@ -428,7 +432,7 @@ def test_the_locators_stamp_backend_files_with_every_backend_source(module):
         caching.CacheImpl._locator_classes[:] = saved
 
 
-# -- import stays light -------------------------------------------------------------------------------------
+# -- import stays light ----------------------------------------------------------------------------
 def test_import_does_not_load_numba_cuda():
     assert run_python("import jitensor, sys; print('numba.cuda' in sys.modules)") == "False"
 

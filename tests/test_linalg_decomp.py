@@ -412,7 +412,8 @@ def test_lstsq_matches_torch(driver, dtype):
             mine, theirs = lstsq_both(a, rng.standard_normal((6, 2)), rcond=rcond, driver=driver)
             check(mine.rank, theirs.rank)
             if driver in ("gelsd", "gelss"):  # (gelsy drops what its pivoted QR's R11 would,
-                for x, y in zip(mine, theirs, strict=False):  # not the small singular values: another X)
+                # not the small singular values: another X)
+                for x, y in zip(mine, theirs, strict=False):
                     check(x, y)
 
 
@@ -468,7 +469,7 @@ def test_lapack_sizes_match_torch(dtype):
         a = rng.standard_normal(shape).astype(NP[dtype])
         A, tA = both(a)
 
-        def run():
+        def run(A=A):
             return ([jt.linalg.qr(A, mode=m) for m in ("reduced", "complete", "r")],
                     [jt.linalg.svd(A, full_matrices=f) for f in (True, False)])
         for qrs, svds in at_thread_counts(run):
@@ -483,7 +484,7 @@ def test_lapack_sizes_match_torch(dtype):
                 check_svd(A, U, S, Vh, full, dtype)
     for batch, n in (((), 30), ((60,), 12)):
         a = symmetric(batch, n, 31, NP[dtype])
-        for w, V in at_thread_counts(lambda: jt.linalg.eigh(jt.tensor(a))):
+        for w, V in at_thread_counts(lambda a=a: jt.linalg.eigh(jt.tensor(a))):
             check(w, torch.linalg.eigvalsh(torch.tensor(a)), dtype)
             check_eigh(jt.tensor(a), w, V, dtype)
 

@@ -162,7 +162,7 @@ def test_setattr_registers_and_checks():
     del m.buf, m.child, m.plain
     assert "buf" not in m._buffers and "child" not in m._parameters
     with pytest.raises(AttributeError, match="'Module' object has no attribute 'buf'"):
-        m.buf
+        _ = m.buf
 
 
 def test_registration_errors_match_torch():
@@ -218,7 +218,8 @@ def test_state_dict_round_trip():
     assert repr(result) == "<All keys matched successfully>"
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values(), strict=False):
         np.testing.assert_array_equal(values(x), values(y), err_msg=name)
-    assert all(p is q for p, q in zip(params_before, b.parameters(), strict=False))  # copied in place
+    # copied in place
+    assert all(p is q for p, q in zip(params_before, b.parameters(), strict=False))
     b.load_state_dict(OrderedDict((k, v.double()) for k, v in sd.items()))  # dtype converted
     assert b.scale.dtype is jt.float32
 
@@ -277,7 +278,8 @@ def test_to_converts_in_place():
     params = list(net.parameters())
     net.scale.grad = jt.ones(3)
     assert net.double() is net
-    assert all(p is q for p, q in zip(params, net.parameters(), strict=False))  # optimizers keep working
+    # optimizers keep working
+    assert all(p is q for p, q in zip(params, net.parameters(), strict=False))
     assert all(p.dtype is jt.float64 and p.requires_grad for p in net.parameters())
     assert net.scale.grad.dtype is jt.float64 and net.running.dtype is jt.float64
     assert net.steps.dtype is jt.int64  # dtype conversions skip integer tensors
@@ -809,16 +811,17 @@ def test_functional_gradients_match_torch(torch):
     _grads_match(torch, lambda a: F.log_softmax(a, 1), lambda a: tF.log_softmax(a, 1), x)
     y = jt.randn(4, 5)
     for reduction in ("mean", "sum", "none"):
-        _grads_match(torch, lambda a, c: F.mse_loss(a, c, reduction=reduction),
-                     lambda a, c: tF.mse_loss(a, c, reduction=reduction), x, y)
+        _grads_match(torch, lambda a, c, r=reduction: F.mse_loss(a, c, reduction=r),
+                     lambda a, c, r=reduction: tF.mse_loss(a, c, reduction=r), x, y)
     t = jt.tensor([0, 4, -100, 2])
     weight = jt.tensor([1.0, 2.0, 0.5, 1.5, 1.0])
     for reduction in ("mean", "sum", "none"):
         _grads_match(torch,
-                     lambda a: F.cross_entropy(a, t, weight, reduction=reduction,
-                                               label_smoothing=0.1),
-                     lambda a: tF.cross_entropy(a, to_torch(t), to_torch(weight),
-                                                reduction=reduction, label_smoothing=0.1), x)
+                     lambda a, r=reduction: F.cross_entropy(a, t, weight, reduction=r,
+                                                            label_smoothing=0.1),
+                     lambda a, r=reduction: tF.cross_entropy(a, to_torch(t), to_torch(weight),
+                                                             reduction=r, label_smoothing=0.1),
+                     x)
     probs = F.softmax(jt.randn(4, 5), 1)
     _grads_match(torch, lambda a: F.cross_entropy(a, probs),
                  lambda a: tF.cross_entropy(a, to_torch(probs)), x)

@@ -115,11 +115,11 @@ def test_dirac_exactly_as_torch(shape, groups):
 
 def test_eye_dirac_errors_as_torch():
     for shape in [(3,), (2, 3, 4)]:
-        _raises_as_torch(lambda: init.eye_(jt.zeros(*shape)),
-                         lambda: torch.nn.init.eye_(torch.zeros(*shape)))
+        _raises_as_torch(lambda shape=shape: init.eye_(jt.zeros(*shape)),
+                         lambda shape=shape: torch.nn.init.eye_(torch.zeros(*shape)))
     for shape in [(3, 3), (1, 2, 3, 4, 5, 6)]:
-        _raises_as_torch(lambda: init.dirac_(jt.zeros(*shape)),
-                         lambda: torch.nn.init.dirac_(torch.zeros(*shape)))
+        _raises_as_torch(lambda shape=shape: init.dirac_(jt.zeros(*shape)),
+                         lambda shape=shape: torch.nn.init.dirac_(torch.zeros(*shape)))
     _raises_as_torch(lambda: init.dirac_(jt.zeros(5, 2, 3), groups=2),
                      lambda: torch.nn.init.dirac_(torch.zeros(5, 2, 3), groups=2))
 
@@ -146,8 +146,8 @@ def test_sparse_reproducible_and_errors():
     b = _filled(init.sparse_, (20, 30), sparsity=0.3, generator=jt.Generator().manual_seed(4))
     np.testing.assert_array_equal(a, b)
     for shape in [(3,), (2, 3, 4)]:
-        _raises_as_torch(lambda: init.sparse_(jt.zeros(*shape), 0.1),
-                         lambda: torch.nn.init.sparse_(torch.zeros(*shape), 0.1))
+        _raises_as_torch(lambda shape=shape: init.sparse_(jt.zeros(*shape), 0.1),
+                         lambda shape=shape: torch.nn.init.sparse_(torch.zeros(*shape), 0.1))
 
 
 # -- orthogonal_ -----------------------------------------------------------------------------------

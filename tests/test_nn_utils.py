@@ -118,8 +118,9 @@ def test_clip_grad_norm_nonfinite():
         jps, tps = _twin_params([(3,), (2,)])
         jps[1].grad[0] = bad
         tps[1].grad[0] = bad
-        _raises_as_torch(lambda: utils.clip_grad_norm_(jps, 1.0, error_if_nonfinite=True),
-                         lambda: torch.nn.utils.clip_grad_norm_(tps, 1.0, error_if_nonfinite=True))
+        _raises_as_torch(
+            lambda jps=jps: utils.clip_grad_norm_(jps, 1.0, error_if_nonfinite=True),
+            lambda tps=tps: torch.nn.utils.clip_grad_norm_(tps, 1.0, error_if_nonfinite=True))
         _same_grads(jps, tps)  # nothing was scaled before the error
         # without the check, gradients are scaled by the non-finite norm, as torch's are
         _same(utils.clip_grad_norm_(jps, 1.0), torch.nn.utils.clip_grad_norm_(tps, 1.0))

@@ -159,8 +159,8 @@ def test_interpolate_errors_as_torch():
              (x3, dict(size=(2.5,)), "expected size"),
              (x3, dict(scale_factor=2, mode="linear", antialias=True), "Anti-alias")]
     for x, kw, match in cases:
-        same_error(lambda: F.interpolate(jt.tensor(x), **kw),
-                   lambda: TF.interpolate(torch.tensor(x), **kw), match)
+        same_error(lambda x=x, kw=kw: F.interpolate(jt.tensor(x), **kw),
+                   lambda x=x, kw=kw: TF.interpolate(torch.tensor(x), **kw), match)
     with pytest.raises(NotImplementedError, match="antialias"):
         F.interpolate(jt.tensor(x4), scale_factor=0.5, mode="bilinear", antialias=True)
 
@@ -218,8 +218,9 @@ def test_shuffle_errors_as_torch():
                                   ("channel_shuffle", (2, 5, 3), 2, "divisible by groups"),
                                   ("channel_shuffle", (2, 5), 5, "> 2 dims"),
                                   ("channel_shuffle", (2, 4, 3), 0, "must be positive")):
-        same_error(lambda: getattr(F, fn)(jt.zeros(*shape), arg),
-                   lambda: getattr(TF, fn)(torch.zeros(*shape), arg), match)
+        same_error(lambda fn=fn, shape=shape, arg=arg: getattr(F, fn)(jt.zeros(*shape), arg),
+                   lambda fn=fn, shape=shape, arg=arg: getattr(TF, fn)(torch.zeros(*shape), arg),
+                   match)
 
 
 @st.composite
@@ -390,7 +391,8 @@ def transposed(draw):
     kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     stride = (draw(st.integers(1, 3)), draw(st.integers(1, 2)))
     dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
-    output_padding = tuple(draw(st.integers(0, max(s, d) - 1)) for s, d in zip(stride, dilation, strict=False))
+    output_padding = tuple(draw(st.integers(0, max(s, d) - 1))
+                           for s, d in zip(stride, dilation, strict=False))
     padding = (draw(st.integers(0, 2)), draw(st.integers(0, 1)))
     size = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
     if any((i - 1) * s - 2 * p + d * (k - 1) + op + 1 <= 0 for i, s, p, d, k, op in
@@ -447,12 +449,14 @@ def test_conv_transpose_modules_as_torch():
         x = rng.standard_normal((2, 4) + (3,) * n)
         check(mine, theirs, [x], rtol=1e-9, atol=1e-10)
         # every valid output_size: the smallest (no output padding) to stride - 1 more
-        low = [o - op for o, op in zip(theirs(torch.tensor(x)).shape[2:], theirs.output_padding, strict=False)]
+        low = [o - op for o, op in zip(theirs(torch.tensor(x)).shape[2:], theirs.output_padding,
+                                       strict=False)]
         for extra in range(max(theirs.stride)):
             size = [lo + min(extra, s - 1) for lo, s in zip(low, theirs.stride, strict=False)]
             for given_size in (size, (2, 6, *size)):
-                check(lambda t: mine(t, output_size=given_size),
-                      lambda t: theirs(t, output_size=given_size), [x], rtol=1e-9, atol=1e-10)
+                check(lambda t, mod=mine, size=given_size: mod(t, output_size=size),
+                      lambda t, mod=theirs, size=given_size: mod(t, output_size=size),
+                      [x], rtol=1e-9, atol=1e-10)
         check(mine, theirs, [x[0]], rtol=1e-9, atol=1e-10)  # unbatched
     m, t = nn.ConvTranspose2d(2, 2, 3, stride=2), torch.nn.ConvTranspose2d(2, 2, 3, stride=2)
     same_error(lambda: m(jt.zeros(1, 2, 3, 3), output_size=(9, 9)),
@@ -468,8 +472,10 @@ def test_conv_transpose_errors_as_torch():
     for x, w, kw, match in (((1, 3, 5, 5), (4, 2, 3, 3), {}, "to have 4 channels"),
                             ((1, 4, 5, 5), (4, 2, 3, 3), {"output_padding": 2}, "output padding"),
                             ((1, 4, 5, 5), (4, 2, 3, 3), {"groups": 3}, "divisible by 3")):
-        same_error(lambda: F.conv_transpose2d(jt.zeros(*x), jt.zeros(*w), **kw),
-                   lambda: TF.conv_transpose2d(torch.zeros(*x), torch.zeros(*w), **kw), match)
+        same_error(
+            lambda x=x, w=w, kw=kw: F.conv_transpose2d(jt.zeros(*x), jt.zeros(*w), **kw),
+            lambda x=x, w=w, kw=kw: TF.conv_transpose2d(torch.zeros(*x), torch.zeros(*w), **kw),
+            match)
 
 
 def test_unflatten_as_torch():

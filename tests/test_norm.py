@@ -161,9 +161,11 @@ def test_gradients_and_second_derivatives_match_torch(centred):
     for a, e in zip(got, want, strict=False):
         np.testing.assert_allclose(a.detach().numpy(), e.detach().numpy(), rtol=1e-10,
                                    atol=1e-12)
-    second = jt.autograd.grad(sum((a * jt.tensor(p)).sum() for a, p in zip(got, probe, strict=False)), mine,
+    second = jt.autograd.grad(sum((a * jt.tensor(p)).sum()
+                                  for a, p in zip(got, probe, strict=False)), mine,
                               allow_unused=True)
-    expected = torch.autograd.grad(sum((e * torch.tensor(p)).sum() for e, p in zip(want, probe, strict=False)),
+    expected = torch.autograd.grad(sum((e * torch.tensor(p)).sum()
+                                       for e, p in zip(want, probe, strict=False)),
                                    theirs, allow_unused=True)
     for a, e in zip(second, expected, strict=False):
         if e is None:

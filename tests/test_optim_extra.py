@@ -281,7 +281,8 @@ def test_scheduler_matches_torch(name):
 
 def assert_same_keys(sd, ref_sd):
     assert set(sd) == set(ref_sd)
-    for nested, ref_nested in zip(sd.get("_schedulers", []), ref_sd.get("_schedulers", []), strict=False):
+    for nested, ref_nested in zip(sd.get("_schedulers", []), ref_sd.get("_schedulers", []),
+                                  strict=False):
         assert_same_keys(nested, ref_nested)
 
 

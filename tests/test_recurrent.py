@@ -226,10 +226,11 @@ def test_layer_errors_match_torch():
     for args, kwargs in [((3, 4), dict(nonlinearity="x")), ((3, 4), dict(proj_size=2)),
                          ((3, 4), dict(dropout=2)), ((3, 4), dict(dropout=True)),
                          ((3, 0), {}), ((3, 4, 0), {}), ((3, 4), dict(bias=1))]:
-        assert_same_error(lambda: nn.RNN(*args, **kwargs),
-                          lambda: torch.nn.RNN(*args, **kwargs))
+        assert_same_error(lambda args=args, kwargs=kwargs: nn.RNN(*args, **kwargs),
+                          lambda args=args, kwargs=kwargs: torch.nn.RNN(*args, **kwargs))
     for kwargs in [dict(proj_size=4), dict(proj_size=-1)]:
-        assert_same_error(lambda: nn.LSTM(3, 4, **kwargs), lambda: torch.nn.LSTM(3, 4, **kwargs))
+        assert_same_error(lambda kwargs=kwargs: nn.LSTM(3, 4, **kwargs),
+                          lambda kwargs=kwargs: torch.nn.LSTM(3, 4, **kwargs))
     assert_same_error(lambda: nn.GRU(3, 4, proj_size=2), lambda: torch.nn.GRU(3, 4, proj_size=2))
     with pytest.raises(TypeError, match="PackedSequence is not supported"):
         mine(np.zeros((5, 2, 3)))
@@ -274,13 +275,14 @@ def test_cell_errors_match_torch():
                     ((3,), (2, 4), (2, 4)), ((2, 3, 3), None, None), ((2, 3), (2, 4, 1), (2, 4))]:
         a, b = z(x)
         if h is None:
-            assert_same_error(lambda: lstm(a), lambda: tlstm(b))
+            assert_same_error(lambda a=a: lstm(a), lambda b=b: tlstm(b))
         else:
             (h1, h2), (c1, c2) = z(h), z(c)
-            assert_same_error(lambda: lstm(a, (h1, c1)), lambda: tlstm(b, (h2, c2)))
+            assert_same_error(lambda a=a, h1=h1, c1=c1: lstm(a, (h1, c1)),
+                              lambda b=b, h2=h2, c2=c2: tlstm(b, (h2, c2)))
     for x, h in [((2, 3), (2, 5)), ((2, 3), (3, 4)), ((2, 3, 1), (2, 4)), ((2, 3), (1, 2, 4))]:
         (a, b), (h1, h2) = z(x), z(h)
-        assert_same_error(lambda: gru(a, h1), lambda: tgru(b, h2))
+        assert_same_error(lambda a=a, h1=h1: gru(a, h1), lambda b=b, h2=h2: tgru(b, h2))
     (a, b) = z((2, 3))
     with pytest.raises(RuntimeError, match="same dtype"):  # torch: mat1 and mat2 ... dtype
         tgru(b.float())

@@ -47,7 +47,7 @@ def close(t, expected, dtype, rtol=None):
         np.testing.assert_array_equal(t.numpy(), expected.astype(dtype.np))
 
 
-# -- the whole-tensor small-op path -----------------------------------------------------------------
+# -- the whole-tensor small-op path ----------------------------------------------------------------
 def planned(op, data):
     """op over every dim of the NumPy array `data` by the general route (frames planned, then
     _launch), bypassing the dense shortcuts the small-op paths take."""

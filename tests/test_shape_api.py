@@ -82,7 +82,8 @@ def test_stacks_of_mixed_dims_and_dtypes_and_out():
         ("column_stack", [(), (1,), (1, 2)], [jt.int32, jt.float32, jt.bool]),
     ]
     for fn, shape_list, dtype_list in cases:
-        pairs = [both(s, d, k) for k, (s, d) in enumerate(zip(shape_list, dtype_list, strict=False))]
+        pairs = [both(s, d, k)
+                 for k, (s, d) in enumerate(zip(shape_list, dtype_list, strict=False))]
         expected = getattr(torch, fn)([t for _, t in pairs])
         check(getattr(jt, fn)([x for x, _ in pairs]), expected)
         out = jt.empty(*expected.shape, dtype=jt.float64)

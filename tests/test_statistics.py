@@ -240,10 +240,11 @@ def test_quantile_forms_and_errors():
 def test_quantile_gradient_matches_torch():
     a = np.random.default_rng(1).standard_normal((3, 5))
     for mode in ("linear", "midpoint", "nearest"):
-        grads_match(lambda x: jt.quantile(x, jt.tensor([0.3, 0.5, 0.9], dtype=jt.float64), dim=1,
-                                          interpolation=mode),
-                    lambda x: torch.quantile(x, torch.tensor([0.3, 0.5, 0.9], dtype=torch.float64),
-                                             dim=1, interpolation=mode), [a])
+        grads_match(lambda x, m=mode: jt.quantile(x, jt.tensor([0.3, 0.5, 0.9], dtype=jt.float64),
+                                                  dim=1, interpolation=m),
+                    lambda x, m=mode: torch.quantile(
+                        x, torch.tensor([0.3, 0.5, 0.9], dtype=torch.float64), dim=1,
+                        interpolation=m), [a])
     a[0, 1] = NAN
     grads_match(lambda x: jt.nanquantile(x, 0.4), lambda x: torch.nanquantile(x, 0.4), [a])
 

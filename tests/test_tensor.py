@@ -157,7 +157,8 @@ def test_tolist(d, shape):
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
 def test_item_and_scalar_conversions(d):
     value = sample((1,), d)[0].item()
-    for t in (jt.tensor(value, dtype=d), jt.tensor([value], dtype=d), jt.tensor([[value]], dtype=d)):
+    for t in (jt.tensor(value, dtype=d), jt.tensor([value], dtype=d),
+              jt.tensor([[value]], dtype=d)):
         item = t.item()
         assert item == value
         assert type(item) is (bool if d is jt.bool else float if d.is_floating_point else int)

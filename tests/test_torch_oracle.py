@@ -31,7 +31,7 @@ def assert_same(jt_t, torch_t):
     np.testing.assert_array_equal(jt_t.numpy(), torch_t.numpy())
 
 
-# -- promotion ----------------------------------------------------------------------------------------
+# -- promotion -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("a", ALL_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("b", ALL_DTYPES, ids=dtype_id)
 def test_promote_types_and_can_cast(a, b):
@@ -92,9 +92,9 @@ def test_result_type_with_real_zero_dim_tensors(d):
             assert same_dtype(jt.result_type(a, b), torch.result_type(ta, tb))
 
 
-# -- devices --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("args", [("cpu",), ("cuda",), ("cuda:0",), ("cuda", 0), ("cuda", 2), ("cpu:0",),
-                                  ("cuda:11",)], ids=str)
+# -- devices ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [("cpu",), ("cuda",), ("cuda:0",), ("cuda", 0), ("cuda", 2),
+                                  ("cpu:0",), ("cuda:11",)], ids=str)
 def test_device_like_torch(args):
     j, t = jt.device(*args), torch.device(*args)
     assert repr(j) == repr(t)
@@ -110,7 +110,8 @@ def test_device_equality_like_torch():
             assert hash(jt.device(*a)) == hash(jt.device(*b))
 
 
-@pytest.mark.parametrize("bad", ["gpu", "CPU", "cuda:x", "cuda:-1", "", "cuda:", " cpu", "cuda0", "cuda:0:0"])
+@pytest.mark.parametrize("bad", ["gpu", "CPU", "cuda:x", "cuda:-1", "", "cuda:", " cpu", "cuda0",
+                                 "cuda:0:0"])
 def test_bad_device_strings_like_torch(bad):
     with pytest.raises(RuntimeError):
         torch.device(bad)
@@ -118,10 +119,11 @@ def test_bad_device_strings_like_torch(bad):
         jt.device(bad)
 
 
-# -- fill_ / full value checks ---------------------------------------------------------------------------
-FILL_VALUES = [-1, -255, -256, 0, 1, 127, 128, 255, 256, -128, -129, 32767, 32768, -32769, 2 ** 31 - 1,
-               2 ** 31, 2 ** 63 - 1, -2 ** 63, 2.7, -2.7, 127.5, -128.5, 127.9, -0.5, 255.5, 32767.5,
-               1e10, 1e40, -1e40, 3.4e38, 3.5e38, math.nan, math.inf, -math.inf, True, False]
+# -- fill_ / full value checks ---------------------------------------------------------------------
+FILL_VALUES = [-1, -255, -256, 0, 1, 127, 128, 255, 256, -128, -129, 32767, 32768, -32769,
+               2 ** 31 - 1, 2 ** 31, 2 ** 63 - 1, -2 ** 63, 2.7, -2.7, 127.5, -128.5, 127.9, -0.5,
+               255.5, 32767.5, 1e10, 1e40, -1e40, 3.4e38, 3.5e38, math.nan, math.inf, -math.inf,
+               True, False]
 
 
 def _former_fill_bug(d, v):
@@ -146,14 +148,16 @@ def _outcome(make):
 def _agree(a, b):
     if a[0] != b[0]:
         return False
-    return a[1] is None or all(x == y or (x != x and y != y) for x, y in zip(a[1], b[1], strict=False))
+    return a[1] is None or all(x == y or (x != x and y != y)
+                               for x, y in zip(a[1], b[1], strict=False))
 
 
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
 @pytest.mark.parametrize("kind", ["fill_", "full", "full_like", "new_full"])
 def test_fill_value_checks_like_torch(d, kind):
     calls = {
-        "fill_": (lambda v: jt.zeros(2, dtype=d).fill_(v), lambda v: torch.zeros(2, dtype=tdt(d)).fill_(v)),
+        "fill_": (lambda v: jt.zeros(2, dtype=d).fill_(v),
+                  lambda v: torch.zeros(2, dtype=tdt(d)).fill_(v)),
         "full": (lambda v: jt.full((2,), v, dtype=d), lambda v: torch.full((2,), v, dtype=tdt(d))),
         "full_like": (lambda v: jt.full_like(jt.zeros(2, dtype=d), v),
                       lambda v: torch.full_like(torch.zeros(2, dtype=tdt(d)), v)),
@@ -163,7 +167,7 @@ def test_fill_value_checks_like_torch(d, kind):
     mine, theirs = calls[kind]
     bad = []
     for v in FILL_VALUES:
-        a, b = _outcome(lambda: mine(v)), _outcome(lambda: theirs(v))
+        a, b = _outcome(lambda v=v: mine(v)), _outcome(lambda v=v: theirs(v))
         if not _agree(a, b):
             bad.append(f"{kind}({v!r}) on {d}: jitensor {a} vs torch {b}")
     assert not bad, "\n".join(bad)
@@ -183,11 +187,12 @@ TENSOR_CHECK_DATA = [[-1], [300], [-129], [255, 0], [127, -128], [2 ** 31], [Tru
 @pytest.mark.parametrize("data, d", [pytest.param(data, d, id=f"{d.name}-{data}")
                                      for d in INT_DTYPES for data in TENSOR_CHECK_DATA])
 def test_tensor_value_checks_like_torch(data, d):
-    a, b = _outcome(lambda: jt.tensor(data, dtype=d)), _outcome(lambda: torch.tensor(data, dtype=tdt(d)))
+    a, b = (_outcome(lambda: jt.tensor(data, dtype=d)),
+            _outcome(lambda: torch.tensor(data, dtype=tdt(d))))
     assert _agree(a, b), (a, b)
 
 
-# -- creation routines (hypothesis) ---------------------------------------------------------------------
+# -- creation routines (hypothesis) ----------------------------------------------------------------
 small_shapes = st.lists(st.integers(0, 5), max_size=4).map(tuple)
 dtypes_st = st.sampled_from(CPU_DTYPES)
 
@@ -195,12 +200,14 @@ dtypes_st = st.sampled_from(CPU_DTYPES)
 @given(shape=small_shapes, d=dtypes_st)
 def test_zeros_ones_empty_like_torch(shape, d):
     assert_same(jt.zeros(shape, dtype=d), torch.zeros(shape, dtype=tdt(d)))
-    assert_same(jt.ones(*shape, dtype=d) if shape else jt.ones((), dtype=d), torch.ones(shape, dtype=tdt(d)))
+    assert_same(jt.ones(*shape, dtype=d) if shape else jt.ones((), dtype=d),
+                torch.ones(shape, dtype=tdt(d)))
     e, te = jt.empty(shape, dtype=d), torch.empty(shape, dtype=tdt(d))
     assert same_dtype(e.dtype, te.dtype) and tuple(e.shape) == tuple(te.shape)
     assert e.is_contiguous() == te.is_contiguous()
     assert e.stride() == te.stride()
-    assert e.nbytes == te.nbytes and e.element_size() == te.element_size() and e.numel() == te.numel()
+    assert (e.nbytes == te.nbytes and e.element_size() == te.element_size()
+            and e.numel() == te.numel())
     assert_same(jt.zeros(shape), torch.zeros(shape))
 
 
@@ -210,7 +217,8 @@ def test_full_like_torch(shape, d, data):
                                 st.sampled_from([math.nan, math.inf])))
     kw = {} if d is None else {"dtype": d}
     tkw = {} if d is None else {"dtype": tdt(d)}
-    a, b = _outcome(lambda: jt.full(shape, value, **kw)), _outcome(lambda: torch.full(shape, value, **tkw))
+    a, b = (_outcome(lambda: jt.full(shape, value, **kw)),
+            _outcome(lambda: torch.full(shape, value, **tkw)))
     assert _agree((a[0], None), (b[0], None)), (a, b)
     if a[0] == "ok":
         assert_same(jt.full(shape, value, **kw), torch.full(shape, value, **tkw))
@@ -227,7 +235,8 @@ def test_arange_int_like_torch(start, end, step, d):
                     torch.arange(start, end, step, dtype=None if d is None else tdt(d)))
 
 
-@given(start=st.integers(-400, 400).map(lambda k: k / 8), step=st.integers(1, 64).map(lambda k: k / 16),
+@given(start=st.integers(-400, 400).map(lambda k: k / 8),
+       step=st.integers(1, 64).map(lambda k: k / 16),
        n=st.integers(0, 7), d=st.sampled_from([None, jt.float32, jt.float64]))
 def test_arange_float_like_torch(start, step, n, d):
     # up to 7 elements torch takes its scalar path (start + i * step in double), the same formula;
@@ -240,12 +249,14 @@ def test_arange_float_like_torch(start, step, n, d):
 
 @given(n=st.integers(0, 40), d=st.sampled_from([jt.float32, jt.float64]))
 def test_arange_float_long_ranges_close_to_torch(n, d):
-    a, b = jt.arange(0.5, 0.5 + n * 0.1, 0.1, dtype=d), torch.arange(0.5, 0.5 + n * 0.1, 0.1, dtype=tdt(d))
+    a, b = (jt.arange(0.5, 0.5 + n * 0.1, 0.1, dtype=d),
+            torch.arange(0.5, 0.5 + n * 0.1, 0.1, dtype=tdt(d)))
     assert tuple(a.shape) == tuple(b.shape) and same_dtype(a.dtype, b.dtype)
     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=4 * np.finfo(d.np).eps)
 
 
-@pytest.mark.parametrize("args", [(0, 10, 0), (0, 5, -1), (5, 0, 1), (1.0, 0.0, 0.5), (0, math.inf)], ids=str)
+@pytest.mark.parametrize("args", [(0, 10, 0), (0, 5, -1), (5, 0, 1), (1.0, 0.0, 0.5),
+                                  (0, math.inf)], ids=str)
 def test_arange_errors_like_torch(args):
     with pytest.raises(RuntimeError):
         torch.arange(*args)
@@ -253,9 +264,10 @@ def test_arange_errors_like_torch(args):
         jt.arange(*args)
 
 
-@pytest.mark.parametrize("start, end, steps", [(0, 1, 5), (-2, 6, 9), (0, 10, 11), (1, -1, 3), (3, 7, 1),
-                                                (3, 7, 0), (2.5, 2.5, 4), (0, 1, 2), (-8, 8, 17),
-                                                (0, 1, 3), (0, 1, 7), (-1, 1, 6)], ids=str)
+@pytest.mark.parametrize("start, end, steps", [(0, 1, 5), (-2, 6, 9), (0, 10, 11), (1, -1, 3),
+                                                (3, 7, 1), (3, 7, 0), (2.5, 2.5, 4), (0, 1, 2),
+                                                (-8, 8, 17), (0, 1, 3), (0, 1, 7), (-1, 1, 6)],
+                         ids=str)
 @pytest.mark.parametrize("d", [None, jt.float32, jt.float64, jt.int64, jt.int32, jt.int16], ids=str)
 def test_linspace_like_torch(start, end, steps, d):
     a = jt.linspace(start, end, steps, dtype=d)
@@ -288,7 +300,8 @@ def test_linspace_float32_steps_in_float32_like_torch():
 
 
 def test_linspace_int_fractional_endpoints_like_torch():
-    assert_same(jt.linspace(0.5, 10.5, 5, dtype=jt.int64), torch.linspace(0.5, 10.5, 5, dtype=torch.int64))
+    assert_same(jt.linspace(0.5, 10.5, 5, dtype=jt.int64),
+                torch.linspace(0.5, 10.5, 5, dtype=torch.int64))
 
 
 
@@ -310,8 +323,9 @@ def test_eye_like_torch(n, m, d):
 
 TENSOR_DATA = [True, 3, -2.5, [True, False], [1, 2], [1, 2.5], [True, 2], [True, 2.5], [],
                [[]], [[1, 2], [3, 4]], [[[1.5]]], (1, 2), np.float32(1.5), np.int16(3),
-               np.array([1, 2], np.int32), np.array(2.5), np.arange(6, dtype=np.uint8).reshape(2, 3),
-               np.array([True]), np.zeros((0, 2), np.int8)]
+               np.array([1, 2], np.int32), np.array(2.5),
+               np.arange(6, dtype=np.uint8).reshape(2, 3), np.array([True]),
+               np.zeros((0, 2), np.int8)]
 
 
 @pytest.mark.parametrize("data", TENSOR_DATA, ids=lambda x: type(x).__name__ + repr(x)[:20])
@@ -348,7 +362,7 @@ def test_random_shapes_and_dtypes_like_torch(shape, d):
     assert same_dtype(a.dtype, b.dtype) and tuple(a.shape) == tuple(b.shape)
 
 
-# -- strides of *_like / clone -----------------------------------------------------------------------------
+# -- strides of *_like / clone ---------------------------------------------------------------------
 def _view_pairs():
     base_np = np.zeros((3, 4, 5), np.float32)
     base_t = torch.from_numpy(base_np)
@@ -370,7 +384,8 @@ def _view_pairs():
 VIEWS = _view_pairs()
 
 
-@pytest.mark.parametrize("fn", ["empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "clone"])
+@pytest.mark.parametrize("fn", ["empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+                                "clone"])
 @pytest.mark.parametrize("name", list(VIEWS))
 def test_preserve_format_strides_like_torch(fn, name):
     a, b = VIEWS[name]
@@ -387,13 +402,14 @@ def test_preserve_format_strides_like_torch(fn, name):
     assert tuple(got.shape) == tuple(expected.shape)
 
 
-# -- tensor methods ----------------------------------------------------------------------------------------
+# -- tensor methods --------------------------------------------------------------------------------
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)
 def test_tensor_methods_like_torch(d):
     ref = (np.arange(12) % 5).astype(d.np).reshape(3, 4)
     j, t = jt.tensor(ref), torch.tensor(ref)
     assert j.stride() == t.stride() and j.stride(-1) == t.stride(-1) and j.size(0) == t.size(0)
-    assert j.itemsize == t.itemsize and j.element_size() == t.element_size() and j.nbytes == t.nbytes
+    assert (j.itemsize == t.itemsize and j.element_size() == t.element_size()
+            and j.nbytes == t.nbytes)
     assert j.tolist() == t.tolist() and j.ndim == t.ndim and j.dim() == t.dim() and len(j) == len(t)
     assert j.is_floating_point() == t.is_floating_point()
     flat = ref.reshape(-1)  # conversions on 1-d data (one compiled copy kernel per dtype pair)
@@ -434,7 +450,7 @@ def test_float_conversions_truncate_like_torch():
         assert_same(jt.tensor(data, dtype=d), torch.tensor(data, dtype=tdt(d)))
 
 
-# -- error classes ----------------------------------------------------------------------------------------
+# -- error classes ---------------------------------------------------------------------------------
 ERROR_CASES = {
     "negative size": (lambda m: m.zeros(2, -1)),
     "negative size tuple": (lambda m: m.ones((-3,))),
@@ -475,4 +491,5 @@ def test_error_classes_like_torch(name):
     with pytest.raises(Exception) as got:
         call(jt)
     assert issubclass(got.type, expected.type) or issubclass(expected.type, got.type), \
-        f"jitensor raised {got.type.__name__}: {got.value}; torch {expected.type.__name__}: {expected.value}"
+        (f"jitensor raised {got.type.__name__}: {got.value}; "
+         f"torch {expected.type.__name__}: {expected.value}")
