@@ -8,8 +8,8 @@ from numba import types
 
 import jitensor as jt
 
-pytestmark = pytest.mark.skipif(not jt.cuda.is_available(),
-                                reason="no CUDA: numba-cuda is not installed")
+pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not jt.cuda.is_available(),
+                                                   reason="no CUDA: numba-cuda is not installed")]
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def gpu_path(monkeypatch):
     def core_launch(stream, config, kernel, *args):
         fn, argtypes = kernel
         assert len(args) == len(argtypes)
-        for t, a in zip(argtypes, args):
+        for t, a in zip(argtypes, args, strict=False):
             if isinstance(t, types.CPointer):
                 assert type(a) is int and a > 0  # cuda.core converts int subclasses slowly
             elif t == types.boolean:
@@ -66,7 +66,7 @@ def test_small_ops_pass_their_buffers_addresses(gpu_path):
     x * 2.0  # a Python scalar
     i + i  # the dense kernel
     x.exp()  # the unary fast path
-    -i
+    _ = -i
     (fn, argtypes, args, grid, block, stream), *rest = launches
     assert fn.__name__ == "arith_vec4" and x.data_ptr() in args and y.data_ptr() in args
     assert (grid, block) == (1, 256)

@@ -11,8 +11,10 @@ import pytest
 
 import jitensor as jt
 
-pytestmark = pytest.mark.skipif(not jt.cuda.is_available(),
-                                reason="no CUDA: numba-cuda is not installed")
+# slow: the simulator runs each GPU thread as Python
+pytestmark = [pytest.mark.cuda, pytest.mark.slow,
+              pytest.mark.skipif(not jt.cuda.is_available(),
+                                 reason="no CUDA: numba-cuda is not installed")]
 
 
 def address_of_new(n=1000):

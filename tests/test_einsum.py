@@ -3,10 +3,11 @@ equations (repeated subscripts, implicit and explicit outputs, ellipses, several
 gradients against torch, the sublist form, broadcasting, and torch's errors."""
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import assert_grads_match_torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jitensor as jt
-from conftest import assert_grads_match_torch
 
 
 @st.composite
@@ -14,7 +15,8 @@ def equations(draw):
     """(equation, operand shapes, seed): up to 3 operands of up to 3 subscripts from a pool of
     4 letters of fixed sizes, an explicit output (some of the letters used, or none) or an
     implicit one, and sometimes a shared ellipsis."""
-    sizes = dict(zip("abcd", draw(st.lists(st.integers(1, 3), min_size=4, max_size=4))))
+    lengths = draw(st.lists(st.integers(1, 3), min_size=4, max_size=4))
+    sizes = dict(zip("abcd", lengths, strict=True))
     dots = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
     terms, shapes = [], []
     for _ in range(draw(st.integers(1, 3))):
@@ -104,9 +106,8 @@ def test_einsum_forms_broadcasting_and_errors_follow_torch():
             jt.einsum(equation, *operands)
 
 
+@pytest.mark.cuda  # skipped without CUDA (conftest.py)
 def test_einsum_runs_on_cuda_as_on_the_cpu():
-    if not jt.cuda.is_available():
-        pytest.skip("no CUDA: numba-cuda is not installed")
     a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
     got = jt.einsum("ij,jk->ki", jt.tensor(a, device="cuda"), jt.tensor(b, device="cuda"))
     assert got.device.type == "cuda"
