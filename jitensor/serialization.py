@@ -1109,7 +1109,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     mmap: map the file's storages instead of reading them (a path only); CPU tensors then view
     the file's pages, copy-on-write.
     A damaged file raises RuntimeError naming it and the fault."""
-    weights_only = True if weights_only is None else weights_only
+    weights_only = _weights_only(weights_only)
     if weights_only and pickle_module is not None:
         raise RuntimeError("jt.load: cannot load weights safely with an explicit "
                            "pickle_module; pass weights_only=False to use it")
@@ -1151,6 +1151,28 @@ def _open_checkpoint(archive, mmap_path, map_location):
             raise _Problem(f"it declares the byte order {byteorder!r:.50}; it is damaged")
     mapped = None if mmap_path is None else np.memmap(mmap_path, mode="c")
     return payload, _StorageReader(archive, prefix, _placer(map_location), byteorder, mapped)
+
+
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _weights_only(weights_only):
+    """load's weights_only: True unless the caller says otherwise, and torch's environment
+    overrides (TORCH_FORCE_WEIGHTS_ONLY_LOAD always; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD where the
+    caller did not pass it), with torch's messages."""
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and weights_only is None:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the "
+                      "`weights_only` argument was not explicitly passed to `torch.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return True if weights_only is None else weights_only
 
 
 def _unpickle(payload, storages, weights_only, pickle_module, pickle_load_args):

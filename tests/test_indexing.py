@@ -538,3 +538,14 @@ def test_vector_index_second_derivatives_match_torch():
         (gg,) = jt.autograd.grad(g.sum(), x)
         (tgg,) = torch.autograd.grad(tg.sum(), tx)
         np.testing.assert_allclose(gg.numpy(), tgg.numpy(), rtol=1e-12)
+
+
+def test_a_python_range_indexes_as_a_list_as_in_torch():
+    torch = pytest.importorskip("torch")
+    x = np.arange(12.0).reshape(3, 4)
+    got, want = jt.tensor(x), torch.tensor(x)
+    got[range(3), jt.tensor([0, 2, 1])] = -1.0
+    want[range(3), torch.tensor([0, 2, 1])] = -1.0
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(jt.tensor(x)[range(1, 3)].numpy(), x[1:3])
+    assert jt.tensor(x)[range(0)].shape == (0, 4)

@@ -128,9 +128,7 @@ PROGRAMS_RUN = {
         (Run("main.py", ("--epochs", "3", "--train_size", "64", "--test_size", "32",
                          "--log-interval", "1", "--save_model"), files=("mnist_ff.pt",),
              expect=(r"^training layer:  1", r"^train error: \d", r"^test error: \d")),),
-        shims=True,
-        gap=(("indexing with a Python range (main.py's overlay_y_on_x: "
-             "x_[range(x.shape[0]), y] = x.max())"), r"valid indices \(got range\)")),
+        shims=True),
     "vae": Program(
         "vae",
         (Run("main.py", ("--batch-size", "16", "--epochs", "1", "--log-interval", "1"),
@@ -180,10 +178,7 @@ PROGRAMS_RUN = {
          # array: this switch is how the example runs on torch today)
          Run("train.py", ("--steps", "1"), env=(("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1"),),
              expect=(r"^STEP:  0", r"^test loss: \d"), files=("predict0.pdf",))),
-        same=r"^(STEP|test loss)",
-        gap=(("torch.load's TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 environment override of the "
-             "weights_only default (train.py: torch.load('traindata.pt'), a NumPy array)"),
-             r"Weights only load failed")),
+        same=r"^(STEP|test loss)"),
     "regression": Program(
         "regression",
         (Run("main.py", expect=(r"^Loss: 0\.000\d+ after \d+ batches",

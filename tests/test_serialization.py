@@ -911,3 +911,22 @@ def test_killed_save_leaves_the_old_checkpoint(tmp_path):
     # a killed save leaves only its temporary file behind, named after the checkpoint
     assert all(n == "ckpt.pt" or n.startswith(".ckpt.pt.") and n.endswith(".tmp")
                for n in os.listdir(tmp_path))
+
+
+def test_the_environment_overrides_weights_only_as_torch(tmp_path, monkeypatch):
+    """TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 loads a pickled object where weights_only is not
+    passed (with torch's warning); TORCH_FORCE_WEIGHTS_ONLY_LOAD=1 refuses it always."""
+    import pickle
+    path = tmp_path / "object.pt"
+    jt.save({"steps": range(3)}, path)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="forcing weights_only=False"):
+        assert jt.load(path)["steps"] == range(3)
+    with pytest.raises(pickle.UnpicklingError):
+        jt.load(path, weights_only=True)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(RuntimeError, match="Only one of"):
+        jt.load(path)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    with pytest.raises(pickle.UnpicklingError):
+        jt.load(path, weights_only=False)

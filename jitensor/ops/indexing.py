@@ -48,7 +48,7 @@ def _classify(item, device):
         return "slice", item
     if isinstance(item, (bool, np.bool_)):
         return "bool", bool(item)
-    if isinstance(item, (list, np.ndarray)):
+    if isinstance(item, (list, range, np.ndarray)):
         host = np.asarray(item)
         item = _tensor(host if host.size else host.astype(np.int64), device=device)
     if isinstance(item, Tensor):
