@@ -216,8 +216,8 @@ def linalg_errors_match_torch(call):
 #              test, its fixtures or the helpers it calls in its module and this file).
 #   subprocess starts Python processes (run_python, subprocess): given here likewise.
 #   notebooks  the notebooks nbmake collects from notebooks/ (given here).
-#   slow       left out by `pytest -m "not slow"`: notebooks and subprocess tests (given here),
-#              and what the test modules mark (the CUDA simulator modules, the big sweeps).
+#   slow       left out by `pytest -m "not slow"`: notebooks, subprocess and CUDA tests (given
+#              here: the simulator runs each GPU thread as Python), and what modules mark.
 _TESTS = Path(__file__).resolve().parent
 
 
@@ -366,6 +366,8 @@ def _mark(item):
         item.add_marker("cuda")
     elif item.get_closest_marker("cuda") is not None and not cuda_skip:
         item.add_marker(_CUDA_SKIP)
+    if item.get_closest_marker("cuda") is not None:
+        item.add_marker("slow")  # the simulator runs each GPU thread as Python
 
 
 def pytest_runtest_setup(item):
