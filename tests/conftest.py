@@ -20,6 +20,12 @@ from pathlib import Path
 # machine with one, the same tests run on the GPU.
 if not glob.glob("/dev/nvidia[0-9]*"):
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# Parallel kernels' OpenMP threads wait passively (set before the first kernel loads the OpenMP
+# runtime; subprocesses and notebooks inherit it). Under pytest-xdist, two workers with a thread
+# per core each share the cores, and a spinning thread takes the core of the thread it waits
+# for: two pytest runs of test_nn_init.py and test_reduction.py at once took 40-66 s spinning
+# (one parametrization of trunc_normal_ 46 s, 0.3 s alone), 16-19 s passive.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # Numba's disk cache under pytest-xdist: the workers share each kernel's cache directory
 # (__pycache__ next to its source). Numba writes each file atomically, but a save is three steps
