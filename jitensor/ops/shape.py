@@ -6,9 +6,13 @@ backend's copy kernels. The rest of torch's shape functions (the stacks and spli
 rot90, select, repeat_interleave, take_along_dim, block_diag, ...) are composed from those and
 from gather/index_select, so they record their gradients and run on every device without
 kernels of their own."""
+import copy
+import math
 import operator
 import warnings
 from functools import reduce
+
+import numpy as np
 
 from .. import dtypes
 from ..creation import allocate, ones, zeros
@@ -26,7 +30,8 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_sh
            "numel", "permute", "ravel", "repeat_interleave", "reshape", "roll", "rot90",
            "row_stack", "select", "split", "squeeze", "stack", "swapaxes", "swapdims", "t",
            "take_along_dim", "tensor_split", "tile", "transpose", "unbind", "unflatten",
-           "unsqueeze", "vsplit", "vstack"]
+           "unsqueeze", "vsplit", "vstack", "as_strided", "as_strided_", "adjoint", "narrow_copy",
+           "split_with_sizes", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 
 VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least "
                      "one dimension spans across two contiguous subspaces). Use .reshape(...) "
@@ -990,6 +995,250 @@ def numel(input):
     return input.numel()
 
 
+# -- storage: as_strided, unfold, resize_ ------------------------------------------------------
+def _storage(buf):
+    """The array owning the memory `buf` views (torch's storage): the end of NumPy's base chain,
+    through the wrappers as_strided builds (which hold their array as `.base`)."""
+    while True:
+        base = buf.base
+        if not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)
+            if not isinstance(base, np.ndarray):
+                return buf
+        buf = base
+
+
+def _storage_ptr(t, buf):
+    return backend(t._device).data_ptr(buf)
+
+
+def _storage_offset(self):
+    """Where self's first element lies in its storage, in elements."""
+    root = _storage(self._data)
+    return (_storage_ptr(self, self._data) - _storage_ptr(self, root)) // self._dtype.itemsize
+
+
+def _geometry(fn, size, stride):
+    size, stride = _ints((size,), fn, "size"), _ints((stride,), fn, "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"{fn}: Negative strides are not supported at the moment, got "
+                           f"strides: {stride}")
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {size}")
+    return size, stride
+
+
+def _extent(size, stride, offset):
+    """The storage a view of this geometry needs, in elements (0 for an empty view)."""
+    return offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True)) + 1 \
+        if math.prod(size) else 0
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's storage with the given sizes, strides and offset (in elements, from
+    the storage's start; input's own offset when None). Elements may overlap."""
+    size, stride = _geometry("as_strided", size, stride)
+    own = _storage_offset(input)
+    offset = own if storage_offset is None else operator.index(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    item = input._dtype.itemsize
+    have = _storage(input._data).nbytes // item
+    need = _extent(size, stride, offset)
+    if need > have:
+        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                           f"{offset}, and itemsize {item} requiring a storage size of "
+                           f"{need * item} are out of bounds for storage of size {have * item}")
+    return strided_view(input, size, stride, offset - own)
+
+
+def _become(self, view):
+    """self takes `view`'s sizes and strides (in-place view ops change metadata only; under
+    grad, autograd/wrap.py gives self the view's history too)."""
+    self._data = view._data
+    return self
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    return _become(self, as_strided(self, size, stride, storage_offset))
+
+
+def unfold(self, dimension, size, step):
+    """A view of every slice of `size` elements along `dimension`, `step` apart, as a new
+    last dim (windows may overlap)."""
+    shape, strides = layout(self)
+    d = _dim(dimension, max(self.ndim, 1), "unfold")
+    size, step = operator.index(size), operator.index(step)
+    n = shape[d] if shape else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if not shape:
+        return strided_view(self, [size], [1])
+    shape[d], strides[d], along = (n - size) // step + 1, strides[d] * step, strides[d]
+    return strided_view(self, shape + [size], strides + [along])
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False,
+                      **kwargs):
+    """An uninitialised tensor with the given sizes and strides (self's dtype and device unless
+    given), over storage just large enough."""
+    size, stride = _geometry("new_empty_strided", size, stride)
+    base = self.new_empty(_extent(size, stride, 0), dtype=dtype, device=device, **kwargs)
+    out = strided_view(base, size, stride)
+    return out.requires_grad_() if requires_grad else out
+
+
+def resize_(self, *sizes, memory_format=None):
+    """self with the given sizes, contiguous from its storage offset: the elements it keeps are
+    its storage's in order. Storage too small is replaced by a larger copy, which jitensor can
+    only do for a tensor that is its storage's whole array (views of it would keep the old
+    memory); torch's new elements are uninitialised, as here."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = _ints(sizes, "resize_")
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {size}")
+    from ..tensor import _contiguous_strides
+    root, item = _storage(self._data), self._dtype.itemsize
+    offset, numel = _storage_offset(self), math.prod(size)
+    if offset + numel <= root.nbytes // item:
+        return _become(self, strided_view(self, size, _contiguous_strides(size)))
+    if self._data is not root or not root.flags.c_contiguous:
+        raise RuntimeError(f"resize_(): jitensor cannot grow the storage of a view or of a "
+                           f"tensor resized before (its storage holds {root.nbytes // item} "
+                           f"elements, {offset + numel} needed); resize a clone() instead")
+    grown = allocate([numel], self._dtype, self._device)
+    backend(self._device).copy(_slice(grown, 0, 0, root.size)._data, root.reshape(-1))
+    self._data = grown._data.reshape(size)
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, the_template.shape)
+
+
+def narrow_copy(input, dim, start, length):
+    """narrow's elements as a new contiguous tensor."""
+    return narrow(input, dim, start, length).clone(memory_format=contiguous_format)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
+    if not isinstance(split_sizes, (list, tuple, Size)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' must be tuple of ints, not "
+                        f"{type(split_sizes).__name__}")
+    return split(input, list(split_sizes), dim)
+
+
+# torch's unsafe_ forms skip autograd's view tracking; jitensor's are its safe ones
+def unsafe_split(input, split_size, dim=0):
+    return split(input, split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return chunk(input, chunks, dim)
+
+
+# -- in-place view ops: self takes the view's sizes and strides --------------------------------
+def squeeze_(self, dim=None):
+    return _become(self, squeeze(self, dim))
+
+
+def unsqueeze_(self, dim):
+    return _become(self, unsqueeze(self, dim))
+
+
+def transpose_(self, dim0, dim1):
+    return _become(self, transpose(self, dim0, dim1))
+
+
+def swapdims_(self, dim0, dim1):
+    return _become(self, swapdims(self, dim0, dim1))
+
+
+swapaxes_ = swapdims_
+
+
+def t_(self):
+    return _become(self, t(self))
+
+
+# -- conjugate transposes (jitensor's dtypes are real: plain transposes) -----------------------
+def _H(self):
+    if self.ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=2)
+        return t(self)
+    if self.ndim != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor.")
+    return transpose(self, 0, 1)
+
+
+def _matrix_transpose(self, what):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of "
+                           f"matrices. Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _mH(self):
+    return _matrix_transpose(self, "mH")
+
+
+def adjoint(input):
+    """The (conjugate) transpose of the last two dims: a view."""
+    return _matrix_transpose(input, "adjoint()")
+
+
+# -- Python protocols ----------------------------------------------------------------------------
+def _reversed(self):
+    return self if self.ndim == 0 else flip(self, 0)
+
+
+def _deepcopy(self, memo):
+    """copy.deepcopy: a leaf's values in new memory, with its requires_grad and a deep copy of
+    its grad; tensors that viewed one storage view one new storage (per deepcopy call)."""
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                           "the deepcopy protocol at the moment.  If you were attempting to "
+                           "deepcopy a module, this may be because of a torch.nn.utils."
+                           "weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+    if id(self) in memo:
+        return memo[id(self)]
+    root = _storage(self._data)
+    new = object.__new__(type(self))
+    new._meta = None
+    if root.dtype == self._data.dtype:
+        key = ("jitensor storage", id(root))  # (memo holds ids of objects and keeps them alive)
+        if key not in memo:
+            copy._keep_alive(root, memo)
+            memo[key] = _wrap(root, self._dtype, self._device).clone()
+        copied = memo[key]
+        new._data = strided_view(copied, *layout(self), _storage_offset(self))._data
+    else:  # a dtype view of the storage: its own values only
+        new._data = self.detach().clone()._data
+    new._dtype, new._device = self._dtype, self._device
+    if self.requires_grad:
+        new.requires_grad_()
+    if self.grad is not None:
+        new.grad = copy.deepcopy(self.grad, memo)
+    memo[id(self)] = new
+    return new
+
+
 TENSOR_METHODS = {
     "view": view, "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as,
     "flatten": flatten, "unflatten": unflatten, "permute": permute, "transpose": transpose,
@@ -1000,4 +1249,12 @@ TENSOR_METHODS = {
     "tile": tile, "roll": roll, "ravel": ravel, "select": select, "tensor_split": tensor_split,
     "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit, "fliplr": fliplr, "flipud": flipud,
     "rot90": rot90, "repeat_interleave": repeat_interleave, "take_along_dim": take_along_dim,
+    "storage_offset": _storage_offset, "as_strided": as_strided, "as_strided_": as_strided_,
+    "unfold": unfold, "new_empty_strided": new_empty_strided, "resize_": resize_,
+    "resize_as_": resize_as_, "narrow_copy": narrow_copy, "split_with_sizes": split_with_sizes,
+    "unsafe_split": unsafe_split, "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "unsafe_chunk": unsafe_chunk, "squeeze_": squeeze_, "unsqueeze_": unsqueeze_,
+    "transpose_": transpose_, "swapdims_": swapdims_, "swapaxes_": swapaxes_, "t_": t_,
+    "H": property(_H), "mH": property(_mH), "adjoint": adjoint, "__reversed__": _reversed,
+    "__deepcopy__": _deepcopy,
 }

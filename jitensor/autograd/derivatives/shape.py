@@ -1,7 +1,7 @@
 """The rules of ops/shape.py's ops: views and shape ops (and Tensor's contiguous and to)."""
-from ... import creation
-from ...ops import shape
-from ._common import rule
+from ... import creation, dtypes
+from ...ops import elementwise, indexing, scatter, shape
+from ._common import _accumulate, rule
 
 
 @rule("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
@@ -96,3 +96,46 @@ def _stack(g, result, tensors, dim=0, *, out=None):
 @rule("broadcast_tensors", uses_inputs=False, uses_result=False)
 def _broadcast_tensors(g, result, *tensors):
     return list(zip(tensors, g, strict=False))
+
+
+def _may_overlap(size, stride):
+    """Whether two elements of a view of this geometry may share memory (torch's test: each
+    dim's stride, in increasing order, must step past all the smaller dims span)."""
+    span = 0
+    for n, s in sorted((p for p in zip(size, stride, strict=True) if p[0] > 1),
+                       key=lambda p: p[1]):
+        if s <= span:
+            return True
+        span += (n - 1) * s
+    return False
+
+
+@rule("as_strided", uses_inputs=False, uses_result=False)
+def _as_strided(g, result, input, size, stride, storage_offset=None):
+    """torch's: g added up in the storage both views read (overlapping elements of the result
+    add), read back through input's own view, divided among input's elements that share one
+    place in memory."""
+    size, stride = shape._geometry("as_strided", size, stride)
+    in_size, in_stride = list(input.shape), list(input.stride())
+    in_off = shape._storage_offset(input)
+    out_off = in_off if storage_offset is None else storage_offset
+    low = min(in_off, out_off)
+    extent = max(shape._extent(in_size, in_stride, in_off - low),
+                 shape._extent(size, stride, out_off - low), 1)
+    cells = creation.arange(extent, dtype=dtypes.int64, device=g.device)
+    out_at = shape.as_strided(cells, size, stride, out_off - low).reshape(-1)
+    in_at = shape.as_strided(cells, in_size, in_stride, in_off - low)
+    flat = creation.zeros(extent, dtype=g.dtype, device=g.device)
+    flat = scatter.index_add(flat, 0, out_at, g.reshape(-1))
+    if _may_overlap(in_size, in_stride):
+        count = scatter.index_add(creation.zeros(extent, dtype=g.dtype, device=g.device), 0,
+                                  in_at.reshape(-1), creation.ones(in_at.numel(), dtype=g.dtype,
+                                                                   device=g.device))
+        flat = flat / elementwise.where(count == 0, 1.0, count)
+    return ((input, indexing.take(flat, in_at.contiguous())),)
+
+
+@rule("unfold", uses_inputs=False, uses_result=False)
+def _unfold(g, result, input, dimension, size, step):
+    return ((input, _accumulate(input, shape.unfold(scatter.positions(input), dimension, size,
+                                                    step), g)),)
