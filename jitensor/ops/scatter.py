@@ -8,15 +8,20 @@ adds there through its `accumulate` (atomic adds on CUDA: positions may repeat).
 is a fresh copy of the input, or, in place, self itself when it is contiguous (else a copy
 that is then copied back): all checks pass before anything is written."""
 from .. import dtypes
-from ..creation import allocate, arange
+from ..creation import allocate, arange, ones
 from ..kernels.registry import backend
 from ..kernels.scalar import elementwise as codes
-from ..tensor import Tensor, check_fill_value
+from ..tensor import Tensor, check_fill_value, contiguous_format
+from ._common import broadcast_shapes, same_device, shares_memory
 from ._common import dim as _dim
-from ._common import same_device, shares_memory
-from .indexing import _index_tensor
+from .elementwise import floor_divide, maximum, minimum, where
+from .indexing import _index_tensor, _scatter_source
+from .shape import as_strided, cat, expand, reshape, scalar_name, select
+from .sort import argsort
 
-__all__ = ["index_add", "index_copy", "index_fill", "scatter", "scatter_add"]
+__all__ = ["as_strided_scatter", "diagonal_scatter", "index_add", "index_copy", "index_fill",
+           "index_put", "index_put_", "index_reduce", "masked_scatter", "put", "scatter",
+           "scatter_add", "scatter_reduce", "select_scatter", "slice_scatter"]
 
 
 def positions(t):
@@ -232,5 +237,248 @@ def index_fill_(self, dim, index, value):
     return _index_fill(self, dim, index, value, True)
 
 
+
+# -- index_put, put, masked_scatter ------------------------------------------------------------
+def _index_put(input, indices, values, accumulate, inplace):
+    fn = "index_put_" if inplace else "index_put"
+    if not isinstance(indices, (tuple, list)) or \
+            not all(isinstance(i, Tensor) for i in indices):
+        raise TypeError(f"{fn}(): argument 'indices' must be a tuple of Tensors (index a dim "
+                        f"wholly with t[:, i] = v instead of None)")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{fn}(): argument 'values' must be Tensor, not {type(values).__name__}")
+    if values._dtype is not input._dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{scalar_name(input._dtype)} for the destination and "
+                           f"{scalar_name(values._dtype)} for the source.")
+    same_device(fn, input, values, *indices)
+    where = positions(input)[tuple(indices)]  # (checks the indices as t[indices] does)
+    return _put(input, inplace, where, _scatter_source(input, values, list(where.shape)),
+                add=accumulate)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """A copy of input with input[indices] = values (`indices` a tuple of index tensors or
+    masks, values broadcast); with `accumulate`, values are added, repeated positions adding
+    up (in order on the CPU: the same bits at any thread count)."""
+    return _index_put(input, indices, values, accumulate, False)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    return _index_put(self, indices, values, accumulate, True)
+
+
+# recorded as index_put (the in-place wrapper looks this name up when it runs)
+index_put_.out_of_place = lambda self, indices, values, accumulate=False: \
+    index_put(self, indices, values, accumulate)
+
+
+def _into_self(self, result):
+    """Write `result` (self's shape) into self: the in-place forms of the composed ops."""
+    backend(self._device).copy(self._data, result._data)
+    return self
+
+
+def put(input, index, source, accumulate=False):
+    """A copy of input with the elements at the flat (C-order) positions `index` (int64,
+    negatives counting from the end) set to source's (added with `accumulate`)."""
+    _index_tensor(index, "put_", (dtypes.int64,), "Long")
+    _same_dtype("put_", input, source, "source")
+    same_device("put_", input, index, source)
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {index.numel()}")
+    n = input.numel()
+    index = reshape(index, -1)
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {index[bad][0].item()} on a "
+                         f"tensor of {n} elements.")
+    index = where(index < 0, index + n, index)
+    return reshape(index_put(reshape(input, -1), (index,), reshape(source, -1), accumulate),
+                   input.shape)
+
+
+def put_(self, index, source, accumulate=False):
+    return _into_self(self, put(self, index, source, accumulate))
+
+
+def masked_scatter(input, mask, source):
+    """A copy of input (broadcast with mask) with source's elements, in order, where mask
+    holds."""
+    if not isinstance(mask, Tensor) or mask._dtype is not dtypes.bool_:
+        got = mask._dtype.name if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"masked_scatter_only supports boolean masks, but got mask with dtype "
+                           f"{got}")
+    _same_dtype("masked_scatter", input, source, "source")
+    same_device("masked_scatter", input, mask, source)
+    size = list(broadcast_shapes(input.shape, mask.shape))
+    mask = expand(mask, size)
+    n = int(mask.sum().item())
+    if source.numel() < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    return index_put(expand(input, size), (mask,), reshape(source, -1)[:n])
+
+
+def masked_scatter_(self, mask, source):
+    if isinstance(mask, Tensor) and list(broadcast_shapes(self.shape, mask.shape)) != \
+            list(self.shape):
+        raise RuntimeError(f"masked_scatter_: mask of shape {list(mask.shape)} does not "
+                           f"broadcast to self's shape {list(self.shape)}")
+    return _into_self(self, masked_scatter(self, mask, source))
+
+
+# -- scatter_reduce, index_reduce ----------------------------------------------------------------
+_REDUCE = ("sum", "prod", "mean", "amax", "amin")
+_COMBINE = {"prod": lambda a, b: a * b, "amax": maximum, "amin": minimum}
+
+
+def _segment_reduce(pos, values, reduce):
+    """(positions, reductions): each distinct position of `pos` once with the reduction of
+    its values, by a log-step scan over the values sorted by position (a fixed tree of
+    elementwise ops: the same bits on any device and at any thread count)."""
+    order = argsort(pos, stable=True)
+    pos, values = pos[order], values[order]
+    combine, n, k = _COMBINE[reduce], pos.numel(), 1
+    while k < n:
+        same = pos[k:] == pos[:-k]
+        values = cat([values[:k], where(same, combine(values[:-k], values[k:]), values[k:])])
+        k *= 2
+    last = cat([pos[1:] != pos[:-1], ones(1, dtype=dtypes.bool_, device=pos.device)])
+    return pos[last], values[last]
+
+
+def _reduce_at(input, inplace, where_, values, reduce, include_self):
+    """input, or a copy, with the values at flat positions where_ reduced into it."""
+    out = _target(input, False)
+    pos, values = where_.reshape(-1), values.reshape(-1)
+    if pos.numel() and reduce in ("sum", "mean"):
+        if not include_self:
+            _put(out, True, pos, 0)
+        _put(out, True, pos, values, add=True)
+        if reduce == "mean":  # (untouched positions are divided by 1)
+            count = ones(out.shape, dtype=out.dtype, device=out.device)
+            if not include_self:
+                _put(count, True, pos, 0)
+            _put(count, True, pos, 1, add=True)
+            count = where(count == 0, 1, count)
+            out = out / count if out._dtype.is_floating_point else floor_divide(out, count)
+    elif pos.numel():
+        at, reduced = _segment_reduce(pos, values, reduce)
+        if include_self:
+            reduced = _COMBINE[reduce](out.reshape(-1)[at], reduced)
+        _put(out, True, at, reduced)
+    return _into_self(input, out) if inplace else out
+
+
+def _check_reduce(reduce, allowed, message):
+    if reduce not in allowed:
+        raise RuntimeError(message + f", got {reduce}" if "scatter" in message else
+                           message + f" but got {reduce}.")
+
+
+def _scatter_reduce(input, dim, index, src, reduce, include_self, inplace):
+    _check_reduce(reduce, _REDUCE, "reduce argument must be either sum, prod, mean, amax or amin")
+    _same_dtype("scatter_reduce", input, src, "src")
+    where_ = _scatter_positions("scatter_reduce", input, dim, index, src)
+    return _reduce_at(input, inplace, where_, _within(src, index), reduce, include_self)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy of input with src[i][j] reduced into out[index[i][j]][j] (for dim 0, and so on)
+    by `reduce` ('sum', 'prod', 'mean', 'amax' or 'amin'), input's own values taking part
+    unless include_self=False. Deterministic: the same bits at any thread count."""
+    return _scatter_reduce(input, dim, index, src, reduce, include_self, False)
+
+
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    return _scatter_reduce(self, dim, index, src, reduce, include_self, True)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """A copy of input with source's slices reduced along `dim` into the positions index[i]
+    by `reduce` ('prod', 'mean', 'amax' or 'amin'): scatter_reduce with the index spread over
+    source's shape."""
+    _check_reduce(reduce, _REDUCE[1:], "index_reduce(): Expected reduce to be one of prod, "
+                                       "mean, amax or amin")
+    _same_dtype("index_reduce", input, source, "source")
+    _index_positions("index_reduce", input, dim, index, source)  # (index_reduce's checks)
+    d = _dim(dim, input.ndim, "index_reduce")
+    if not input.ndim:
+        return scatter_reduce(input, 0, reshape(index, ()), reshape(source, ()), reduce,
+                              include_self=include_self)
+    along = [-1 if k == d else 1 for k in range(input.ndim)]
+    spread = expand(reshape(index, along), source.shape).long()
+    return scatter_reduce(input, d, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return _into_self(self, index_reduce(self, dim, index, source, reduce,
+                                         include_self=include_self))
+
+
+# -- the *_scatter ops: src written into a view of a copy of input -------------------------------
+def _view_scatter(input, src, view):
+    out = input.clone(memory_format=contiguous_format)
+    part = view(out)
+    if not isinstance(src, Tensor):
+        raise TypeError(f"argument 'src' must be Tensor, not {type(src).__name__}")
+    if part.shape != src.shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(part.shape)}")
+    part.copy_(src)
+    return out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with its diagonal (as input.diagonal(offset, dim1, dim2)) set to src."""
+    from . import matrix  # (matrix imports this module)
+    return _view_scatter(input, src, lambda t: matrix.diagonal(t, offset, dim1, dim2))
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with input.select(dim, index) set to src."""
+    return _view_scatter(input, src, lambda t: select(t, dim, index))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with the slice start:end:step of dim `dim` set to src."""
+    d = _dim(dim, input.ndim, "slice_scatter")
+    return _view_scatter(input, src, lambda t: t[(slice(None),) * d + (slice(start, end, step),)])
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input (contiguous, its own storage) with its view as_strided(size, stride,
+    storage_offset) set to src."""
+    return _view_scatter(input, src, lambda t: as_strided(t, size, stride, storage_offset))
+
+
+def fill_diagonal(input, fill_value, wrap=False):
+    """fill_diagonal_ on a copy (what the in-place form records under grad)."""
+    return fill_diagonal_(input.clone(), fill_value, wrap)
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (all indices equal) with fill_value; with `wrap`, a tall matrix's
+    diagonal starts again after every width+1 rows, as torch's."""
+    shape = list(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    h, w = shape[0], shape[1]
+    if wrap and len(shape) == 2 and h > w:
+        k = arange(-(-h * w // (w + 1)), device=self.device)  # flat positions k * (w + 1)
+        self[k + k // w, k % w] = fill_value
+    else:
+        k = arange(min(shape), device=self.device)
+        self[(k,) * len(shape)] = fill_value
+    return self
+
+
+# their in-place forms run them as they are (autograd/wrap.py)
+COMPOSED = ("put", "masked_scatter", "index_reduce", "fill_diagonal")
 TENSOR_METHODS = {name: globals()[name] for name in __all__}
-TENSOR_METHODS.update({name + "_": globals()[name + "_"] for name in __all__})
+TENSOR_METHODS.update({name + "_": globals()[name + "_"] for name in __all__
+                       if name + "_" in globals()}, fill_diagonal_=fill_diagonal_)

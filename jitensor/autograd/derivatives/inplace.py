@@ -14,7 +14,10 @@ def index_put(input, key, value):
 
 
 @rule("index_put", uses_inputs=False, uses_result=False)
-def _index_put(g, result, input, key, value):
+def _index_put(g, result, input, key, value, accumulate=False):
+    # (also the rule of ops/scatter.py's index_put, whose values add up with accumulate)
+    if accumulate:
+        return (input, g), (value, g[key])
     grad = g.clone()
     grad[key] = 0
     return (input, grad), (value, g[key])
