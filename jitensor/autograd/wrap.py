@@ -25,7 +25,12 @@ _enabled = grad_mode._enabled
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "swapaxes",
          "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "narrow", "split", "chunk",
-         "unbind", "getitem", "diagonal"}
+         "unbind", "getitem", "diagonal", "as_strided", "unfold"}
+
+# in-place view ops: self takes the view's sizes, strides and history (nothing is written)
+_INPLACE_VIEWS = {"squeeze_": "squeeze", "unsqueeze_": "unsqueeze", "transpose_": "transpose",
+                  "swapdims_": "swapdims", "swapaxes_": "swapaxes", "t_": "t",
+                  "as_strided_": "as_strided"}
 
 _INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
                     "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
@@ -172,6 +177,24 @@ def _inplace(name, fn, out_of_place):
     return method
 
 
+def _inplace_view(name, fn, view):
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        if not (_enabled[0] and self.requires_grad):
+            return fn(self, *args, **kwargs)
+        _check_inplace(self, name)
+        # the view is taken of an alias holding self's old place in the graph (self itself
+        # would become its own base)
+        old = _alias(self)
+        old._autograd().requires_grad, old._meta.grad_fn, old._meta.output_nr = \
+            True, self._meta.grad_fn, self._meta.output_nr
+        result = view(old, *args, **kwargs)
+        self._data = result._data
+        take_history(self, result)
+        return self
+    return method
+
+
 def install(modules):
     """Wrap the ops of `modules` (their globals and TENSOR_METHODS) and Tensor's own methods."""
     wrapped = {}  # id(original) -> wrapper
@@ -197,6 +220,8 @@ def install(modules):
                 methods[key] = property(wrapped[id(value.fget)])
             elif id(value) in wrapped:
                 methods[key] = wrapped[id(value)]
+            elif key in _INPLACE_VIEWS:
+                methods[key] = _inplace_view(key, value, ops[_INPLACE_VIEWS[key]])
             elif key.endswith("_") and not key.startswith("__") or key in _INPLACE_DUNDERS:
                 name = _OUT_OF_PLACE.get(key, key[:-1])
                 composed = getattr(module, name) if name in getattr(module, "COMPOSED", ()) \
