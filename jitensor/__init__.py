@@ -1,6 +1,8 @@
 """jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
 import importlib
+import importlib.util
+import math
 
 from . import (  # noqa: F401 (ops attaches the Tensor methods)
     accelerator,  # torch.accelerator: CUDA, when it can be used
@@ -61,10 +63,12 @@ from .dtypes import bool_ as bool
 from .dtypes import (
     can_cast,
     dtype,
+    finfo,
     float16,
     float32,
     float64,
     get_default_dtype,
+    iinfo,
     int8,
     int16,
     int32,
@@ -74,12 +78,15 @@ from .dtypes import (
     set_default_dtype,
     uint8,
 )
+from .legacy_types import CPU_TYPES as _CPU_TYPES
+from .legacy_types import typename
 from .ops import einsum as _einsum
 from .ops import elementwise as _elementwise
 from .ops import factor as _factor
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import matrix as _matrix
+from .ops import nn_functional as _nn_functional
 from .ops import pointwise as _pointwise
 from .ops import reduction as _reduction
 from .ops import sampling as _sampling
@@ -93,6 +100,7 @@ from .ops.factor import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
+from .ops.nn_functional import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .ops.sampling import *  # noqa: F401,F403
@@ -118,6 +126,11 @@ half = float16
 long = int64
 int = int32
 short = int16
+globals().update(_CPU_TYPES)  # FloatTensor, LongTensor, ... (torch's legacy types)
+pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
+detach = Tensor.detach
+has_lapack, has_mkl, has_spectral = True, False, False  # OpenBLAS/LAPACK; no MKL, no torch.fft
+has_openmp = importlib.util.find_spec("numba.np.ufunc.omppool") is not None
 
 __version__ = "0.1.0"
 
@@ -133,8 +146,8 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
     "zeros", "zeros_like",
 ]
-for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _pointwise, _reduction,
-           _sampling, _scatter, _shape, _sort, _statistics):
+for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _nn_functional,
+           _pointwise, _reduction, _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
@@ -146,6 +159,8 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
+__all__ += ["detach", "e", "finfo", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
+            "iinfo", "inf", "nan", "newaxis", "pi", "typename", *_CPU_TYPES]
 
 
 def __getattr__(name):

@@ -151,3 +151,62 @@ def result_type(*operands):
     if dims is None and zero is None and scalars is None:
         raise TypeError("result_type() needs at least one operand")
     return _combine(dims, _combine(zero, scalars))
+
+
+class finfo:
+    """torch.finfo: the limits of a floating dtype (the default dtype when none is given)."""
+
+    def __init__(self, type=None):
+        d = _default[0] if type is None else _info_dtype(type, "finfo")
+        if not d.is_floating_point:
+            raise TypeError("jitensor.finfo() requires a floating point input type. Use "
+                            "jitensor.iinfo to handle 'jitensor.finfo'")
+        info = np.finfo(d.np)
+        self.bits = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision
+        self.dtype = d.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """torch.iinfo: the limits of an integer dtype."""
+
+    def __init__(self, type):
+        d = _info_dtype(type, "iinfo")
+        if d is bool_:
+            raise TypeError("jitensor.bool is not supported by jitensor.iinfo")
+        if d.is_floating_point:
+            raise TypeError("jitensor.iinfo() requires an integer input type. Use "
+                            "jitensor.finfo to handle 'jitensor.iinfo'")
+        info = np.iinfo(d.np)
+        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), d.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _info_dtype(value, name):
+    if value.__class__ is not dtype and type(value).__module__ != "torch":
+        raise TypeError(f"{name}(): argument 'type' (position 1) must be jitensor.dtype, not "
+                        f"{type(value).__name__}")
+    return to_dtype(value)

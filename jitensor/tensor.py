@@ -521,8 +521,17 @@ class Tensor:
     def bool(self):
         return self.to(dtypes.bool_)
 
-    def type(self, dtype=None):
-        return f"jitensor.{self._dtype.name}" if dtype is None else self.to(to_dtype(dtype))
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy type's name ('jitensor.FloatTensor') or, given a dtype, a legacy type or
+        its name, this tensor converted to it."""
+        from . import legacy_types
+        if dtype is None:
+            return legacy_types.type_name(self)
+        legacy = legacy_types.parse(dtype)
+        if legacy is None:
+            return self.to(to_dtype(dtype))
+        return self.to(device=legacy[1] if legacy[1] != self.device.type else self.device,
+                       dtype=legacy[0])
 
     # -- in-place writes -----------------------------------------------------------------------
     def fill_(self, value):

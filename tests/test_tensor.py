@@ -315,7 +315,7 @@ def test_conversion_methods(method, dtype):
 def test_cpu_returns_self_and_type():
     t = jt.zeros(2)
     assert t.cpu() is t
-    assert t.type() == "jitensor.float32"
+    assert t.type() == "jitensor.FloatTensor"
     assert t.type(jt.int64).dtype is jt.int64
     assert t.type("float64").dtype is jt.float64
 
