@@ -418,8 +418,10 @@ def test_the_locators_stamp_backend_files_with_every_backend_source(module):
     try:
         kernel_cache.stamp(caching.CacheImpl)
         kernel_cache.stamp(caching.CacheImpl)  # idempotent
-        assert [c.__name__ for c in caching.CacheImpl._locator_classes] == \
-            ["Stamped" + c.__name__.removeprefix("Stamped") for c in saved]
+        # (and the read-only fallback at the end: tests/test_cache_damage.py)
+        assert [c.__name__ for c in caching.CacheImpl._locator_classes][:-1] == \
+            ["Stamped" + c.__name__.removeprefix("Stamped") for c in saved
+             if c.__name__ != "ReadOnlyFallback"]
         for cls in caching.CacheImpl._locator_classes:
             inside = cls.from_function(kernel_cache._stamped, kernel_cache.__file__)
             if inside is not None:  # the first locator that serves the file

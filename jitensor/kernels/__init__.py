@@ -4,4 +4,4 @@ from numba.core import caching
 from . import kernel_cache
 
 # before any kernel is decorated (Numba picks a kernel's cache locator then)
-kernel_cache.stamp(caching.CacheImpl)
+kernel_cache.install(caching)

@@ -15,7 +15,21 @@ from it), transitively. So an edit of a CUDA file leaves the CPU kernels warm. E
 by its AST less docstrings: comments, docstrings and formatting never recompile, any change of
 code does. (Numba still names a kernel's cache file after its line: a kernel moved to another
 line recompiles.) Imports made by other means (importlib) are not seen. A file's hash and
-imports are kept in its __pycache__, keyed by its bytes, so a process parses only what changed."""
+imports are kept in its __pycache__, keyed by its bytes, so a process parses only what changed.
+
+`install` also makes the cache fail safe, hooking Numba's classes in this one place (`guard` on
+its Cache, `stamp` on its locators):
+- A damaged or unreadable cache file (a truncated index, an empty or random data file: Numba
+  raised, and `import jitensor` failed) is a cache miss: the kernel compiles, a warning says
+  why (once per process), and the index is emptied so that the next save repairs it.
+- A cache that cannot be written is not an error either: the kernel compiles in memory, with a
+  warning. Numba refuses to cache (and so to compile) a kernel when no cache directory is
+  writable; the last locator, `ReadOnlyFallback`, then reads the source's __pycache__ as it is.
+- A NUMBA_CACHE_DIR that holds this source's cache but is read-only is read (Numba skipped it
+  and recompiled every kernel elsewhere).
+- The cache's files are pickles, which run code as they load (Numba's design): a cache
+  directory other users could write to gets a warning.
+All warnings are `KernelCacheWarning`."""
 import ast
 import contextlib
 import functools
@@ -23,7 +37,10 @@ import hashlib
 import importlib.util
 import json
 import os
+import stat
+import sys
 import threading
+import warnings
 
 ROOT = os.path.dirname(os.path.realpath(__file__))  # jitensor/kernels
 PACKAGE = os.path.dirname(ROOT)  # jitensor
@@ -158,7 +175,72 @@ def sources_hash(path):
     return h.hexdigest()
 
 
+# -- hooks into Numba's cache -------------------------------------------------------------------
+class KernelCacheWarning(UserWarning):
+    """The kernel cache could not be read or written (kernels compile in memory), or other
+    users could change it."""
+
+
+_warned = set()
+
+
+def _warn_once(key, message):
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, KernelCacheWarning, stacklevel=3)
+
+
+def _private_group(st):
+    """Whether a file's group is its owner's user-private group (umask 002 systems), in which
+    group write permission gives no one else access."""
+    import grp
+    import pwd
+    try:
+        owner, group = pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid)
+    except KeyError:
+        return False
+    return group.gr_name == owner and set(group.gr_mem) <= {owner}
+
+
+def _shared(path):
+    """Why users other than this one (and root) could put files at `path`, a cache directory,
+    or None. Its ancestors count too: one they can write to lets them rename it away, unless
+    the ancestor is sticky (/tmp). The directory itself must not be writable by them even
+    when sticky: they could add the index of a kernel not cached yet."""
+    itself = True
+    while True:
+        try:
+            st = os.stat(path)
+        except OSError:  # not made yet
+            st = None
+        if st is not None:
+            if itself and st.st_uid not in (os.geteuid(), 0):
+                return f"{path} belongs to user id {st.st_uid}"
+            others = st.st_mode & stat.S_IWOTH
+            if (others or st.st_mode & stat.S_IWGRP and not _private_group(st)) \
+                    and (itself or not st.st_mode & stat.S_ISVTX):
+                return f"{path} is writable by {'all users' if others else 'its group'}"
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path, itself = parent, False
+
+
+@functools.cache
+def _check_private(path):
+    if os.name != "posix":
+        return
+    problem = _shared(os.path.realpath(path))
+    if problem:
+        _warn_once(("shared", path),
+                   f"jitensor: other users can change the kernel cache in {path} ({problem}); "
+                   f"its files are pickles that run as code when kernels load. Make it "
+                   f"writable by you only, or set NUMBA_CACHE_DIR to a private directory")
+
+
 def _stamped(cls):
+    user_provided = cls.__name__.lstrip("_") == "UserProvidedCacheLocator"
+
     class Stamped(cls):
         def get_source_stamp(self):
             source = os.path.realpath(getattr(self, "_py_file", ""))
@@ -166,14 +248,89 @@ def _stamped(cls):
                 # replaces Numba's stamp, a hash of the file's bytes, which a comment changes
                 return sources_hash(source)
             return super().get_source_stamp()
+
+        @classmethod
+        def from_function(cls_, py_func, py_file):
+            locator = super().from_function(py_func, py_file)
+            if locator is None and user_provided and os.path.exists(py_file) \
+                    and sys.modules[cls.__module__].config.CACHE_DIR:
+                # Numba takes only a writable directory; one the user named that already holds
+                # this source's cache is read even so (a warm cache made read-only)
+                candidate = cls_(py_func, py_file)
+                if os.path.isdir(candidate.get_cache_path()):
+                    locator = candidate
+            if locator is not None:
+                _check_private(locator.get_cache_path())
+            return locator
     Stamped.__name__ = Stamped.__qualname__ = "Stamped" + cls.__name__
     return Stamped
 
 
+def _read_only_fallback(in_tree):
+    class ReadOnlyFallback(in_tree):
+        """The last locator, where no cache directory is writable (Numba would refuse to
+        compile the kernel): the source's __pycache__ is read as it is, and saves fail, so a
+        kernel it lacks compiles in memory (with `guard`'s warning)."""
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not os.path.exists(py_file):
+                return None
+            locator = cls(py_func, py_file)
+            _check_private(locator.get_cache_path())
+            return locator
+    return ReadOnlyFallback
+
+
 def stamp(cache_impl):
     """Make the locators of a Numba cache implementation class (numba.core.caching.CacheImpl
-    or numba-cuda's CacheImpl) stamp jitensor's kernel files with sources_hash(file); in place,
-    so subclasses sharing the list follow. Idempotent."""
+    or numba-cuda's CacheImpl) stamp jitensor's kernel files with sources_hash(file), read a
+    read-only NUMBA_CACHE_DIR, warn about directories other users can write, and end with
+    `ReadOnlyFallback`; in place, so subclasses sharing the list follow. Idempotent."""
     classes = cache_impl._locator_classes
+    if classes[-1].__name__ == "ReadOnlyFallback":
+        return
     classes[:] = [cls if cls.__name__.startswith("Stamped") else _stamped(cls)
                   for cls in classes]
+    in_tree = next(cls for cls in classes if cls.__name__.endswith("InTreeCacheLocator"))
+    classes.append(_read_only_fallback(in_tree))
+
+
+def guard(cache_class):
+    """Make a Numba Cache class (numba.core.caching.Cache or numba-cuda's) treat any failure
+    to load a kernel as a miss and any failure to save one as harmless, with a warning each
+    (once per process). Idempotent."""
+    if getattr(cache_class, "_jitensor_guarded", False):
+        return
+    load, save = cache_class.load_overload, cache_class.save_overload
+
+    @functools.wraps(load)
+    def load_overload(self, sig, target_context):
+        try:
+            return load(self, sig, target_context)
+        except Exception as e:  # noqa: BLE001 (a damaged pickle raises anything)
+            _warn_once("load", f"jitensor: cannot read the kernel cache of "
+                               f"{self._py_func.__qualname__} in {self.cache_path} "
+                               f"({type(e).__name__}: {str(e)[:200]}); compiling it again")
+            with contextlib.suppress(Exception):  # nothing to repair where it is read-only
+                self.flush()  # an empty index, which the next save fills
+            return None
+
+    @functools.wraps(save)
+    def save_overload(self, sig, data):
+        try:
+            save(self, sig, data)
+        except Exception as e:  # noqa: BLE001
+            _warn_once("save", f"jitensor: cannot write the kernel cache in {self.cache_path} "
+                               f"({type(e).__name__}: {str(e)[:200]}); kernels it lacks are "
+                               f"compiled in memory by each process")
+
+    cache_class.load_overload, cache_class.save_overload = load_overload, save_overload
+    cache_class._jitensor_guarded = True
+
+
+def install(caching):
+    """Hook one of Numba's caching modules (numba.core.caching, or numba-cuda's
+    numba.cuda.core.caching) before any kernel is decorated: `stamp` and `guard`."""
+    stamp(caching.CacheImpl)
+    guard(caching.Cache)

@@ -22,7 +22,7 @@ from .. import kernel_cache
 SIM = bool(numba.config.ENABLE_CUDASIM)
 if not SIM:  # (the simulator caches nothing) before any kernel is decorated
     from numba.cuda.core import caching
-    kernel_cache.stamp(caching.CacheImpl)
+    kernel_cache.install(caching)
 BLOCK = 256  # threads per block of the 1-D kernels
 SIM_BLOCK = 8  # the simulator runs one Python thread per GPU thread: keep grids tiny there
 _NUMBA = {np.dtype(t): numba.from_dtype(np.dtype(t)) for t in
