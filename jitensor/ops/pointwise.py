@@ -15,13 +15,14 @@ import math
 import numpy as np
 
 from .. import creation, dtypes
-from ..autograd.grad_mode import _enabled as _grad_enabled
+from ..autograd.grad_mode import _state as _grad
 from ..autograd.graph import needs_grad, node_class, record
 from ..device import device as _to_device
 from ..kernels.registry import backend
 from ..tensor import Tensor
 from . import elementwise as E
 from ._common import in_place, write_out
+from .reduction import _return_type, return_types
 from .shape import strided_view
 
 # -- shared checks ----------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def _with_rule(name, rule, uses_result=True):
     def decorate(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
-            if _grad_enabled[0] and needs_grad(args, kwargs):
+            if _grad.enabled and needs_grad(args, kwargs):
                 return record(cls, fn, args, kwargs)
             return fn(*args, **kwargs)
         op.node_class = cls
@@ -373,7 +374,8 @@ def mvlgamma(input, p, *, out=None):
 # -- module-level in-place functions (torch.abs_(x), ...) -------------------------------------
 _TORCH_INPLACE = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
-    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clip_", "cos_",
+    "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_",
+    "clamp_min_", "clip_", "cos_",
     "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
     "floor_", "frac_", "gcd_", "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_",
     "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "round_",
@@ -596,6 +598,36 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+# (bits dtype, mantissa bits, exponent field mask, exponent bias - 1) of each float dtype
+_FLOAT_BITS = {dtypes.float16: (dtypes.int16, 10, 0x1F, 14),
+               dtypes.float32: (dtypes.int32, 23, 0xFF, 126),
+               dtypes.float64: (dtypes.int64, 52, 0x7FF, 1022)}
+return_types.frexp = _return_type("frexp", ("mantissa", "exponent"))
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent): input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1)
+    (0, inf and nan: themselves and 0); exponent int32. The exponent is read from the bits
+    (a subnormal's after an exact scaling up), the mantissa scaled by two exact powers of two
+    (one could overflow), so it has input's gradient times 2 ** -exponent."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    bits, shift, mask, bias = _FLOAT_BITS[input.dtype]
+    x = input.detach()
+    field = (x.view(bits) >> shift) & mask
+    up = shift + 1  # scales a subnormal to a normal number, exactly
+    scaled = ((x * float(2 ** up)).view(bits) >> shift) & mask
+    e = E.where(field == 0, scaled - (bias + up), field - bias)
+    e = E.where(E.isfinite(x) & (x != 0), e, 0).to(dtypes.int32)
+    half = E.floor_divide(e, 2)
+    mantissa = input * E.exp2((-half).to(input.dtype)) * E.exp2((half - e).to(input.dtype))
+    if out is not None:
+        out[0].copy_(mantissa)
+        out[1].copy_(e)
+        mantissa, e = out
+    return return_types.frexp(mantissa, e)
+
+
 # -- exports ----------------------------------------------------------------------------------
 # in-place methods that run their out-of-place op (autograd/wrap.py rebases self on its graph)
 COMPOSED = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "heaviside", "gcd", "lcm", "logit",
@@ -606,13 +638,13 @@ _FUNCTIONS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside"
               "isneginf", "isreal", "polygamma", "mvlgamma", "is_tensor", "is_floating_point",
               "is_complex", "is_signed", "is_nonzero", "is_same_size", "get_device", "logspace",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-              "kaiser_window", "scalar_tensor", "empty_strided")
+              "kaiser_window", "scalar_tensor", "empty_strided", "frexp")
 
 __all__ = sorted(_FUNCTIONS + _TORCH_INPLACE)
 
 _METHODS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
             "logit", "float_power", "ldexp", "nextafter", "positive", "isposinf", "isneginf",
-            "isreal", "mvlgamma", "is_complex",
+            "isreal", "mvlgamma", "is_complex", "frexp",
             "is_signed", "is_nonzero", "is_same_size", "get_device")
 TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
 TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in COMPOSED})
@@ -621,6 +653,7 @@ TENSOR_METHODS.update(
     # (not in COMPOSED: its method's argument order is not the function's, so it is not
     # differentiable in place)
     polygamma_=_polygamma_,
+    clamp_min_=in_place(E.clamp_min), clamp_max_=in_place(E.clamp_max),
     float_power_=_float_power_,
     type_as=lambda self, other: self.to(_tensor("type_as", other, "other")),
     ndimension=lambda self: self.ndim,

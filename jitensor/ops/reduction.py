@@ -22,7 +22,7 @@ from ..kernels.registry import backend
 from ..kernels.scalar import reduction as codes
 from ..tensor import Tensor, _wrap
 from ._common import check_exact_out as _check_exact_out
-from ._common import check_out
+from ._common import check_out, in_place
 from ._common import check_write_out as _check_write_out
 from ._common import dim as _one_dim
 from ._common import dims as _dims
@@ -33,7 +33,8 @@ from .shape import cat, narrow, scalar_name
 
 __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cumsum",
            "diff", "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm",
-           "prod", "return_types", "softmax", "std", "std_mean", "sum", "var", "var_mean"]
+           "prod", "renorm", "return_types", "softmax", "std", "std_mean", "sum", "var",
+           "var_mean"]
 
 
 # -- torch.return_types ---------------------------------------------------------------------------
@@ -589,10 +590,59 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     return _write_out("diff", out, x)
 
 
+def renorm(input, p, dim, maxnorm):
+    """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm
+    maxnorm (by maxnorm / (norm + 1e-7), as torch)."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           f"dimensions")
+    d = _one_dim(dim, input.ndim, "renorm")
+    norms = norm(input, p, [k for k in range(input.ndim) if k != d], keepdim=True)
+    from .elementwise import where
+    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def sum_to_size(self, *size):
+    """self summed over the dims where `size` (which self's shape must expand from) is 1 or
+    missing: the reverse of expand."""
+    from .shape import _ints
+    size = _ints(size, "sum_to_size")
+    shape = list(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or [n for n, m in zip(size, shape[lead:], strict=True) if n not in (1, m)]:
+        raise RuntimeError(f"size {{{size}}} is not expandable to size {{{shape}}}.")
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(size) if n == 1 != shape[lead + i]]
+    out = sum(self, dims, keepdim=True) if dims else self
+    return out.reshape(size) if lead else out
+
+
+def _cumsum_(self, dim, *, dtype=None):
+    out = cumsum(self, dim, dtype=self._dtype if dtype is None else dtype)
+    backend(self._device).copy(self._data, out._data)
+    return self
+
+
+def _contains(self, element):
+    """`element in t`: whether some element of t equals it (a number or a tensor, broadcast)."""
+    if isinstance(element, (Tensor, bool, int, float, np.number, np.bool_)):
+        return bool((self == element).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                       f"{type(element)}.")
+
+
+# their in-place forms run them as they are (autograd/wrap.py)
+COMPOSED = ("renorm",)
+
+
 TENSOR_METHODS = {
     "sum": sum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin,
     "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
     "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax, "cumsum": cumsum,
     "norm": norm, "nansum": nansum, "nanmean": nanmean, "count_nonzero": count_nonzero,
-    "aminmax": aminmax, "diff": diff,
+    "aminmax": aminmax, "diff": diff, "renorm": renorm, "renorm_": in_place(renorm),
+    "sum_to_size": sum_to_size, "cumsum_": _cumsum_, "__contains__": _contains,
 }
