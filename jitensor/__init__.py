@@ -6,6 +6,7 @@ import math
 
 from . import (  # noqa: F401 (ops attaches the Tensor methods)
     accelerator,  # torch.accelerator: CUDA, when it can be used
+    amp,
     autograd,
     cuda,
     ops,
@@ -24,6 +25,7 @@ from ._settings import (
     set_warn_always,
     use_deterministic_algorithms,
 )
+from .amp import autocast
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -159,8 +161,8 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
-__all__ += ["detach", "e", "finfo", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
-            "iinfo", "inf", "nan", "newaxis", "pi", "typename", *_CPU_TYPES]
+__all__ += ["amp", "autocast", "detach", "e", "finfo", "has_lapack", "has_mkl", "has_openmp",
+            "has_spectral", "iinfo", "inf", "nan", "newaxis", "pi", "typename", *_CPU_TYPES]
 
 
 def __getattr__(name):

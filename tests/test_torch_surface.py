@@ -163,11 +163,13 @@ def test_enabled_amp_without_a_device_warns_and_disables_as_torch(no_cuda):
 
 @pytest.mark.cuda
 @needs_cuda
-def test_enabled_amp_with_a_device_is_not_supported_yet():
-    for make in (jt.cuda.amp.GradScaler, jt.cuda.amp.autocast):
-        with pytest.raises(NotImplementedError, match="mixed precision .* not supported"):
-            make()
-        make(enabled=False)
+def test_enabled_amp_with_a_device_scales_but_does_not_autocast():
+    scaler = jt.cuda.amp.GradScaler()
+    assert scaler.is_enabled()
+    assert scaler.scale(jt.ones(2, device="cuda")).tolist() == [2.0**16] * 2
+    with pytest.raises(NotImplementedError, match="mixed precision .* not supported"):
+        jt.cuda.amp.autocast()
+    jt.cuda.amp.autocast(enabled=False)
 
 
 # -- jt.cuda on a device (the simulator without a GPU) ---------------------------------------------
