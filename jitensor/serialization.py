@@ -32,11 +32,12 @@ types, which map to jitensor's; torch.Size, torch.device, torch dtypes and layou
 collections.OrderedDict and Counter; set, bytearray, complex and the latin-1 bytes encoding;
 jitensor.Size, jitensor.device and jitensor dtypes by name) and what `add_safe_globals` or the
 `safe_globals` context manager added. Anything else raises pickle.UnpicklingError naming the
-global; nothing in the file runs. The opcodes that call or fill objects are checked too:
-only allowed functions are called, only OrderedDict, Counter and allow-listed classes have
-their state set (BUILD), only lists are appended to and dicts filled, tensors are never made
-from sizes the file gives (only as views of its storages, checked to lie inside them), and
-containers nest at most 1000 deep (hashing a deeper tuple would overflow the C stack). With
+global (an error that is also a RuntimeError, as every other fault); nothing in the file runs.
+The opcodes that call or fill objects are checked too: only allowed functions are called, only
+OrderedDict, Counter and allow-listed classes have their state set (BUILD), only lists are
+appended to and dicts filled, tensors are never made from sizes the file gives (only as views
+of its storages, checked to lie inside them), and containers nest at most 1000 deep (hashing a
+deeper tuple would overflow the C stack). With
 weights_only=False the file is unpickled in full (whole modules and optimizers) -- only for
 files you trust: a pickle can run any code.
 
@@ -490,8 +491,14 @@ def _user_allowed():
 
 # -- what the pickle's globals load as ---------------------------------------------------------
 class _Refused(pickle.UnpicklingError):
-    """A global or an operation the unpickler does not allow; jt.load raises it as a plain
-    pickle.UnpicklingError naming the file."""
+    """A global or an operation the unpickler does not allow; jt.load raises it as a
+    _RefusedError naming the file."""
+
+
+class _RefusedError(pickle.UnpicklingError, RuntimeError):
+    """What jt.load raises for a refused global or operation: torch's pickle.UnpicklingError,
+    and a RuntimeError as for every other fault, so that one `except RuntimeError` catches
+    whatever a file can do to jt.load."""
 
 
 class _Problem(Exception):
@@ -525,9 +532,10 @@ def _device(kind, index=None):
 
 
 def _dtype_by_name(name):
-    if not isinstance(name, str):
-        raise _Problem(f"a dtype is named {name!r:.100}")
-    return to_dtype(name)
+    if isinstance(name, str):
+        with contextlib.suppress(TypeError):  # TypeError: no dtype of that name
+            return to_dtype(name)
+    raise _Problem(f"a dtype is named {name!r:.100}")
 
 
 def _get_layout(name):
@@ -1101,14 +1109,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     weights_only (the default, True): only tensors, containers, numbers, strings and
     allow-listed globals load (see add_safe_globals); anything else raises
-    pickle.UnpicklingError without running. weights_only=False loads any pickled object (a
-    whole module): only for files you trust.
+    pickle.UnpicklingError (a RuntimeError too) without running. weights_only=False loads any
+    pickled object (a whole module): only for files you trust.
     map_location: where tensors go -- None (the device each was saved from), a device or
     string ("cpu", "cuda"), a dict from saved locations to devices, or a callable
     (cpu_tensor, saved_location) -> tensor or None (None: the saved device).
     mmap: map the file's storages instead of reading them (a path only); CPU tensors then view
     the file's pages, copy-on-write.
-    A damaged file raises RuntimeError naming it and the fault."""
+    A damaged or hostile file raises RuntimeError naming it and the fault."""
     weights_only = _weights_only(weights_only)
     if weights_only and pickle_module is not None:
         raise RuntimeError("jt.load: cannot load weights safely with an explicit "
@@ -1129,10 +1137,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     except _Problem as e:
         raise RuntimeError(f"jt.load: cannot load {name}: {e}") from e.__cause__
     except _Refused as e:
-        raise pickle.UnpicklingError(f"jt.load: cannot load {name}: {e}") from None
+        raise _RefusedError(f"jt.load: cannot load {name}: {e}") from None
     except RecursionError:  # a structure nested past the interpreter's recursion limit
         raise RuntimeError(f"jt.load: cannot load {name}: it nests too deeply; it is damaged "
                            f"or hostile") from None
+    except RuntimeError as e:  # jitensor's own (a device that is not available): name the file
+        raise RuntimeError(f"jt.load: cannot load {name}: {e}") from e
 
 
 def _open_checkpoint(archive, mmap_path, map_location):
@@ -1249,11 +1259,7 @@ class _LegacyDecoder:
         if n not in self.loaded:
             name = f"jitensor/tensors/{n}.npy"
             dtype = _dtype_by_name(node["dtype"])
-            try:
-                host = np.lib.format.read_array(io.BytesIO(self.archive.read(name)),
-                                                allow_pickle=False)
-            except ValueError as e:  # not an array, or an array of pickled objects
-                raise _Problem(f"{name} cannot be read as an array ({e})") from None
+            host = _read_npy(self.archive.read(name), name)
             if host.dtype != dtype.np:
                 raise _Problem(f"{name} holds {host.dtype} values but the structure says "
                                f"{dtype}; it is damaged")
@@ -1264,3 +1270,26 @@ class _LegacyDecoder:
                 t.requires_grad_(True)
             self.loaded[n] = t
         return self.loaded[n]
+
+
+def _read_npy(data, name):
+    """The array of a .npy record, its header's size checked against the record before
+    NumPy allocates it."""
+    f = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(f)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+            else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+        needed = math.prod(shape) * dtype.itemsize
+        if needed > len(data) - f.tell():
+            raise _Problem(f"{name} holds {len(data) - f.tell()} bytes of data where its "
+                           f"shape {shape!r:.100} of {dtype} needs {needed}; it is damaged")
+        f.seek(0)
+        return np.lib.format.read_array(f, allow_pickle=False)
+    except _Problem:
+        raise
+    except Exception as e:  # noqa: BLE001 (a damaged header raises ValueError, tokenize's
+        # TokenError, SyntaxError...; an array of objects, ValueError)
+        raise _Problem(f"{name} cannot be read as an array ({type(e).__name__}: "
+                       f"{str(e)[:200]})") from None

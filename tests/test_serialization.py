@@ -4,6 +4,7 @@ and optimizer state, whole modules with weights_only=False, map_location and mma
 file layout, read both ways against torch itself; the weights-only allow-list; atomic saves
 (also under a killed process); damaged and hostile files, which must fail with clear errors
 without running any code; and files of jitensor's previous format."""
+import functools
 import io
 import json
 import math
@@ -21,6 +22,8 @@ from collections import Counter, OrderedDict
 import numpy as np
 import pytest
 from conftest import CPU_DTYPES, REPO, dtype_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jitensor as jt
 from jitensor import nn, optim, serialization
@@ -620,8 +623,9 @@ def test_payloads_are_refused_without_running(tmp_path):
                                             r"`jitensor.serialization.add_safe_globals\(\[eval")):
         for protocol in (2, 4):
             pkl = pickle.dumps({"w": exploit(marker)}, protocol=protocol)
-            with pytest.raises(pickle.UnpicklingError, match=message):
+            with pytest.raises(pickle.UnpicklingError, match=message) as refused:
                 jt.load(_checkpoint(pkl))
+            assert isinstance(refused.value, RuntimeError)  # as every fault of a file
             assert not marker.exists()
     path = tmp_path / "evil.pt"  # a bare pickle (not a checkpoint) is never unpickled at all
     path.write_bytes(pickle.dumps({"w": _Exploit(marker)}))
@@ -768,6 +772,79 @@ def test_deep_nesting_is_refused_without_recursion():
     assert jt.load(_checkpoint(pickle.dumps(shallow, protocol=2))) == shallow
 
 
+def _same(a, b):
+    if isinstance(a, jt.Tensor):
+        assert_same(a, b)
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+    elif isinstance(a, dict):
+        assert type(a) is type(b) and list(a) == list(b)
+        for k in a:
+            _same(a[k], b[k])
+    else:
+        assert a == b and type(a) is type(b)
+
+
+@functools.cache
+def _valid():
+    """(an object, its checkpoint, a checkpoint of jitensor's previous format)."""
+    original = {"linear": nn.Linear(3, 2).state_dict(), "view": jt.arange(10.0)[2:8:2],
+                "ints": jt.ones(2, 3, dtype=jt.int64).t(), "size": jt.Size([2, 1]),
+                "dtype": jt.float64, "nested": [1, (2.5, "a", b"b"), {3: None}],
+                "ordered": OrderedDict(a=Counter("ab"))}
+    legacy = io.BytesIO()
+    _legacy_file(legacy, {"list": [_tensor_node(0), {"dtype": "float64"}, {"size": [2]},
+                                   {"tuple": [1, "x", None]}]}, [np.arange(3, dtype=np.float32)])
+    return original, saved(original), legacy.getvalue()
+
+_EDITS = st.lists(st.tuples(st.sampled_from(["set", "insert", "delete", "cut"]),
+                            st.integers(0, 2 ** 32), st.binary(min_size=1, max_size=8)),
+                  min_size=1, max_size=6)
+
+
+def _edit(raw, edits):
+    raw = bytearray(raw)
+    for kind, at, data in edits:
+        at %= len(raw) + 1
+        if kind == "set":
+            raw[at:at + len(data)] = data
+        elif kind == "insert":
+            raw[at:at] = data
+        elif kind == "delete":
+            del raw[at:at + len(data)]
+        else:
+            del raw[at:]
+    return bytes(raw)
+
+
+@settings(max_examples=300)
+@given(target=st.sampled_from(["file", "data.pkl", "record", "previous format"]),
+       member=st.integers(0, 100), edits=_EDITS)
+def test_mutated_checkpoints_load_or_raise_runtime_error(target, member, edits):
+    """Bytes of a valid checkpoint changed, inserted, deleted or cut: anywhere in the file (the
+    CRCs catch changed data, so what loads is the original), or in one record rewritten with
+    a valid zip around it (data.pkl, to reach the unpickler, or any record, or a record of the
+    previous format). Each load gives an object or a RuntimeError naming the file, in bounded
+    memory and without running anything."""
+    original, good, legacy = _valid()
+    if target == "file":
+        data = _edit(good, edits)
+    else:
+        members = records(legacy if target == "previous format" else good)
+        name = "archive/data.pkl" if target == "data.pkl" else list(members)[member % len(members)]
+        members[name] = _edit(members[name], edits)
+        data = archive(members)
+    try:
+        loaded = jt.load(io.BytesIO(data))
+    except RuntimeError as e:
+        assert str(e).startswith("jt.load: cannot load the file object: "), e
+        return
+    if target == "file":
+        _same(original, loaded)
+
+
 # -- jitensor's previous format ----------------------------------------------------------------
 def _legacy_file(path, root, arrays):
     """A file as jitensor's previous jt.save wrote it: jitensor/data.json and .npy arrays."""
@@ -810,6 +887,7 @@ def test_previous_format_damage_gives_clear_errors(tmp_path):
     path = tmp_path / "old.jt"
     good = records(_legacy_file(path, {"list": [_tensor_node(0)]}, [np.zeros(2, np.float32)])
                    .read_bytes())
+    npy = good["jitensor/tensors/0.npy"]
     wrong = io.BytesIO()
     np.save(wrong, np.zeros(2, np.int32))
     evil = io.BytesIO()
@@ -828,6 +906,15 @@ def test_previous_format_damage_gives_clear_errors(tmp_path):
         ("jitensor/tensors/0.npy", wrong.getvalue(),
          "holds int32 values but the structure says jitensor.float32"),
         ("jitensor/tensors/0.npy", evil.getvalue(), "allow_pickle=False"),
+        # found by test_mutated_checkpoints_load_or_raise_runtime_error: NumPy's header
+        # parser raised tokenize's TokenError, the dtype lookup a TypeError
+        ("jitensor/tensors/0.npy", npy.replace(b"}  ", b"} (", 1),
+         "cannot be read as an array .TokenError"),
+        ("jitensor/data.json", good["jitensor/data.json"].replace(b"float32", b"fl0at32"),
+         "a dtype is named 'fl0at32'"),
+        # a header declaring more than the record holds: refused before NumPy allocates it
+        ("jitensor/tensors/0.npy", npy.replace(b"(2,), }" + b" " * 13, b"(10000000000000,), }"),
+         "holds 8 bytes of data where its shape .* needs 40000000000000"),
     ]
     for name, data, message in cases:
         members = dict(good)
