@@ -9,7 +9,17 @@ from typing import Any, ClassVar, overload
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from . import BoolTensor as BoolTensor
+from . import ByteTensor as ByteTensor
+from . import CharTensor as CharTensor
+from . import DoubleTensor as DoubleTensor
+from . import FloatTensor as FloatTensor
+from . import HalfTensor as HalfTensor
+from . import IntTensor as IntTensor
+from . import LongTensor as LongTensor
+from . import ShortTensor as ShortTensor
 from . import accelerator as accelerator
+from . import amp as amp
 from . import autograd as autograd
 from . import backends as backends
 from . import creation as creation
@@ -17,14 +27,17 @@ from . import cuda as cuda
 from . import custom as custom
 from . import dtypes as dtypes
 from . import kernels as kernels
+from . import legacy_types as legacy_types
 from . import linalg as linalg
 from . import nn as nn
 from . import ops as ops
 from . import optim as optim
 from . import random as random
 from . import special as special
+from . import testing as testing
 from . import threads as threads
 from . import utils as utils
+from .amp.autocast_mode import autocast as autocast
 from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
 from .autograd.grad_mode import no_grad as no_grad
@@ -33,13 +46,24 @@ from .device import device as _Device
 from .device import device as device
 from .dtypes import dtype as _DType
 from .dtypes import dtype as dtype
+from .dtypes import finfo as finfo
+from .dtypes import iinfo as iinfo
 from .random import Generator as Generator
 from .tensor import Size as Size
 from .tensor import Tensor as Tensor
 from .tensor import _Layout, _MemoryFormat
 
 __all__ = [
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
+    "FloatTensor",
     "Generator",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
     "Size",
     "Tensor",
     "abs",
@@ -50,6 +74,7 @@ __all__ = [
     "acos_",
     "acosh",
     "acosh_",
+    "adaptive_avg_pool1d",
     "add",
     "addbmm",
     "addcdiv",
@@ -58,11 +83,15 @@ __all__ = [
     "addmv",
     "addmv_",
     "addr",
+    "adjoint",
     "all",
     "allclose",
+    "alpha_dropout",
+    "alpha_dropout_",
     "amax",
     "amin",
     "aminmax",
+    "amp",
     "any",
     "arange",
     "arccos",
@@ -83,6 +112,9 @@ __all__ = [
     "argmin",
     "argsort",
     "argwhere",
+    "as_strided",
+    "as_strided_",
+    "as_strided_scatter",
     "as_tensor",
     "asin",
     "asin_",
@@ -96,11 +128,15 @@ __all__ = [
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
+    "autocast",
     "autograd",
+    "avg_pool1d",
     "backends",
     "baddbmm",
     "bartlett_window",
+    "batch_norm",
     "bernoulli",
+    "binary_cross_entropy_with_logits",
     "bincount",
     "bitwise_and",
     "bitwise_left_shift",
@@ -122,13 +158,18 @@ __all__ = [
     "cdist",
     "ceil",
     "ceil_",
+    "celu",
+    "celu_",
+    "channel_shuffle",
     "cholesky_inverse",
     "cholesky_solve",
     "chunk",
     "clamp",
     "clamp_",
     "clamp_max",
+    "clamp_max_",
     "clamp_min",
+    "clamp_min_",
     "clip",
     "clip_",
     "clone",
@@ -136,13 +177,20 @@ __all__ = [
     "combinations",
     "concat",
     "concatenate",
+    "constant_pad_nd",
     "contiguous_format",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "copysign",
     "corrcoef",
     "cos",
     "cos_",
     "cosh",
     "cosh_",
+    "cosine_embedding_loss",
+    "cosine_similarity",
     "count_nonzero",
     "cov",
     "cross",
@@ -156,12 +204,14 @@ __all__ = [
     "deg2rad",
     "deg2rad_",
     "det",
+    "detach",
     "detach_",
     "device",
     "diag",
     "diag_embed",
     "diagflat",
     "diagonal",
+    "diagonal_scatter",
     "diff",
     "digamma",
     "dist",
@@ -169,11 +219,15 @@ __all__ = [
     "divide",
     "dot",
     "double",
+    "dropout",
+    "dropout_",
     "dsplit",
     "dstack",
     "dtype",
+    "e",
     "einsum",
     "elementwise",
+    "embedding",
     "empty",
     "empty_like",
     "empty_strided",
@@ -192,7 +246,12 @@ __all__ = [
     "expm1",
     "expm1_",
     "eye",
+    "feature_alpha_dropout",
+    "feature_alpha_dropout_",
+    "feature_dropout",
+    "feature_dropout_",
     "fill_",
+    "finfo",
     "fix",
     "fix_",
     "flatten",
@@ -212,6 +271,7 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "frexp",
     "from_dlpack",
     "from_numpy",
     "full",
@@ -232,11 +292,18 @@ __all__ = [
     "get_rng_state",
     "greater",
     "greater_equal",
+    "group_norm",
     "gt",
     "half",
     "hamming_window",
     "hann_window",
+    "hardshrink",
+    "has_lapack",
+    "has_mkl",
+    "has_openmp",
+    "has_spectral",
     "heaviside",
+    "hinge_embedding_loss",
     "histc",
     "histogram",
     "hsplit",
@@ -244,13 +311,19 @@ __all__ = [
     "hypot",
     "i0",
     "i0_",
+    "iinfo",
     "index_add",
     "index_copy",
     "index_fill",
+    "index_put",
+    "index_put_",
+    "index_reduce",
     "index_select",
+    "inf",
     "inference_mode",
     "initial_seed",
     "inner",
+    "instance_norm",
     "int",
     "int8",
     "int16",
@@ -276,8 +349,10 @@ __all__ = [
     "isposinf",
     "isreal",
     "kaiser_window",
+    "kl_div",
     "kron",
     "kthvalue",
+    "layer_norm",
     "lcm",
     "lcm_",
     "ldexp",
@@ -314,10 +389,15 @@ __all__ = [
     "long",
     "lt",
     "manual_seed",
+    "margin_ranking_loss",
     "masked_fill",
+    "masked_scatter",
     "masked_select",
     "matmul",
     "max",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
     "maximum",
     "mean",
     "median",
@@ -334,6 +414,7 @@ __all__ = [
     "multiply",
     "mv",
     "mvlgamma",
+    "nan",
     "nan_to_num",
     "nan_to_num_",
     "nanmean",
@@ -341,11 +422,14 @@ __all__ = [
     "nanquantile",
     "nansum",
     "narrow",
+    "narrow_copy",
+    "native_channel_shuffle",
     "ne",
     "neg",
     "neg_",
     "negative",
     "negative_",
+    "newaxis",
     "nextafter",
     "nn",
     "no_grad",
@@ -358,15 +442,23 @@ __all__ = [
     "ones_like",
     "optim",
     "outer",
+    "pairwise_distance",
+    "pdist",
     "permute",
+    "pi",
     "pinverse",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "poisson",
+    "poisson_nll_loss",
     "polygamma",
     "positive",
     "pow",
+    "prelu",
     "preserve_format",
     "prod",
     "promote_types",
+    "put",
     "qr",
     "quantile",
     "rad2deg",
@@ -385,15 +477,19 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "renorm",
     "repeat_interleave",
     "reshape",
     "result_type",
     "return_types",
+    "rms_norm",
     "roll",
     "rot90",
     "round",
     "round_",
     "row_stack",
+    "rrelu",
+    "rrelu_",
     "rsqrt",
     "rsqrt_",
     "rsub",
@@ -401,9 +497,13 @@ __all__ = [
     "scalar_tensor",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
     "searchsorted",
     "seed",
     "select",
+    "select_scatter",
+    "selu",
+    "selu_",
     "set_debug_empty",
     "set_default_device",
     "set_default_dtype",
@@ -427,11 +527,13 @@ __all__ = [
     "sinc_",
     "sinh",
     "sinh_",
+    "slice_scatter",
     "slogdet",
     "softmax",
     "sort",
     "special",
     "split",
+    "split_with_sizes",
     "sqrt",
     "sqrt_",
     "square",
@@ -456,6 +558,9 @@ __all__ = [
     "tensor",
     "tensor_split",
     "tensordot",
+    "testing",
+    "threshold",
+    "threshold_",
     "tile",
     "topk",
     "trace",
@@ -464,17 +569,22 @@ __all__ = [
     "trapz",
     "tril",
     "tril_indices",
+    "triplet_margin_loss",
     "triu",
     "triu_indices",
     "true_divide",
     "trunc",
     "trunc_",
+    "typename",
     "uint8",
     "unbind",
     "unflatten",
     "unique",
     "unique_consecutive",
     "unravel_index",
+    "unsafe_chunk",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
     "unsqueeze",
     "use_deterministic_algorithms",
     "utils",
@@ -495,17 +605,26 @@ bool: _DType
 contiguous_format: _MemoryFormat
 default_generator: Generator
 double: _DType
+e: _float
 float: _DType
 float16: _DType
 float32: _DType
 float64: _DType
 half: _DType
+has_lapack: _bool
+has_mkl: _bool
+has_openmp: _bool
+has_spectral: _bool
+inf: _float
 int: _DType
 int16: _DType
 int32: _DType
 int64: _DType
 int8: _DType
 long: _DType
+nan: _float
+newaxis: Any
+pi: _float
 preserve_format: _MemoryFormat
 short: _DType
 strided: _Layout
@@ -546,6 +665,14 @@ class return_types:
         def values(self) -> Tensor: ...
         @property
         def indices(self) -> Tensor: ...
+
+    class frexp(tuple[Tensor, Tensor]):
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def mantissa(self) -> Tensor: ...
+        @property
+        def exponent(self) -> Tensor: ...
 
     class histogram(tuple[Tensor, Tensor]):
         """The (hist, bin_edges) that jitensor.histogram(input, bins) returns."""
@@ -764,6 +891,7 @@ def acosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def acosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.acosh_(...)``: torch's module-level form of the in-place method."""
 
+def adaptive_avg_pool1d(input: Tensor, output_size: _int) -> Tensor: ...
 def add(
     input: Tensor,
     other: Tensor | _float | _int | _bool,
@@ -831,6 +959,9 @@ def addr(
     """beta * input + alpha * outer(vec1, vec2), in the promoted dtype of all three (for bool: an
     or of ands)."""
 
+def adjoint(input: Tensor) -> Tensor:
+    """The (conjugate) transpose of the last two dims: a view."""
+
 def all(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -849,6 +980,12 @@ def allclose(
     equal_nan: _bool = False,
 ) -> _bool:
     """Whether every element of input is close to other's (see isclose): a Python bool."""
+
+def alpha_dropout(input: Tensor, p: _float, train: Any) -> Tensor:
+    """torch.alpha_dropout(input, p, train): nn.functional's, with `train` required."""
+
+def alpha_dropout_(input: Tensor, p: _float, train: Any) -> Tensor:
+    """In-place alpha_dropout."""
 
 def amax(
     input: Tensor,
@@ -962,6 +1099,31 @@ def argsort(
 def argwhere(input: Tensor) -> Tensor:
     """The coordinates of input's non-zero elements, one row each: nonzero(input)."""
 
+def as_strided(
+    input: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: Any = None,
+) -> Tensor:
+    """A view of input's storage with the given sizes, strides and offset (in elements, from the
+    storage's start; input's own offset when None)."""
+
+def as_strided_(
+    self: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: Any = None,
+) -> Tensor: ...
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: Any = None,
+) -> Tensor:
+    """A copy of input (contiguous, its own storage) with its view as_strided(size, stride,
+    storage_offset) set to src."""
+
 def as_tensor(
     data: Any, dtype: _DType | str | None = None, device: _Device | str | _int | None = None
 ) -> Tensor:
@@ -1007,6 +1169,14 @@ def atleast_2d(*tensors: Tensor) -> Any:
 def atleast_3d(*tensors: Tensor) -> Any:
     """Each tensor with at least 3 dims: a vector as (1, n, 1), a matrix as (m, n, 1)."""
 
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: _int | Sequence[_int] = (),
+    padding: Any = 0,
+    ceil_mode: Any = False,
+    count_include_pad: Any = True,
+) -> Tensor: ...
 def baddbmm(
     input: Tensor,
     batch1: Tensor,
@@ -1030,6 +1200,17 @@ def bartlett_window(
 ) -> Tensor:
     """The triangle 1 - |2k / (N - 1) - 1|."""
 
+def batch_norm(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: Any,
+    momentum: Any,
+    eps: _float,
+    cudnn_enabled: Any,
+) -> Tensor: ...
 def bernoulli(
     input: Tensor,
     p: Tensor | _float | None = None,
@@ -1040,6 +1221,13 @@ def bernoulli(
     """0/1 draws in input's dtype: each element is 1 with probability input[i] (or, given a
     number `p`, with probability p for every element of input's shape)."""
 
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Any,
+    weight: Tensor | _float | _int | _bool | None = None,
+    pos_weight: Any = None,
+    reduction: Any = 0,
+) -> Tensor: ...
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: _int = 0) -> Tensor:
     """How often each of 0, 1, ..., max(input) occurs in `input` (1-D, non-negative integers), as
     int64, at least `minlength` bins; with `weights` (1-D, input's length) their sums instead:
@@ -1053,7 +1241,7 @@ def bitwise_and(
 def bitwise_left_shift(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
-    """input << other for integer tensors."""
+    """input << other for integer tensors (0 for a shift by the width or more, or negative)."""
 
 def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """~input for integers; logical not for bool."""
@@ -1066,7 +1254,8 @@ def bitwise_or(
 def bitwise_right_shift(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
-    """input >> other for integer tensors."""
+    """input >> other for integer tensors (the sign bits for a shift by the width or more, or
+    negative)."""
 
 def bitwise_xor(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
@@ -1137,6 +1326,9 @@ def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def ceil_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.ceil_(...)``: torch's module-level form of the in-place method."""
 
+def celu(input: Tensor, alpha: _float = 1.0) -> Tensor: ...
+def celu_(input: Tensor, alpha: _float = 1.0) -> Tensor: ...
+def channel_shuffle(input: Tensor, groups: Any) -> Tensor: ...
 def cholesky_inverse(L: Tensor, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
     """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
 
@@ -1161,7 +1353,13 @@ def clamp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.clamp_(...)``: torch's module-level form of the in-place method."""
 
 def clamp_max(input: Tensor, max: Tensor | _float | _int | _bool) -> Tensor: ...
+def clamp_max_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``input.clamp_max_(...)``: torch's module-level form of the in-place method."""
+
 def clamp_min(input: Tensor, min: Tensor | _float | _int | _bool) -> Tensor: ...
+def clamp_min_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``input.clamp_min_(...)``: torch's module-level form of the in-place method."""
+
 def clip(
     input: Tensor,
     min: Tensor | _float | _int | _bool | None = None,
@@ -1190,6 +1388,45 @@ def concat(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = Non
 def concatenate(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` joined along `dim`, in their promoted dtype (or out's)."""
 
+def constant_pad_nd(input: Tensor, pad: Any, value: _float = 0) -> Tensor: ...
+def conv1d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: Any = 1,
+) -> Tensor: ...
+def conv2d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: Any = 1,
+) -> Tensor: ...
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: Any = 1,
+    dilation: Any = 1,
+) -> Tensor: ...
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: Any = 1,
+    dilation: Any = 1,
+) -> Tensor: ...
 def copysign(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -1211,6 +1448,10 @@ def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def cosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.cosh_(...)``: torch's module-level form of the in-place method."""
 
+def cosine_embedding_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 0
+) -> Tensor: ...
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: _int = 1, eps: _float = 1e-08) -> Tensor: ...
 def count_nonzero(input: Tensor, dim: _int | Sequence[_int] | None = None) -> Tensor:
     """The number of non-zero elements (NaN included) over `dim` (an int or a tuple), int64."""
 
@@ -1268,6 +1509,7 @@ def deg2rad_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def det(A: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.linalg.det: the product of U's diagonal, signed by the swaps (0 when singular)."""
 
+def detach(self: Tensor) -> Tensor: ...
 def detach_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.detach_(...)``: torch's module-level form of the in-place method."""
 
@@ -1285,6 +1527,11 @@ def diagflat(input: Tensor, offset: _int = 0) -> Tensor:
 def diagonal(input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
     """A view of the diagonal of the matrices in dims dim1 and dim2 (above it for a positive
     `offset`, below for a negative one), as a new last dim."""
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1
+) -> Tensor:
+    """A copy of input with its diagonal (as input.diagonal(offset, dim1, dim2)) set to src."""
 
 def diff(
     input: Tensor,
@@ -1329,6 +1576,12 @@ def divide(
 def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The 0-d dot product of two 1-D tensors of the same size and dtype."""
 
+def dropout(input: Tensor, p: _float, train: Any) -> Tensor:
+    """torch.dropout(input, p, train): nn.functional's, with `train` required."""
+
+def dropout_(input: Tensor, p: _float, train: Any) -> Tensor:
+    """In-place dropout."""
+
 def dsplit(
     input: Tensor, indices_or_sections: _int | Sequence[_int] | Tensor
 ) -> tuple[Tensor, ...]:
@@ -1345,6 +1598,13 @@ def einsum(*args: Any) -> Tensor:
 def elementwise(fn: Callable[..., Any] | None = None, *, grad: Any = None) -> Any:
     """Decorator: the scalar function `fn` of N inputs as an elementwise op over tensors."""
 
+def embedding(
+    weight: Tensor | _float | _int | _bool,
+    indices: Tensor,
+    padding_idx: Any = -1,
+    scale_grad_by_freq: Any = False,
+    sparse: Any = False,
+) -> Tensor: ...
 def empty(
     *size: _int | Sequence[_int],
     out: Tensor | None = None,
@@ -1434,6 +1694,18 @@ def eye(
 ) -> Tensor:
     """An n x m matrix with ones on the diagonal."""
 
+def feature_alpha_dropout(input: Tensor, p: _float, train: Any) -> Tensor:
+    """torch.feature_alpha_dropout(input, p, train): nn.functional's, with `train` required."""
+
+def feature_alpha_dropout_(input: Tensor, p: _float, train: Any) -> Tensor:
+    """In-place feature_alpha_dropout."""
+
+def feature_dropout(input: Tensor, p: _float, train: Any) -> Tensor:
+    """torch.feature_dropout(input, p, train): nn.functional's, with `train` required."""
+
+def feature_dropout_(input: Tensor, p: _float, train: Any) -> Tensor:
+    """In-place feature_dropout."""
+
 def fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.fill_(...)``: torch's module-level form of the in-place method."""
 
@@ -1493,6 +1765,10 @@ def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def frac_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.frac_(...)``: torch's module-level form of the in-place method."""
+
+def frexp(input: Tensor, *, out: Sequence[Tensor] | None = None) -> return_types.frexp:
+    """(mantissa, exponent): input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0, inf
+    and nan: themselves and 0); exponent int32."""
 
 def from_dlpack(ext: Any) -> Tensor:
     """A tensor sharing memory with `ext`: an object with __dlpack__ (NumPy, torch, CuPy, JAX
@@ -1578,6 +1854,14 @@ def greater_equal(
 ) -> Tensor:
     """input >= other, elementwise (bool)."""
 
+def group_norm(
+    input: Tensor,
+    num_groups: Any,
+    weight: Tensor | _float | _int | _bool | None = None,
+    bias: Any = None,
+    eps: _float = 1e-05,
+    cudnn_enabled: Any = True,
+) -> Tensor: ...
 def gt(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -1607,10 +1891,14 @@ def hann_window(
 ) -> Tensor:
     """0.5 - 0.5 cos(2 pi k / (N - 1)) (N = window_length, + 1 when periodic)."""
 
+def hardshrink(input: Tensor, lambd: _float = 0.5) -> Tensor: ...
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The Heaviside step: 0 where input < 0, `values` where input == 0, 1 where input > 0 (and 0
     for NaN, as torch's kernel gives)."""
 
+def hinge_embedding_loss(
+    input: Tensor, target: Any, margin: Any = 1.0, reduction: Any = 0
+) -> Tensor: ...
 def histc(
     input: Tensor,
     bins: _int | Sequence[_float] | Tensor = 100,
@@ -1670,6 +1958,27 @@ def index_fill(
     """A copy of input with `value` (a number or a 0-d tensor) along `dim` at the positions in
     index."""
 
+def index_put(input: Tensor, indices: Tensor, values: Tensor, accumulate: Any = False) -> Tensor:
+    """A copy of input with input[indices] = values (`indices` a tuple of index tensors or masks,
+    values broadcast); with `accumulate`, values are added, repeated positions adding up (in
+    order on the CPU: the same bits at any thread count)."""
+
+def index_put_(
+    self: Tensor, indices: Tensor, values: Tensor, accumulate: Any = False
+) -> Tensor: ...
+def index_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor,
+    source: Tensor,
+    reduce: Any,
+    *,
+    include_self: Any = True,
+) -> Tensor:
+    """A copy of input with source's slices reduced along `dim` into the positions index[i] by
+    `reduce` ('prod', 'mean', 'amax' or 'amin'): scatter_reduce with the index spread over
+    source's shape."""
+
 def index_select(input: Tensor, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The entries of `input` at positions `index` (a vector) along `dim`."""
 
@@ -1678,6 +1987,17 @@ def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Sums of products over the last dim of both (shape input.shape[:-1] + other.shape[:-1]);
     with a 0-d operand, the elementwise product, which promotes."""
 
+def instance_norm(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    use_input_stats: Any,
+    momentum: Any,
+    eps: _float,
+    cudnn_enabled: Any,
+) -> Tensor: ...
 def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.inverse: linalg.inv."""
 
@@ -1754,6 +2074,9 @@ def kaiser_window(
 ) -> Tensor:
     """i0(beta sqrt(1 - ((k - a) / a)^2)) / i0(beta), a = (N - 1) / 2."""
 
+def kl_div(
+    input: Tensor, target: Any, reduction: Any = 0, *, log_target: Any = False
+) -> Tensor: ...
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The Kronecker product: the block at index i is input[i] * other, the shapes aligned at the
     right (the shorter padded with 1s)."""
@@ -1769,6 +2092,14 @@ def kthvalue(
     """``return_types.kthvalue(values, indices)``: the k-th smallest element along `dim` (k
     counts from 1; NaN is larger than every number)."""
 
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | _float | _int | _bool | None = None,
+    bias: Any = None,
+    eps: _float = 1e-05,
+    cudnn_enable: Any = True,
+) -> Tensor: ...
 def lcm(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Least common multiple of integer tensors: |a / gcd(a, b) * b| (0 when both are 0),
     wrapping on overflow as torch's (whose C++ computes 8- and 16-bit types in int)."""
@@ -1926,8 +2257,14 @@ def lt(
     """input < other, elementwise (bool)."""
 
 def manual_seed(seed: _int) -> Generator: ...
+def margin_ranking_loss(
+    input1: Any, input2: Any, target: Any, margin: Any = 0.0, reduction: Any = 0
+) -> Tensor: ...
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | _float | _int | _bool) -> Tensor:
     """A copy of `input` (broadcast with `mask`) with `value` where `mask` is true."""
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of input (broadcast with mask) with source's elements, in order, where mask holds."""
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The elements of `input` (broadcast with `mask`) where `mask` is true, as a 1-D copy."""
@@ -1961,6 +2298,30 @@ def max(
     """The largest element (a 0-d tensor), or with `dim` the named pair
     ``jitensor.return_types.max(values, indices)`` (first index of the max; NaN wins)."""
 
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: _int | Sequence[_int] = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Tensor: ...
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Any,
+    stride: _int | Sequence[_int] = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Tensor: ...
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: _int | Sequence[_int] = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Tensor: ...
 def maximum(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -2135,6 +2496,12 @@ def nansum(
 def narrow(input: Tensor, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
     """A view of `length` elements of dim `dim` from `start` (negative counts from the end)."""
 
+def narrow_copy(
+    input: Tensor, dim: _int, start: Tensor | _float | _int | _bool, length: _int
+) -> Tensor:
+    """narrow's elements as a new contiguous tensor."""
+
+def native_channel_shuffle(input: Tensor, groups: Any) -> Tensor: ...
 def ne(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -2220,17 +2587,26 @@ def ones_like(
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
 
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False
+) -> Tensor: ...
+def pdist(input: Tensor, p: _float = 2.0) -> Tensor: ...
 def permute(input: Tensor, *dims_: _int | Sequence[_int]) -> Tensor:
     """A view with the dims in the order `dims_`."""
 
 def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor:
     """torch.pinverse: linalg.pinv with rtol `rcond`."""
 
+def pixel_shuffle(input: Tensor, upscale_factor: Any) -> Tensor: ...
+def pixel_unshuffle(input: Tensor, downscale_factor: Any) -> Tensor: ...
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Poisson samples with rates `input` (a float tensor of non-negative rates), in its dtype:
     exact for every rate (Knuth's counting below 10, PTRS rejection from 10 on; an infinite
     rate gives inf)."""
 
+def poisson_nll_loss(
+    input: Tensor, target: Any, log_input: Any, full: Any, eps: _float, reduction: Any
+) -> Tensor: ...
 def polygamma(n: _int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma: digamma for n = 0, torch's trigamma for n = 1, and
     (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (Cephes' Hurwitz zeta, in float64 for float32
@@ -2244,6 +2620,7 @@ def pow(
 ) -> Tensor:
     """input ** exponent; integer tensors to negative integer scalar powers raise as in torch."""
 
+def prelu(input: Tensor, weight: Tensor | _float | _int | _bool) -> Tensor: ...
 def prod(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -2256,6 +2633,10 @@ def prod(
 
 def promote_types(a: _DType, b: _DType) -> _DType:
     """torch.promote_types: the dtype both ``a`` and ``b`` convert to without losing category."""
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: Any = False) -> Tensor:
+    """A copy of input with the elements at the flat (C-order) positions `index` (int64,
+    negatives counting from the end) set to source's (added with `accumulate`)."""
 
 def qr(
     input: Tensor, some: _bool = True, *, out: Sequence[Tensor] | None = None
@@ -2395,6 +2776,10 @@ def remainder(
 ) -> Tensor:
     """Python's modulo: the result takes the divisor's sign."""
 
+def renorm(input: Tensor, p: _float, dim: _int, maxnorm: Any) -> Tensor:
+    """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm
+    (by maxnorm / (norm + 1e-7), as torch)."""
+
 def repeat_interleave(
     input: Tensor,
     repeats: _int | Tensor | None = None,
@@ -2412,6 +2797,12 @@ def result_type(*operands: Tensor | _float | _int | _bool) -> _DType:
     """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars; a
     lower-priority operand only matters when it is of a higher category (bool < int < float)."""
 
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | _float | _int | _bool | None = None,
+    eps: _float | None = None,
+) -> Tensor: ...
 def roll(
     input: Tensor, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] | None = None
 ) -> Tensor:
@@ -2431,6 +2822,20 @@ def round_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def row_stack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """cat along the rows (dim 0), vectors taken as rows."""
 
+def rrelu(
+    input: Tensor,
+    lower: Any = 0.125,
+    upper: _bool = 0.3333333333333333,
+    training: Any = False,
+    generator: Generator | None = None,
+) -> Tensor: ...
+def rrelu_(
+    input: Tensor,
+    lower: Any = 0.125,
+    upper: _bool = 0.3333333333333333,
+    training: Any = False,
+    generator: Generator | None = None,
+) -> Tensor: ...
 def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / sqrt(input)."""
 
@@ -2479,6 +2884,13 @@ def scatter_add(input: Tensor, dim: _int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of input with src[i][j] added to out[index[i][j]][j] (for dim 0, and so on);
     repeated positions add up."""
 
+def scatter_reduce(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, reduce: Any, *, include_self: Any = True
+) -> Tensor:
+    """A copy of input with src[i][j] reduced into out[index[i][j]][j] (for dim 0, and so on) by
+    `reduce` ('sum', 'prod', 'mean', 'amax' or 'amin'), input's own values taking part unless
+    include_self=False."""
+
 def searchsorted(
     sorted_sequence: Tensor,
     input: Tensor,
@@ -2498,6 +2910,11 @@ def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     """The slice at `index` of dim `dim`, without that dim: a view (narrow, then squeeze, so that
     autograd records it)."""
 
+def select_scatter(input: Tensor, src: Tensor, dim: _int, index: Tensor) -> Tensor:
+    """A copy of input with input.select(dim, index) set to src."""
+
+def selu(input: Tensor) -> Tensor: ...
+def selu_(input: Tensor) -> Tensor: ...
 def set_debug_empty(enabled: _bool) -> None:
     """Fill every `empty` tensor with NaN (floats) or the dtype's max (integers, True for bool)
     so that reads of never-written memory show, like torch's fill_uninitialized_memory."""
@@ -2571,6 +2988,16 @@ def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def sinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.sinh_(...)``: torch's module-level form of the in-place method."""
 
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: _int = 0,
+    start: Tensor | _float | _int | _bool | None = None,
+    end: Tensor | _float | _int | _bool | None = None,
+    step: _float | _int | _bool = 1,
+) -> Tensor:
+    """A copy of input with the slice start:end:step of dim `dim` set to src."""
+
 def slogdet(A: Tensor, *, out: Sequence[Tensor] | None = None) -> return_types.linalg_slogdet:
     """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
 
@@ -2589,6 +3016,9 @@ def split(
 ) -> tuple[Tensor, ...]:
     """Views of consecutive pieces along `dim`: of `split_size_or_sections` elements each (the
     last may be shorter), or of the listed sizes."""
+
+def split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor:
+    """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
 
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Square root (integers give floats)."""
@@ -2712,6 +3142,8 @@ def tensordot(
     """The sum of products over pairs of dims, one of `a`, one of `b`: dims=n pairs a's last n
     with b's first n, a pair of lists names them."""
 
+def threshold(input: Tensor, threshold: _int, value: _float) -> Tensor: ...
+def threshold_(input: Tensor, threshold: _int, value: _float) -> Tensor: ...
 def tile(input: Tensor, *dims: _int | Sequence[_int], **kwargs: Any) -> Tensor:
     """repeat, with `dims` (ints, or one sequence, or dims=) padded with leading 1s to input's
     number of dims."""
@@ -2755,6 +3187,16 @@ def tril_indices(
     """The coordinates of the lower triangle of a row x col matrix (on and below its `offset`-th
     diagonal): a 2 x N tensor of rows, then columns, in row-major order."""
 
+def triplet_margin_loss(
+    anchor: Any,
+    positive: Any,
+    negative: Any,
+    margin: Any = 1.0,
+    p: _float = 2.0,
+    eps: _float = 1e-06,
+    swap: Any = False,
+    reduction: Any = 0,
+) -> Tensor: ...
 def triu(input: Tensor, diagonal: _int = 0) -> Tensor:
     """A copy of input with the elements below its `diagonal`-th diagonal zeroed."""
 
@@ -2785,6 +3227,9 @@ def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def trunc_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.trunc_(...)``: torch's module-level form of the in-place method."""
 
+def typename(obj: object) -> Any:
+    """torch.typename: a tensor's legacy type name, else the object's qualified class name."""
+
 def unbind(input: Tensor, dim: _int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, each without that dim (views)."""
 
@@ -2814,6 +3259,9 @@ def unravel_index(indices: Tensor, shape: _int | Sequence[_int]) -> tuple[Tensor
     """The coordinates in a tensor of `shape` of each flat (C-order) position in `indices`: a
     tuple of int64 tensors of indices' shape, one per dim."""
 
+def unsafe_chunk(input: Tensor, chunks: _int, dim: _int = 0) -> Tensor: ...
+def unsafe_split(input: Tensor, split_size: Any, dim: _int = 0) -> Tensor: ...
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor: ...
 def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
 

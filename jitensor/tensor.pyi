@@ -37,6 +37,8 @@ class Tensor:
     _dtype: _DType
     _meta: _AutogradMeta | None
     @property
+    def H(self) -> Any: ...
+    @property
     def T(self) -> Tensor: ...
     def __abs__(input, *, out: Tensor | None = None) -> Tensor:
         """|input|."""
@@ -46,10 +48,15 @@ class Tensor:
         """self & other: jitensor.bitwise_and(self, other)."""
     def __array__(self, dtype: Any = None, copy: _bool | None = None) -> NDArray[Any]: ...
     def __bool__(self) -> _bool: ...
+    def __contains__(self, element: Any) -> Tensor:
+        """`element in t`: whether some element of t equals it (a number or a tensor, broadcast)."""
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         """The CUDA Array Interface (v3) of a CUDA tensor, so numba kernels, CuPy and torch take
         it without a copy; CPU tensors have none (AttributeError, as in torch)."""
+    def __deepcopy__(self, memo: Any) -> Tensor:
+        """copy.deepcopy: a leaf's values in new memory, with its requires_grad and a deep copy
+        of its grad; tensors that viewed one storage view one new storage (per deepcopy call)."""
     def __dlpack__(
         self,
         *,
@@ -123,6 +130,7 @@ class Tensor:
         """other & self: jitensor.bitwise_and(other, self)."""
     def __reduce__(self) -> tuple[Any, ...]: ...
     def __repr__(self) -> str: ...
+    def __reversed__(self) -> Tensor: ...
     def __rfloordiv__(self, other: Tensor | _float | _int | _bool) -> Tensor:
         """other // self: jitensor.floor_divide(other, self)."""
     def __rlshift__(self, other: Tensor | _float | _int | _bool) -> Tensor:
@@ -266,6 +274,8 @@ class Tensor:
     def addr_(
         input, vec1: Tensor, vec2: Tensor, *, beta: _float = 1, alpha: _float = 1
     ) -> Tensor: ...
+    def adjoint(input) -> Tensor:
+        """The (conjugate) transpose of the last two dims: a view."""
     def all(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -348,6 +358,26 @@ class Tensor:
         """The indices that sort input along `dim` (see sort)."""
     def argwhere(input) -> Tensor:
         """The coordinates of input's non-zero elements, one row each: nonzero(input)."""
+    def as_strided(
+        input,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: Any = None,
+    ) -> Tensor:
+        """A view of input's storage with the given sizes, strides and offset (in elements, from
+        the storage's start; input's own offset when None)."""
+    def as_strided_(
+        self, size: _int | Sequence[_int], stride: _int | Sequence[_int], storage_offset: Any = None
+    ) -> Tensor: ...
+    def as_strided_scatter(
+        input,
+        src: Tensor,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: Any = None,
+    ) -> Tensor:
+        """A copy of input (contiguous, its own storage) with its view as_strided(size, stride,
+        storage_offset) set to src."""
     def asin(input, *, out: Tensor | None = None) -> Tensor:
         """Arcsine."""
     def asin_(self) -> Tensor: ...
@@ -411,7 +441,7 @@ class Tensor:
     def bitwise_left_shift(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
-        """input << other for integer tensors."""
+        """input << other for integer tensors (0 for a shift by the width or more, or negative)."""
     def bitwise_not(input, *, out: Tensor | None = None) -> Tensor:
         """~input for integers; logical not for bool."""
     def bitwise_not_(self) -> Tensor: ...
@@ -423,7 +453,8 @@ class Tensor:
     def bitwise_right_shift(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
-        """input >> other for integer tensors."""
+        """input >> other for integer tensors (the sign bits for a shift by the width or more, or
+        negative)."""
     def bitwise_xor(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
@@ -463,7 +494,11 @@ class Tensor:
         max: Tensor | _float | _int | _bool | None = None,
     ) -> Tensor: ...
     def clamp_max(input, max: Tensor | _float | _int | _bool) -> Tensor: ...
+    # at runtime (self, *args, **kwargs), forwarded to clamp_max()
+    def clamp_max_(input, max: Tensor | _float | _int | _bool) -> Tensor: ...
     def clamp_min(input, min: Tensor | _float | _int | _bool) -> Tensor: ...
+    # at runtime (self, *args, **kwargs), forwarded to clamp_min()
+    def clamp_min_(input, min: Tensor | _float | _int | _bool) -> Tensor: ...
     def clip(
         input,
         min: Tensor | _float | _int | _bool | None = None,
@@ -532,6 +567,7 @@ class Tensor:
         input, dim: _int, *, dtype: _DType | str | None = None, out: Tensor | None = None
     ) -> Tensor:
         """Running sums along `dim`; bool and integer input accumulate in int64."""
+    def cumsum_(self, dim: _int, *, dtype: _DType | str | None = None) -> Tensor: ...
     @property
     def data(self) -> Tensor:
         """detach(): the values without history."""
@@ -560,6 +596,10 @@ class Tensor:
     def diagonal(input, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
         """A view of the diagonal of the matrices in dims dim1 and dim2 (above it for a positive
         `offset`, below for a negative one), as a new last dim."""
+    def diagonal_scatter(
+        input, src: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1
+    ) -> Tensor:
+        """A copy of input with its diagonal (as input.diagonal(offset, dim1, dim2)) set to src."""
     def diff(
         input,
         n: _int = 1,
@@ -641,6 +681,11 @@ class Tensor:
     def exponential_(self, lambd: _float = 1.0, *, generator: Generator | None = None) -> Tensor:
         """Fill self with samples of Exp(lambd): -log(U) / lambd with U uniform in (0, 1]."""
     def fill_(self, value: Tensor | _float | _int | _bool) -> Tensor: ...
+    def fill_diagonal_(
+        self, fill_value: Tensor | _float | _int | _bool, wrap: Any = False
+    ) -> Tensor:
+        """Fill the main diagonal (all indices equal) with fill_value; with `wrap`, a tall
+        matrix's diagonal starts again after every width+1 rows, as torch's."""
     def fix(input, *, out: Tensor | None = None) -> Tensor:
         """Round toward zero (integers are returned as they are)."""
     # at runtime (self, *args, **kwargs), forwarded to trunc()
@@ -680,6 +725,9 @@ class Tensor:
         in torch; +-inf gives NaN)."""
     # at runtime (self, *args, **kwargs), forwarded to frac()
     def frac_(input) -> Tensor: ...
+    def frexp(input, *, out: Sequence[Tensor] | None = None) -> return_types.frexp:
+        """(mantissa, exponent): input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0,
+        inf and nan: themselves and 0); exponent int32."""
     def gather(
         input, dim: _int, index: Tensor, *, sparse_grad: _bool = False, out: Tensor | None = None
     ) -> Tensor:
@@ -770,6 +818,20 @@ class Tensor:
         in index."""
     def index_fill_(
         self, dim: _int, index: Tensor, value: Tensor | _float | _int | _bool
+    ) -> Tensor: ...
+    def index_put(input, indices: Tensor, values: Tensor, accumulate: Any = False) -> Tensor:
+        """A copy of input with input[indices] = values (`indices` a tuple of index tensors or
+        masks, values broadcast); with `accumulate`, values are added, repeated positions
+        adding up (in order on the CPU: the same bits at any thread count)."""
+    def index_put_(self, indices: Tensor, values: Tensor, accumulate: Any = False) -> Tensor: ...
+    def index_reduce(
+        input, dim: _int, index: Tensor, source: Tensor, reduce: Any, *, include_self: Any = True
+    ) -> Tensor:
+        """A copy of input with source's slices reduced along `dim` into the positions index[i]
+        by `reduce` ('prod', 'mean', 'amax' or 'amin'): scatter_reduce with the index spread
+        over source's shape."""
+    def index_reduce_(
+        self, dim: _int, index: Tensor, source: Tensor, reduce: Any, *, include_self: Any = True
     ) -> Tensor: ...
     def index_select(input, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
         """The entries of `input` at positions `index` (a vector) along `dim`."""
@@ -959,11 +1021,17 @@ class Tensor:
         """input < other, elementwise (bool)."""
     def lt_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     @property
+    def mH(self) -> Any: ...
+    @property
     def mT(self) -> Tensor: ...
     def masked_fill(input, mask: Tensor, value: Tensor | _float | _int | _bool) -> Tensor:
         """A copy of `input` (broadcast with `mask`) with `value` where `mask` is true."""
     def masked_fill_(self, mask: Tensor, value: Tensor | _float | _int | _bool) -> Tensor:
         """self[mask] = value in place; `mask` broadcasts to self's shape."""
+    def masked_scatter(input, mask: Tensor, source: Tensor) -> Tensor:
+        """A copy of input (broadcast with mask) with source's elements, in order, where mask
+        holds."""
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor: ...
     def masked_select(input, mask: Tensor) -> Tensor:
         """The elements of `input` (broadcast with `mask`) where `mask` is true, as a 1-D copy."""
     def matmul(input, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -1138,6 +1206,10 @@ class Tensor:
         out= does not set the dtype (torch sums in the result's, then casts into out)."""
     def narrow(input, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
         """A view of `length` elements of dim `dim` from `start` (negative counts from the end)."""
+    def narrow_copy(
+        input, dim: _int, start: Tensor | _float | _int | _bool, length: _int
+    ) -> Tensor:
+        """narrow's elements as a new contiguous tensor."""
     @property
     def nbytes(self) -> _int: ...
     @property
@@ -1161,6 +1233,18 @@ class Tensor:
         requires_grad: _bool = False,
         **kw: Any,
     ) -> Tensor: ...
+    def new_empty_strided(
+        self,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        *,
+        dtype: _DType | str | None = None,
+        device: _Device | str | _int | None = None,
+        requires_grad: _bool = False,
+        **kwargs: Any,
+    ) -> Tensor:
+        """An uninitialised tensor with the given sizes and strides (self's dtype and device
+        unless given), over storage just large enough."""
     def new_full(
         self,
         size: _int | Sequence[_int],
@@ -1251,6 +1335,10 @@ class Tensor:
         out: Tensor | None = None,
     ) -> Tensor:
         """Product over one dim (an int) or all; bool and integer input multiply to int64."""
+    def put(input, index: Tensor, source: Tensor, accumulate: Any = False) -> Tensor:
+        """A copy of input with the elements at the flat (C-order) positions `index` (int64,
+        negatives counting from the end) set to source's (added with `accumulate`)."""
+    def put_(self, index: Tensor, source: Tensor, accumulate: Any = False) -> Tensor: ...
     def qr(input, some: _bool = True, *, out: Sequence[Tensor] | None = None) -> return_types.qr:
         """torch.qr: linalg.qr in mode 'reduced' (`some`) or 'complete'."""
     def quantile(
@@ -1282,6 +1370,11 @@ class Tensor:
         """Mark this CUDA tensor's memory as used by work queued on `stream` (a jt.cuda.Stream
         other than the one current when it was allocated): when the tensor is freed, its
         memory is not reused until the work queued on `stream` by then has finished."""
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient each time it is computed; a result
+        other than None replaces the gradient."""
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(tensor)`` after backward accumulated into this leaf's `.grad`."""
     def relu(input, *, out: Tensor | None = None) -> Tensor:
         """max(input, 0); NaN propagates."""
     def relu_(self) -> Tensor: ...
@@ -1290,6 +1383,11 @@ class Tensor:
     ) -> Tensor:
         """Python's modulo: the result takes the divisor's sign."""
     def remainder_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
+    def renorm(input, p: _float, dim: _int, maxnorm: Any) -> Tensor:
+        """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm
+        maxnorm (by maxnorm / (norm + 1e-7), as torch)."""
+    # at runtime (self, *args, **kwargs), forwarded to renorm()
+    def renorm_(input, p: _float, dim: _int, maxnorm: Any) -> Tensor: ...
     def repeat(input, *sizes: _int | Sequence[_int]) -> Tensor:
         """input tiled `sizes[d]` times along each dim d (new leading dims where `sizes` is
         longer than input's shape): a copy."""
@@ -1310,6 +1408,14 @@ class Tensor:
     def reshape(input, *shape: _int | Sequence[_int]) -> Tensor:
         """`input` with a new shape: a view when the strides allow it, else a contiguous copy."""
     def reshape_as(self, other: Tensor) -> Tensor: ...
+    def resize_(
+        self, *sizes: _int | Sequence[_int], memory_format: _MemoryFormat | None = None
+    ) -> Tensor:
+        """self with the given sizes, contiguous from its storage offset: the elements it keeps
+        are its storage's in order."""
+    def resize_as_(
+        self, the_template: Any, memory_format: _MemoryFormat | None = None
+    ) -> Tensor: ...
     def retain_grad(self) -> None: ...
     @property
     def retains_grad(self) -> _bool: ...
@@ -1339,9 +1445,20 @@ class Tensor:
         """A copy of input with src[i][j] added to out[index[i][j]][j] (for dim 0, and so on);
         repeated positions add up."""
     def scatter_add_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor: ...
+    def scatter_reduce(
+        input, dim: _int, index: Tensor, src: Tensor, reduce: Any, *, include_self: Any = True
+    ) -> Tensor:
+        """A copy of input with src[i][j] reduced into out[index[i][j]][j] (for dim 0, and so on)
+        by `reduce` ('sum', 'prod', 'mean', 'amax' or 'amin'), input's own values taking part
+        unless include_self=False."""
+    def scatter_reduce_(
+        self, dim: _int, index: Tensor, src: Tensor, reduce: Any, *, include_self: Any = True
+    ) -> Tensor: ...
     def select(input, dim: _int, index: _int) -> Tensor:
         """The slice at `index` of dim `dim`, without that dim: a view (narrow, then squeeze, so
         that autograd records it)."""
+    def select_scatter(input, src: Tensor, dim: _int, index: Tensor) -> Tensor:
+        """A copy of input with input.select(dim, index) set to src."""
     def sgn(input, *, out: Tensor | None = None) -> Tensor:
         """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
     # at runtime (self, *args, **kwargs), forwarded to sign()
@@ -1371,6 +1488,15 @@ class Tensor:
     def size(self, dim: None = None) -> Size: ...
     @overload
     def size(self, dim: _int) -> _int: ...
+    def slice_scatter(
+        input,
+        src: Tensor,
+        dim: _int = 0,
+        start: Tensor | _float | _int | _bool | None = None,
+        end: Tensor | _float | _int | _bool | None = None,
+        step: _float | _int | _bool = 1,
+    ) -> Tensor:
+        """A copy of input with the slice start:end:step of dim `dim` set to src."""
     def slogdet(A, *, out: Sequence[Tensor] | None = None) -> return_types.linalg_slogdet:
         """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
     def softmax(input, dim: _int, dtype: _DType | str | None = None) -> Tensor:
@@ -1386,6 +1512,8 @@ class Tensor:
     ) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along `dim`: of `split_size_or_sections` elements each
         (the last may be shorter), or of the listed sizes."""
+    def split_with_sizes(input, split_sizes: Any, dim: _int = 0) -> Tensor:
+        """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
     def sqrt(input, *, out: Tensor | None = None) -> Tensor:
         """Square root (integers give floats)."""
     def sqrt_(self) -> Tensor: ...
@@ -1394,6 +1522,7 @@ class Tensor:
     def square_(self) -> Tensor: ...
     def squeeze(input, dim: _int | Sequence[_int] | None = None) -> Tensor:
         """A view without the size-1 dims among `dim` (all dims when None)."""
+    def squeeze_(self, dim: _int | Sequence[_int] | None = None) -> Tensor: ...
     def std(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -1404,6 +1533,8 @@ class Tensor:
         out: Tensor | None = None,
     ) -> Tensor:
         """The square root of var, with var's arguments."""
+    def storage_offset(self) -> Tensor:
+        """Where self's first element lies in its storage, in elements."""
     @overload
     def stride(self, dim: None = None) -> tuple[_int, ...]: ...
     @overload
@@ -1435,12 +1566,18 @@ class Tensor:
         out: Tensor | None = None,
     ) -> Tensor:
         """Sum over `dim` (None or () for all dims)."""
+    def sum_to_size(self, *size: _int | Sequence[_int]) -> Tensor:
+        """self summed over the dims where `size` (which self's shape must expand from) is 1 or
+        missing: the reverse of expand."""
     def swapaxes(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+    def swapaxes_(self, dim0: _int, dim1: _int) -> Tensor: ...
     def swapdims(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+    def swapdims_(self, dim0: _int, dim1: _int) -> Tensor: ...
     def t(input) -> Tensor:
         """transpose(0, 1) for 2-D tensors; 0-D and 1-D tensors come back as views of themselves."""
+    def t_(self) -> Tensor: ...
     def take(input, index: Tensor) -> Tensor:
         """The elements of `input`, read as 1-D in C order, at positions `index` (any shape)."""
     def take_along_dim(input, indices: Tensor, dim: _int | Sequence[_int] | None = None) -> Tensor:
@@ -1484,6 +1621,7 @@ class Tensor:
         """The sum of the main diagonal of a matrix."""
     def transpose(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+    def transpose_(self, dim0: _int, dim1: _int) -> Tensor: ...
     def tril(input, diagonal: _int = 0) -> Tensor:
         """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched
         over leading dims)."""
@@ -1509,14 +1647,23 @@ class Tensor:
         """Round toward zero (integers are returned as they are)."""
     def trunc_(self) -> Tensor: ...
     @overload
-    def type(self, dtype: None = None) -> str: ...
+    def type(self, dtype: None = None, non_blocking: _bool = False) -> str:
+        """The legacy type's name ('jitensor.FloatTensor') or, given a dtype, a legacy type or
+        its name, this tensor converted to it."""
     @overload
-    def type(self, dtype: _DType | str) -> Tensor: ...
+    def type(self, dtype: _DType | str, non_blocking: _bool = False) -> Tensor:
+        """The legacy type's name ('jitensor.FloatTensor') or, given a dtype, a legacy type or
+        its name, this tensor converted to it."""
     def type_as(self, other: Tensor) -> Tensor: ...
     def unbind(input, dim: _int = 0) -> tuple[Tensor, ...]:
         """The slices along `dim`, each without that dim (views)."""
     def unflatten(input, dim: _int, sizes: Sequence[_int]) -> Tensor:
         """Dim `dim` split into `sizes` (one may be -1): always a view."""
+    def unfold(
+        self, dimension: Any, size: _int | Sequence[_int], step: _float | _int | _bool
+    ) -> Tensor:
+        """A view of every slice of `size` elements along `dimension`, `step` apart, as a new
+        last dim (windows may overlap)."""
     def uniform_(self, *args: Any, generator: Generator | None = None, **kwargs: Any) -> Tensor:
         """``uniform_(from=0, to=1)``: fill self with samples of U(from, to)."""
     def unique(
@@ -1537,8 +1684,12 @@ class Tensor:
     ) -> Any:
         """unique of each run of equal consecutive elements (slices along `dim`): the first of
         every run, in input order."""
+    def unsafe_chunk(input, chunks: _int, dim: _int = 0) -> Tensor: ...
+    def unsafe_split(input, split_size: Any, dim: _int = 0) -> Tensor: ...
+    def unsafe_split_with_sizes(input, split_sizes: Any, dim: _int = 0) -> Tensor: ...
     def unsqueeze(input, dim: _int) -> Tensor:
         """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
+    def unsqueeze_(self, dim: _int) -> Tensor: ...
     def var(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -1569,6 +1720,7 @@ class _AutogradMeta:
 
     grad: Tensor | None
     grad_fn: Any
+    hooks: Any
     output_nr: _int
     requires_grad: _bool
     retains_grad: _bool
