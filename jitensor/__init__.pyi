@@ -480,6 +480,7 @@ __all__ = [
     "renorm",
     "repeat_interleave",
     "reshape",
+    "resize_as_",
     "result_type",
     "return_types",
     "rms_norm",
@@ -2792,6 +2793,9 @@ def repeat_interleave(
 
 def reshape(input: Tensor, *shape: _int | Sequence[_int]) -> Tensor:
     """`input` with a new shape: a view when the strides allow it, else a contiguous copy."""
+
+def resize_as_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """``input.resize_as_(...)``: torch's module-level form of the in-place method."""
 
 def result_type(*operands: Tensor | _float | _int | _bool) -> _DType:
     """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars; a
