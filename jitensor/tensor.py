@@ -59,12 +59,14 @@ class _AutogradMeta:
     tensors have none, which keeps creating a tensor to four attribute stores."""
 
     # output_nr: which output of grad_fn this tensor is (the version counter belongs to the
-    # storage: autograd/versions.py)
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "__weakref__")
+    # storage: autograd/versions.py); hooks: a leaf's (pre, post-accumulate) hook dicts, or None
+    # (a non-leaf's hooks belong to its grad_fn, as torch's)
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
+                 "__weakref__")
 
     def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
-        self.output_nr, self.retains_grad = output_nr, False
+        self.output_nr, self.retains_grad, self.hooks = output_nr, False, None
 
 
 def _wrap(data, dtype, device, requires_grad=False):
@@ -298,6 +300,39 @@ class Tensor:
             if node.retained is None:
                 node.retained = {}
             node.retained[meta.output_nr] = meta
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` with this tensor's gradient each time it is computed; a result
+        other than None replaces the gradient. Returns a handle whose remove() undoes this."""
+        from collections import OrderedDict
+
+        from .autograd.graph import add_hook
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        meta = self._meta
+        if meta.grad_fn is None:
+            if meta.hooks is None:
+                meta.hooks = (OrderedDict(), OrderedDict())
+            return add_hook(meta.hooks[0], hook)
+        node = meta.grad_fn
+        if node.hooks is None:
+            node.hooks = {}
+        return add_hook(node.hooks.setdefault(meta.output_nr, OrderedDict()), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward accumulated into this leaf's `.grad`."""
+        from collections import OrderedDict
+
+        from .autograd.graph import add_hook
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not self.is_leaf:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        meta = self._meta
+        if meta.hooks is None:
+            meta.hooks = (OrderedDict(), OrderedDict())
+        return add_hook(meta.hooks[1], hook)
 
     @property
     def retains_grad(self):

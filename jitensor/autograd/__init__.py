@@ -1,10 +1,13 @@
 """Reverse-mode automatic differentiation with torch's API: `backward`, `grad`, `no_grad`,
-`enable_grad`, `set_grad_enabled`, `inference_mode` and `gradcheck`. How ops are recorded:
-graph.py and wrap.py; the derivative of each op: derivatives/, a file per ops/ module."""
+`enable_grad`, `set_grad_enabled`, `inference_mode`, `gradcheck`, `Function` (function.py) and
+`detect_anomaly` (anomaly_mode.py). How ops are recorded: graph.py and wrap.py; the derivative
+of each op: derivatives/, a file per ops/ module."""
 from ..creation import allocate
 from ..kernels.registry import backend
 from ..tensor import Tensor
-from . import grad_mode, graph
+from . import anomaly_mode, function, grad_mode, graph  # noqa: F401 (torch's submodules)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .function import Function
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -15,8 +18,9 @@ from .grad_mode import (
 )
 from .gradcheck import gradcheck
 
-__all__ = ["backward", "enable_grad", "grad", "gradcheck", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
+           "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+           "set_detect_anomaly", "set_grad_enabled"]
 
 
 def _as_list(x):

@@ -8,7 +8,7 @@ arguments and returning `(input, gradient)` pairs; the engine sums each gradient
 input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
 """
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .versions import counter, storage
 
 
@@ -21,8 +21,9 @@ class Node:
     # versions: (storage counter, its count when saved) of saved inputs and outputs;
     # retained: output number -> meta of outputs that retain_grad(); taken: of a view sharing
     # its input's memory, (that storage's counter, its count when the view was taken), else None
+    # hooks: output number -> {handle id: hook} of its tensor's register_hook, or None
     __slots__ = ("args", "kwargs", "result", "edges", "n_outputs", "versions", "retained",
-                 "taken", "__weakref__")
+                 "taken", "hooks", "__weakref__")
     rule = None
     uses_inputs = uses_result = True
     is_view = False  # (view ops: `forward` is the op, to take the view again)
@@ -163,6 +164,8 @@ def record(cls, fn, args, kwargs):
     (On the path of every op with grad: written for speed.)"""
     if kwargs and kwargs.get("out") is not None:
         raise out_with_grad_error(fn.__name__)
+    if _saved_hooks:
+        raise _saved_hooks_error(cls)
     grad_mode._enabled[0] = False
     try:
         result = fn(*args, **kwargs)
@@ -187,6 +190,7 @@ def record(cls, fn, args, kwargs):
     node = cls()
     node.args, node.kwargs, node.edges, node.n_outputs, node.retained, node.taken = \
         args, kwargs, edges, len(outs), None, None
+    node.hooks = None
     if cls.is_view and storage(outs[0]._data) is storage(args[0]._data):
         c = counter(outs[0]._data)
         node.taken = c, c.count
@@ -243,6 +247,25 @@ def _relinked(node):
         return link(node.result, 0)
     outs = iter(range(node.n_outputs))
     return tuple(link(r, next(outs)) if isinstance(r, Tensor) else r for r in node.result)
+
+
+def add_hook(hooks, hook):
+    """Register `hook` in the dict `hooks`; the handle that removes it."""
+    from ..utils.hooks import RemovableHandle
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _call_hooks(hooks, grads):
+    """Pass each output's gradient through its tensor's hooks, in registration order (a hook's
+    non-None result replaces it)."""
+    for nr, fns in hooks.items():
+        for hook in tuple(fns.values()):
+            new = hook(grads[nr])
+            if new is not None:
+                grads[nr] = new
+    return grads
 
 
 def _check_versions(node):
@@ -305,11 +328,13 @@ def run(roots, retain_graph, capture=None):
             raise RuntimeError(_FREED)
         if grads is None:
             grads = [None] * node.n_outputs
+        elif node.hooks is not None:
+            _call_hooks(node.hooks, grads)
         if capture is not None:
             for nr, g in enumerate(grads):
                 if (node, nr) in capture:
                     capture[node, nr] = g
-        elif node.retained is not None:
+        if node.retained is not None:  # (as torch's, under autograd.grad too)
             for nr, meta in node.retained.items():
                 g = grads[nr]
                 if g is not None and meta.grad_fn is node:
@@ -322,8 +347,10 @@ def run(roots, retain_graph, capture=None):
             if create_graph and result is not None:  # outputs link back to the node
                 result = _relinked(node)
             edges = node.edges
-            for t, gi in node.rule(g, result, *node.args, **node.kwargs):
+            for i, (t, gi) in enumerate(node.rule(g, result, *node.args, **node.kwargs)):
                 if gi is not None:
+                    if anomaly_mode._enabled[0]:
+                        anomaly_mode.check_nan(node, i, gi)
                     edge = edges.get(id(t))
                     if edge is not None:
                         send(edge, _fit(gi, t))
@@ -336,14 +363,59 @@ def run(roots, retain_graph, capture=None):
         if not retain_graph and (node.uses_inputs or node.uses_result):
             node.args = node.kwargs = node.result = None  # what torch frees: saved tensors
     for leaf, g in leaves.values():
+        meta = leaf._meta
+        if meta.hooks is not None and meta.hooks[0]:
+            g = _call_hooks({0: meta.hooks[0]}, [g])[0]
         if capture is not None:
             if id(leaf) in capture:
                 capture[id(leaf)] = g
         else:
-            meta = leaf._meta
             if meta.grad is None:
                 meta.grad = keep(g)
             elif create_graph:  # the sum is part of the new graph
                 meta.grad = meta.grad + g
             else:  # in place, as torch accumulates: references to .grad stay current
                 meta.grad.add_(g)
+            if meta.hooks is not None:
+                for hook in tuple(meta.hooks[1].values()):
+                    hook(leaf)
+
+
+# -- saved tensor hooks ---------------------------------------------------------------------------
+_saved_hooks = []  # the (pack, unpack) pairs of the saved_tensors_hooks blocks entered
+
+
+def saved_tensor_hooks():
+    """The innermost active (pack, unpack) pair, or None."""
+    return _saved_hooks[-1] if _saved_hooks else None
+
+
+class saved_tensors_hooks:
+    """Within the block, what an autograd.Function saves for backward (save_for_backward) is
+    kept as ``pack_hook(tensor)`` and read back in backward as ``unpack_hook(packed)``.
+    jitensor's built-in ops keep their inputs and results themselves: recording one inside the
+    block raises."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """saved_tensors_hooks that keep saved tensors in CPU memory and bring them back to their
+    device in backward (`pin_memory` is accepted: jitensor has no pinned memory)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: (t.device, t.cpu()), lambda p: p[1].to(p[0]))
+
+
+def _saved_hooks_error(cls):
+    return RuntimeError(f"saved_tensors_hooks: jitensor applies pack/unpack hooks only to what an "
+                        f"autograd.Function saves, but the built-in op of {cls.__name__} was "
+                        f"recorded inside the block; run it outside, or under no_grad()")
