@@ -1,2 +1,3 @@
-"""jitensor.utils: torch.utils's data loading (`data`)."""
-from . import data  # noqa: F401
+"""jitensor.utils: torch.utils's data loading (`data`), activation checkpointing
+(`checkpoint`) and hook handles (`hooks`)."""
+from . import checkpoint, data, hooks  # noqa: F401

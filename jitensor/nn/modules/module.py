@@ -1,11 +1,168 @@
 """Module: the base class of layers and models, with torch.nn.Module's registration rules,
-traversal, state dicts, mode switches, conversions and repr."""
+traversal, state dicts, hooks, mode switches, conversions and repr."""
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
-from ...autograd import no_grad
+from ...autograd import is_grad_enabled, no_grad
+from ...autograd.function import Function
 from ...tensor import Tensor, _parse_to
+from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
+
+# hooks for every module (register_module_forward_hook, ...), as torch's
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+
+# a module's hook dicts, made in __init__ (and by __setstate__ for modules pickled without them)
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+               "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_pre_hooks",
+               "_backward_hooks", "_state_dict_pre_hooks", "_state_dict_hooks",
+               "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
+def _register(hooks, hook, prepend=False, **flags):
+    """Add `hook` to the dict `hooks` (first with `prepend`), its id to each dict of `flags`
+    whose value is true; the handle removes it from all of them."""
+    extra = [d for d, on in flags.values() if on]
+    handle = RemovableHandle(hooks, extra_dict=extra)
+    hooks[handle.id] = hook
+    for d in extra:
+        d[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """A forward pre-hook of every module, run before their own."""
+    return _register(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook of every module, run before their own."""
+    return _register(_global_forward_hooks, hook,
+                     with_kwargs=(_global_forward_hooks_with_kwargs, with_kwargs),
+                     always=(_global_forward_hooks_always_called, always_call))
+
+
+def register_module_full_backward_pre_hook(hook):
+    return _register(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    return _register(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    raise NotImplementedError("register_module_backward_hook (torch's deprecated non-full "
+                              "backward hooks) is not supported by jitensor; use "
+                              "register_module_full_backward_hook")
+
+
+class BackwardHookFunction(Function):
+    """The identity on a module's input or output tensors, whose backward passes their
+    gradients through `hook` (which may replace them): how full backward hooks see them."""
+
+    @staticmethod
+    def forward(ctx, hook, *tensors):
+        ctx.hook = hook
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        new = ctx.hook(grads)
+        return (None,) + tuple(grads if new is None else new)
+
+
+class _BackwardHook:
+    """A module call's full backward hooks: the pre-hooks run when the gradients of its
+    outputs arrive, the hooks when those of its inputs are computed (torch.utils.hooks'
+    BackwardHook)."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs = None
+        self.n_inputs, self.input_index = 0, None
+
+    @staticmethod
+    def _wrap(args, hook):
+        """`args` with its tensors passed through BackwardHookFunction; the tensors' positions
+        (None when none requires grad: nothing is wrapped)."""
+        index = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not (is_grad_enabled() and any(args[i].requires_grad for i in index)):
+            return args, None
+        new = list(args)
+        for i, t in zip(index, BackwardHookFunction.apply(hook, *[args[i] for i in index]),
+                        strict=True):
+            new[i] = t
+        return tuple(new), index
+
+    def setup_input_hook(self, args):
+        self.n_inputs = len(args)
+        args, self.input_index = self._wrap(args, self._input_grads)
+        return args
+
+    def setup_output_hook(self, result):
+        single = not isinstance(result, tuple)
+        outs = (result,) if single else result
+        self.n_outputs = len(outs)
+        outs, self.output_index = self._wrap(outs, self._output_grads)
+        return outs[0] if single else outs
+
+    @staticmethod
+    def _spread(index, values, size):
+        full = [None] * size
+        for i, v in zip(index, values, strict=True):
+            full[i] = v
+        return tuple(full)
+
+    def _input_grads(self, grads):
+        if self.grad_outputs is None:
+            return None
+        res = self._spread(self.input_index, grads, self.n_inputs)
+        for hook in self.hooks:
+            out = hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got "
+                                   f"{len(out)}, but expected {len(res)}")
+            res = out
+        self.grad_outputs = None
+        return tuple(res[i] for i in self.input_index)
+
+    def _output_grads(self, grads):
+        self.grad_outputs = self._spread(self.output_index, grads, self.n_outputs)
+        for hook in self.pre_hooks:
+            new = hook(self.module, self.grad_outputs)
+            if new is None:
+                continue
+            if len(new) != len(self.grad_outputs):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                   f"grad_output, got {len(new)}, but expected "
+                                   f"{len(self.grad_outputs)}")
+            self.grad_outputs = new
+        local = self.grad_outputs
+        if self.input_index is None:  # no input requires grad: the hooks run now
+            warnings.warn("Full backward hook is firing when gradients are computed with "
+                          "respect to module outputs since no inputs require gradients.",
+                          stacklevel=2)
+            nothing = (None,) * self.n_inputs
+            for hook in self.hooks:
+                res = hook(self.module, nothing, self.grad_outputs)
+                if res is not None and not (isinstance(res, tuple) and
+                                            all(r is None for r in res)):
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+            self.grad_outputs = None
+        return tuple(local[i] for i in self.output_index)
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -47,13 +204,155 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        for name in _HOOK_DICTS:
+            object.__setattr__(self, name, OrderedDict())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   f'"forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or
+                self._backward_pre_hooks or _global_forward_hooks or
+                _global_forward_pre_hooks or _global_backward_hooks or
+                _global_backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """__call__ with hooks, in torch's order: forward pre-hooks (global ones first),
+        backward hooks' input side, forward, forward hooks, backward hooks' output side; the
+        forward hooks registered with always_call run even when forward raises."""
+        result, called = None, set()
+        try:
+            for hid, hook in (*_global_forward_pre_hooks.items(),
+                              *self._forward_pre_hooks.items()):
+                if hid in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple "
+                                               f"of (new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            backward = None
+            hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            pre_hooks = [*_global_backward_pre_hooks.values(),
+                         *self._backward_pre_hooks.values()]
+            if hooks or pre_hooks:
+                backward = _BackwardHook(self, hooks, pre_hooks)
+                args = backward.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hid in self._forward_hooks_always_called or \
+                        hid in _global_forward_hooks_always_called:
+                    called.add(hid)
+                if hid in self._forward_hooks_with_kwargs or \
+                        hid in _global_forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            if backward is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(f"For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}",
+                                  stacklevel=2)
+                else:
+                    result = backward.setup_output_hook(result)
+            return result
+        except Exception:
+            for hid, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hid in called or not (hid in self._forward_hooks_always_called or
+                                         hid in _global_forward_hooks_always_called):
+                    continue
+                try:
+                    if hid in self._forward_hooks_with_kwargs:
+                        new = hook(self, args, kwargs, result)
+                    else:
+                        new = hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as e:
+                    warnings.warn(f"module forward hook with ``always_call=True`` raised an "
+                                  f"exception that was silenced as another error was raised in "
+                                  f"forward: {e}", stacklevel=2)
+            raise
+
+    # -- hooks --------------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` (``hook(module, args, kwargs)`` with `with_kwargs`) before
+        each forward; a result other than None replaces the arguments."""
+        return _register(self._forward_pre_hooks, hook, prepend,
+                         with_kwargs=(self._forward_pre_hooks_with_kwargs, with_kwargs))
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        `with_kwargs`) after each forward; a result other than None replaces the output."""
+        return _register(self._forward_hooks, hook, prepend,
+                         with_kwargs=(self._forward_hooks_with_kwargs, with_kwargs),
+                         always=(self._forward_hooks_always_called, always_call))
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients of the outputs are computed; a
+        result other than None replaces them."""
+        return _register(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` when the gradients of the inputs are
+        computed; a result other than None replaces grad_input."""
+        return _register(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        raise NotImplementedError("register_backward_hook (torch's deprecated non-full backward "
+                                  "hooks) is not supported by jitensor; use "
+                                  "register_full_backward_hook")
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before this module's state_dict() is built."""
+        return _register(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after this module's entries
+        are added; it must return None (it may change state_dict in place)."""
+        hook._from_public_api = True
+        return _register(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook):
+        """As register_state_dict_post_hook, but a result other than None replaces the
+        state dict (torch's older form)."""
+        return _register(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module loads its own entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """As register_load_state_dict_pre_hook; without `with_module` the hook is not passed
+        the module."""
+        if not with_module:
+            plain = hook
+
+            def hook(module, *args):
+                return plain(*args)
+        return _register(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after this module and its children loaded; it
+        may change incompatible_keys' lists in place."""
+        return _register(self._load_state_dict_post_hooks, hook)
 
     # -- registration -------------------------------------------------------------------------
     def _check_new_name(self, kind, name):
@@ -268,6 +567,8 @@ class Module:
         Values share memory with the module; they are detached unless `keep_vars`."""
         if destination is None:
             destination = OrderedDict()
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         persistent = ((k, v) for k, v in self._buffers.items()
                       if k not in self._non_persistent_buffers_set)
         for name, value in itertools.chain(self._parameters.items(), persistent):
@@ -277,6 +578,13 @@ class Module:
             if child is not None:
                 child.state_dict(destination=destination, prefix=prefix + name + ".",
                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, {})  # (jitensor keeps no local metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
     def load_state_dict(self, state_dict, strict=True):
@@ -285,24 +593,25 @@ class Module:
         Returns the (missing_keys, unexpected_keys) named tuple."""
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        expected = self.state_dict(keep_vars=True)
-        missing = [k for k in expected if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in expected]
-        errors = []
-        with no_grad():
-            for key, target in expected.items():
-                if key not in state_dict:
-                    continue
-                value = state_dict[key]
-                if not isinstance(value, Tensor):
-                    errors.append(f'While copying the parameter named "{key}", expected '
-                                  f'jitensor.Tensor from checkpoint but received {type(value)}')
-                elif value.shape != target.shape:
-                    errors.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{value.shape} from checkpoint, the shape in current model "
-                                  f"is {target.shape}.")
-                else:
-                    target.copy_(value)
+        state_dict = OrderedDict(state_dict)  # a copy: pre-hooks may change it
+        missing, unexpected, errors = [], [], []
+
+        def load(module, local, prefix):
+            module._load_from_state_dict(local, prefix, {}, True, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)},
+                         child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, keys) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace.")
+
+        load(self, state_dict, "")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -314,6 +623,42 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Load this module's own parameters and persistent buffers from the entries of
+        `state_dict` under `prefix`, after its load_state_dict pre-hooks."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs)
+        persistent = ((k, v) for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set)
+        own = {name: value for name, value in itertools.chain(self._parameters.items(),
+                                                              persistent) if value is not None}
+        with no_grad():
+            for name, target in own.items():
+                key = prefix + name
+                if key not in state_dict:
+                    if strict:
+                        missing_keys.append(key)
+                    continue
+                value = state_dict[key]
+                if not isinstance(value, Tensor):
+                    error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                      f'jitensor.Tensor from checkpoint but received '
+                                      f'{type(value)}')
+                elif value.shape != target.shape:
+                    error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                      f"{value.shape} from checkpoint, the shape in current "
+                                      f"model is {target.shape}.")
+                else:
+                    target.copy_(value)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    name = key[len(prefix):].split(".", 1)[0]
+                    if name not in self._modules and name not in own:
+                        unexpected_keys.append(key)
 
     # -- conversions --------------------------------------------------------------------------
     def _apply(self, fn):
