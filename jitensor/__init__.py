@@ -153,8 +153,8 @@ for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _nn_func
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
-__all__ += ["backends", "linalg", "load", "nn", "optim", "save", "special",  # noqa: F405
-            "testing", "utils"]
+__all__ += ["backends", "linalg", "load", "multiprocessing", "nn", "optim",  # noqa: F405
+            "save", "special", "testing", "utils"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -167,10 +167,11 @@ __all__ += ["amp", "autocast", "detach", "e", "finfo", "has_lapack", "has_mkl", 
 
 
 def __getattr__(name):
-    """backends, linalg, nn, optim, serialization, special, testing, utils, save and load are
-    imported on first use, which keeps `import jitensor` light (they build on everything above)."""
-    if name in ("backends", "linalg", "nn", "optim", "serialization", "special", "testing",
-                "utils"):
+    """backends, linalg, multiprocessing, nn, optim, serialization, special, testing, utils,
+    save and load are imported on first use, which keeps `import jitensor` light (they build on
+    everything above)."""
+    if name in ("backends", "linalg", "multiprocessing", "nn", "optim", "serialization",
+                "special", "testing", "utils"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
