@@ -7,7 +7,7 @@ dtype; the kernel's store converts the result to the output dtype."""
 import math
 
 import numpy as np
-from numba.extending import register_jitable
+from numba.extending import overload, register_jitable
 
 from . import libm, table
 from .reduction import cast_like
@@ -102,10 +102,20 @@ def fmod(x, y):
 
 
 @register_jitable
+def floor_divide_int(x, y):
+    """Python's floor division of integers, but the most negative value // -1 wraps to itself,
+    as torch's (the quotient does not fit: Numba's int64 division gives 0 there)."""
+    if y == -1:
+        return -x
+    return x // y
+
+
+@register_jitable
 def trunc_divide(x, y):
-    """C's integer division (rounds toward zero) from Python's floor division."""
-    q = x // y
-    if q < 0 and q * y != x:
+    """C's integer division (rounds toward zero) from Python's floor division (the same for
+    y == -1, whose wrapped quotient the test below would misread)."""
+    q = floor_divide_int(x, y)
+    if y != -1 and q < 0 and q * y != x:
         q += 1
     return q
 
@@ -123,6 +133,36 @@ def minimum(x, y):
 @register_jitable
 def logical_xor(x, y):
     return (x != 0) != (y != 0)
+
+
+def bit_width(x):
+    """The number of bits of x's integer type."""
+    return np.asarray(x).dtype.itemsize * 8  # the CUDA simulator runs this body
+
+
+@overload(bit_width, inline="always")
+def _bit_width(x):
+    bits = x.bitwidth
+    return lambda x: bits
+
+
+# Shifts by a negative count or by the type's width or more are undefined in C and LLVM (the
+# results changed with the loop's vectorisation); torch defines them, and so do these.
+@register_jitable
+def shift_left(x, y):
+    """x << y; 0 where y is negative or at least x's width, as torch's."""
+    if y < 0 or y >= bit_width(x):
+        return x - x
+    return x << y
+
+
+@register_jitable
+def shift_right(x, y):
+    """x >> y (arithmetic for signed types); where y is negative or at least x's width, every
+    bit is the sign bit (-1 or 0), as torch's."""
+    if y < 0 or y >= bit_width(x):
+        return x - x - (x < 0)
+    return x >> y
 
 
 @register_jitable
