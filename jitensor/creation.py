@@ -398,8 +398,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     check_requires_grad(requires_grad, dtype)
     if pin_memory:
         _check_pin(device)
-    if host.dtype.kind in "iub" and not isinstance(data, (np.ndarray, Tensor)) and host.size:
-        for bound in (host.min(), host.max()):  # Python scalars are checked, as torch does
+    # Python scalars are checked, as torch does: NaN, inf and floats out of range into an integer
+    # dtype raise (NumPy arrays and tensors convert as a C cast does, as in torch)
+    checked = host.dtype.kind in "iub" or host.dtype.kind == "f" and dtype.category == 1
+    if checked and not isinstance(data, (np.ndarray, Tensor)) and host.size:
+        for bound in (host.min(), host.max()):  # (min and max are NaN when any element is)
             check_fill_value(bound.item(), dtype)
     _check_float16(dtype, device)
     fresh = not isinstance(data, (np.ndarray, np.generic, Tensor))

@@ -64,8 +64,8 @@ def to_dtype(value):
         return bool_
     if value is int:
         return int64
-    if value is float:
-        return _default[0]
+    if value is float:  # Python's float is a double whatever the default dtype, as in torch
+        return float64
     if type(value).__module__ == "torch":  # torch.float32 and friends, by name
         return to_dtype(str(value)[len("torch."):])
     try:

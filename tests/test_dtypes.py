@@ -109,7 +109,7 @@ def test_parse_every_spelling(d):
 def test_parse_python_types():
     assert dtypes.to_dtype(bool) is jt.bool
     assert dtypes.to_dtype(int) is jt.int64
-    assert dtypes.to_dtype(float) is jt.float32
+    assert dtypes.to_dtype(float) is jt.float64  # a Python float is a double, as in torch
 
 
 @pytest.mark.parametrize("d", CPU_DTYPES, ids=dtype_id)

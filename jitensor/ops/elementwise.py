@@ -228,10 +228,15 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
         x = tensor(x)
         tensors = [x]
     device = same_device(op.name, *tensors)
-    if op.name == "sub" and any(t._dtype is bool_ for t in tensors):
-        raise RuntimeError(table.SUB_BOOL)
+    if op.name == "sub":  # a Python bool counts as a bool operand, as in torch
+        bools = sum(v.__class__ is bool or isinstance(v, Tensor) and v._dtype is bool_
+                    for v in (x, y))
+        if bools:
+            raise RuntimeError(table.SUB_BOOL if bools == 1 else _SUB_BOOLS)
     compute, result = _dtypes(op, result_type(x, y))
-    if alpha != 1 and not compute.is_floating_point and isinstance(alpha, float):
+    if alpha.__class__ is bool and result is not bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not compute.is_floating_point:
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
                            f"point number (got alpha={alpha})")
     shape = broadcast_shapes(*(t._data.shape for t in tensors))
@@ -245,6 +250,10 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _launch(op, op.code(compute), dest, (a1, a2, _scalar(alpha, compute)), b,
                    fresh=out is None and inplace is None)
+
+
+_SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+              "`^` or `logical_xor()` operator instead.")
 
 
 def _ternary(name, code, c, x, y, out=None, inplace=None, compute=None):
@@ -344,7 +353,7 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 def _with_alpha(op, input, other, alpha, out):
-    if alpha == 1 and out is None and input.__class__ is Tensor:
+    if alpha.__class__ is int and alpha == 1 and out is None and input.__class__ is Tensor:
         result = _fast(op, input, other)
         if result is not None:
             return result
@@ -720,7 +729,7 @@ def _inplace_binary(name, alpha=False):
     op = B[name]
 
     def method(self, other, *, alpha=1):
-        if alpha == 1 and _fast_inplace(op, self, other):
+        if alpha.__class__ is int and alpha == 1 and _fast_inplace(op, self, other):
             return self
         return _binary(op, self, other, inplace=self, alpha=alpha)
     if alpha:
