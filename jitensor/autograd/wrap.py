@@ -12,6 +12,7 @@ import functools
 from .. import creation
 from ..dtypes import can_cast
 from ..kernels.registry import backend
+from ..ops._common import check_writeable
 from ..tensor import Tensor
 from . import derivatives, grad_mode
 from .derivatives import RULES
@@ -72,17 +73,24 @@ def _check_inplace(self, name):
 def _check_overlap(self, name, grad):
     """torch's refusal to write a tensor whose elements share memory (an expanded one): the
     result would depend on the order of the writes (but without grad a fill writes one value,
-    whatever the order). An input that overlaps the output is read as a snapshot instead, as
-    NumPy's (torch refuses a partial overlap)."""
+    whatever the order); and the refusal to write read-only memory (check_writeable). An input
+    that overlaps the output is read as a snapshot instead (docs/design.md, "Writes that
+    overlap their inputs")."""
+    if name in _KEEP_DATA:
+        return
     data = self._data
-    if data.size > 1 and (grad or name not in _FILLS) and data.flags.writeable and \
+    if data.size > 1 and (grad or name not in _FILLS) and \
             any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=False)):
         raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
                            f"written-to tensor refers to a single memory location. Please clone() "
                            f"the tensor before performing the operation.")
+    check_writeable(name, self)
 
 
 _FILLS = {"fill_", "zero_", "__setitem__"}
+# in-place methods that change the tensor's shape or strides, not its memory
+_KEEP_DATA = {"resize_", "resize_as_", "as_strided_", "squeeze_", "unsqueeze_", "t_",
+              "transpose_", "swapaxes_", "swapdims_"}
 
 
 def _written_view(base, value, view):

@@ -68,11 +68,23 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
+def check_writeable(fn, t):
+    """Refuse to write `t` when NumPy marks its memory read-only: a read-only array's given to
+    from_numpy (np.frombuffer's, np.broadcast_to's). torch writes it anyway, which its
+    from_numpy warns is undefined behavior; Numba's kernels cannot (a typing error)."""
+    data = t._data
+    if isinstance(data, np.ndarray) and not data.flags.writeable:
+        raise RuntimeError(f"{fn}: cannot write into this tensor: its memory is read-only (it "
+                           f"came from a read-only NumPy array); copy it first with .clone()")
+
+
 def check_out(fn, out, shape, dtype, device):
-    """`out` must be a tensor of exactly `shape` on `device` that `dtype` results can be cast
-    into (torch's rule: no float result into an integer tensor, no int result into bool)."""
+    """`out` must be a writeable tensor of exactly `shape` on `device` that `dtype` results can
+    be cast into (torch's rule: no float result into an integer tensor, no int result into
+    bool). It may overlap the inputs: see docs/design.md, "Writes that overlap their inputs"."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
+    check_writeable(f"{fn}()", out)
     if out._device != device:
         raise RuntimeError(f"{fn}(): out= is on {out._device} but the result is on {device}; "
                            f"pass an out tensor on {device}")

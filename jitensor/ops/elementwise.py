@@ -187,8 +187,9 @@ _REREAD = {"sin", "cos", "tan"}
 
 
 def _launch(op, family_code, dest, operands, b, extra=0, fresh=False):
-    """Run the kernel into dest; through a temporary when dest overlaps an input (a `fresh`
-    dest, allocated for this result, cannot)."""
+    """Run the kernel into dest; through a temporary when dest overlaps an input other than
+    by being it (a `fresh` dest, allocated for this result, cannot): docs/design.md, "Writes
+    that overlap their inputs"."""
     if not fresh and (_aliased(dest, operands) or op.name in _REREAD and any(
             a.__class__ is np.ndarray and np.may_share_memory(dest._data, a) for a in operands)):
         tmp = allocate(dest._data.shape, dest._dtype, dest._device)
