@@ -435,6 +435,12 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if out is not None and isinstance(out, Tensor) and not out._dtype.is_floating_point:
         raise RuntimeError(f"logsumexp(): Expected floating point type for result tensor, but "
                            f"got: {out._dtype.name}")
+    if isinstance(dim, (tuple, list)) and not dim and not keepdim and input.ndim and \
+            input._data.size:
+        # torch reduces every dim for dim=(), then fails to write the result in its reduced
+        # shape: raise as it does (keepdim=True, a 0-d or an empty input pass)
+        raise RuntimeError(f"logsumexp(): output with shape [] doesn't match the broadcast "
+                           f"shape {[1] * input.ndim}")
     reduced = _reduced("logsumexp", input, dim)
     return _reduce("logsumexp", codes.LSE, input, reduced, keepdim, dtype, out)
 
