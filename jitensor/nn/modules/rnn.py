@@ -4,9 +4,9 @@ single-step cells, with torch's constructor arguments, parameter names, shapes a
 
 Composed from ops (linear, sigmoid, tanh, relu, unbind, stack, cat), so autograd
 differentiates them on every device. Each layer and direction projects the input of all time
-steps in one product; only the hidden-to-hidden product and the gates run step by step.
-PackedSequence inputs are not supported (jitensor has no nn.utils.rnn): pad the sequences and
-pass a tensor."""
+steps in one product; only the hidden-to-hidden product and the gates run step by step. A
+PackedSequence input runs the same steps on the sequences still running at each step (the
+others keep their last state, which is their h_n/c_n) and gives a PackedSequence back."""
 import math
 import warnings
 from numbers import Number
@@ -17,6 +17,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -172,14 +173,15 @@ class RNNBase(_Recurrent):
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                              f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
                              f"convert model: model.to({input.dtype})")
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        expected = 2 if batch_sizes is not None else 3
+        if input.dim() != expected:
+            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = self._batch(input, batch_sizes)
         width = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * (2 if self.bidirectional else 1), batch, width)
 
@@ -192,31 +194,43 @@ class RNNBase(_Recurrent):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
+    def _batch(self, input, batch_sizes):
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
+
+    def permute_hidden(self, hx, permutation):
+        """hx with its batch (dim 1) in the order `permutation` (None: as it is)."""
+        if permutation is None:
+            return hx
+        return hx.index_select(1, permutation)
+
     def _check_tensor_input(self, input):
-        """The input's dim, 2 (unbatched) or 3; a PackedSequence or other non-tensor raises."""
+        """The input's dim, 2 (unbatched) or 3; a non-tensor raises."""
         name = type(self).__name__
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}: expected input to be a jitensor Tensor of shape (L, N, "
-                            f"H_in), (N, L, H_in) with batch_first, or unbatched (L, H_in), got "
-                            f"{type(input).__name__} (PackedSequence is not supported: pad "
-                            f"the sequences instead)")
+                            f"H_in), (N, L, H_in) with batch_first, unbatched (L, H_in), or a "
+                            f"PackedSequence, got {type(input).__name__}")
         if input.dim() not in (2, 3):
             tail = " tensor instead" if self.mode.startswith("RNN") else " instead"
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tail}")
         return input.dim()
 
-    def _zeros(self, input, width):
-        batch = input.size(0) if self.batch_first else input.size(1)
-        return zeros(self.num_layers * (2 if self.bidirectional else 1), batch, width,
-                     dtype=input.dtype, device=input.device)
+    def _zeros(self, input, width, batch_sizes=None):
+        return zeros(self.num_layers * (2 if self.bidirectional else 1),
+                     self._batch(input, batch_sizes), width, dtype=input.dtype,
+                     device=input.device)
 
     # -- the recurrence ---------------------------------------------------------------------
-    def _run(self, input, states):
-        """(output, final states): input (L, N, H_in) -- (N, L, H_in) with batch_first --
-        and `states` a tuple of (layers * directions, N, width) tensors (h, or h and c)."""
-        if input.size(1 if self.batch_first else 0) == 0:
+    def _run(self, input, states, batch_sizes=None):
+        """(output, final states): input (L, N, H_in) -- (N, L, H_in) with batch_first --,
+        or a packed batch's data (sum of lengths, H_in) with its `batch_sizes` (a list), and
+        `states` a tuple of (layers * directions, N, width) tensors (h, or h and c)."""
+        packed = batch_sizes is not None
+        if not packed and input.size(1 if self.batch_first else 0) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        x = input.transpose(0, 1) if self.batch_first else input
+        x = input.transpose(0, 1) if self.batch_first and not packed else input
         step, directions = _STEPS[self.mode], 2 if self.bidirectional else 1
         initial = [s.unbind(0) for s in states]
         finals = [[] for _ in states]
@@ -226,28 +240,50 @@ class RNNBase(_Recurrent):
                 index = layer * directions + direction
                 names = self._all_weights[index]
                 out, state = self._direction(x, tuple(s[index] for s in initial), names,
-                                             step, reverse=direction == 1)
+                                             step, direction == 1, batch_sizes)
                 outputs.append(out)
                 for store, value in zip(finals, state, strict=False):
                     store.append(value)
             x = outputs[0] if directions == 1 else cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if self.batch_first else x
+        output = x.transpose(0, 1) if self.batch_first and not packed else x
         return output, tuple(stack(store) for store in finals)
 
-    def _direction(self, x, state, names, step, reverse):
-        """One layer in one direction over x (L, N, features): the input projection of every
-        step in one product, then the steps in order (reversed for the backward direction)."""
+    def _direction(self, x, state, names, step, reverse, batch_sizes):
+        """One layer in one direction over x (L, N, features), or packed data with its
+        batch_sizes: the input projection of every step in one product, then the steps in
+        order (reversed for the backward direction), each on the sequences running then."""
         p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names),
                      strict=False))
         w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
-        projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh).unbind(0)
+        projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh)
+        projected = projected.unbind(0) if batch_sizes is None else \
+            projected.split(batch_sizes, 0)
         outputs = [None] * len(projected)
-        for t in (reversed(range(len(projected))) if reverse else range(len(projected))):
-            state = step(projected[t], state, w_hh, b_hh, w_hr)
-            outputs[t] = state[0]
-        return stack(outputs), state
+        if reverse:
+            # the shortest sequences start last: each joins with its own initial state
+            initial, state = state, tuple(s[:projected[-1].size(0)] for s in state)
+            for t in reversed(range(len(projected))):
+                size, running = projected[t].size(0), state[0].size(0)
+                if size > running:
+                    state = tuple(cat((s, s0[running:size])) for s, s0 in zip(state, initial,
+                                                                               strict=True))
+                state = step(projected[t], state, w_hh, b_hh, w_hr)
+                outputs[t] = state[0]
+        else:
+            finished = []  # the last states of the sequences that ended, last rows first
+            for t, piece in enumerate(projected):
+                size = piece.size(0)
+                if size < state[0].size(0):
+                    finished.append(tuple(s[size:] for s in state))
+                    state = tuple(s[:size] for s in state)
+                state = step(piece, state, w_hh, b_hh, w_hr)
+                outputs[t] = state[0]
+            if finished:
+                state = tuple(cat(parts) for parts in zip(state, *reversed(finished),
+                                                           strict=True))
+        return (stack(outputs) if batch_sizes is None else cat(outputs)), state
 
 
 def _reject_proj_size(cls, kwargs):
@@ -264,7 +300,16 @@ class _SingleState(RNNBase):
 
     def forward(self, input, hx=None):
         """(output (L, N, directions * hidden_size) -- batch first with batch_first, (L, ...)
-        unbatched --, h_n (layers * directions, N, hidden_size)); hx defaults to zeros."""
+        unbatched, a PackedSequence for one --, h_n (layers * directions, N, hidden_size));
+        hx defaults to zeros."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            hx = self._zeros(data, self.hidden_size, batch_sizes) if hx is None else \
+                self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, (hidden,) = self._run(data, (hx,), batch_sizes.tolist())
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+                self.permute_hidden(hidden, unsorted_indices)
         batched = self._check_tensor_input(input) == 3
         batch_dim = 0 if self.batch_first else 1
         if not batched:
@@ -328,8 +373,13 @@ class LSTM(RNNBase):
                          dropout, bidirectional, proj_size, device=device, dtype=dtype)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
-        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        return (self.num_layers * (2 if self.bidirectional else 1),
+                self._batch(input, batch_sizes), self.hidden_size)
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
         self.check_input(input, batch_sizes)
@@ -341,7 +391,19 @@ class LSTM(RNNBase):
     def forward(self, input, hx=None):
         """(output (L, N, directions * H_out), (h_n (layers * directions, N, H_out), c_n
         (layers * directions, N, hidden_size))), H_out = proj_size or hidden_size; hx = (h_0,
-        c_0) defaults to zeros."""
+        c_0) defaults to zeros. A PackedSequence input gives a PackedSequence output."""
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                width = self.proj_size if self.proj_size > 0 else self.hidden_size
+                hx = (self._zeros(data, width, batch_sizes),
+                      self._zeros(data, self.hidden_size, batch_sizes))
+            else:
+                hx = self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, hidden = self._run(data, tuple(hx), batch_sizes.tolist())
+            return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), \
+                self.permute_hidden(hidden, unsorted_indices)
         batched = self._check_tensor_input(input) == 3
         batch_dim = 0 if self.batch_first else 1
         if not batched:
