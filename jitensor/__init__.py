@@ -85,6 +85,7 @@ from .legacy_types import typename
 from .ops import einsum as _einsum
 from .ops import elementwise as _elementwise
 from .ops import factor as _factor
+from .ops import factor_legacy as _factor_legacy
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import matrix as _matrix
@@ -99,6 +100,7 @@ from .ops import statistics as _statistics
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.factor import *  # noqa: F401,F403
+from .ops.factor_legacy import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
@@ -148,8 +150,8 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
     "zeros", "zeros_like",
 ]
-for _m in (_einsum, _elementwise, _factor, _indexing, _linalg, _matrix, _nn_functional,
-           _pointwise, _reduction, _sampling, _scatter, _shape, _sort, _statistics):
+for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
+           _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort, _statistics):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below

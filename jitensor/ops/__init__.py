@@ -9,6 +9,7 @@ from . import (
     conv,
     elementwise,
     factor,
+    factor_legacy,
     indexing,
     linalg,
     loss,
@@ -29,6 +30,6 @@ install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort,
          norm, conv, pool, factor, pointwise, sampling, statistics))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
-                pointwise, sampling, statistics):
+                factor_legacy, pointwise, sampling, statistics):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
