@@ -699,6 +699,12 @@ class Module:
     def double(self):
         return self.to("float64")
 
+    def compile(self, *args, **kwargs):
+        """torch's Module.compile: compile this module's calls in place, with jitensor.compile's
+        arguments (which run eagerly for now: nothing changes)."""
+        from ...compiler import compile
+        compile(self, *args, **kwargs)
+
     # -- repr ---------------------------------------------------------------------------------
     def extra_repr(self):
         """The text inside this module's parentheses; layers override it."""
