@@ -169,9 +169,9 @@ __all__ += ["amp", "autocast", "detach", "e", "finfo", "has_lapack", "has_mkl", 
 
 
 def __getattr__(name):
-    """backends, compiler, func, linalg, multiprocessing, nn, optim, serialization, special, testing,
-    utils, compile, save and load are imported on first use, which keeps `import jitensor`
-    light (they build on everything above)."""
+    """backends, compiler, func, linalg, multiprocessing, nn, optim, serialization, special,
+    testing, utils, compile, save and load are imported on first use, which keeps
+    `import jitensor` light (they build on everything above)."""
     if name in ("backends", "compiler", "func", "linalg", "multiprocessing", "nn", "optim",
                 "serialization", "special", "testing", "utils"):
         return importlib.import_module(f"{__name__}.{name}")

@@ -1,6 +1,7 @@
 """jitensor.nn.utils: torch.nn.utils's gradient clipping, parameter/vector conversion, `rnn`
-padding and `parametrize`, composed from jitensor ops so they run on any device."""
-from . import parametrize, rnn
+packing and padding, `parametrize` and `parametrizations`, weight and spectral norm, and
+`stateless.functional_call`, composed from jitensor ops so they run on any device."""
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import (
                         clip_grad_norm,
                         clip_grad_norm_,
@@ -9,6 +10,10 @@ from .clip_grad import (
                         get_total_norm,
 )
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "parametrize", "rnn", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "parametrizations", "parametrize",
+           "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm", "stateless",
+           "vector_to_parameters", "weight_norm"]
