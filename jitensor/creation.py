@@ -531,6 +531,8 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         else math.ceil((end - start) / step)
     t = _target("arange", (n,), out, dtype, layout, device, requires_grad, False,
                 default_dtype=inferred)
+    if t.dtype is dtypes.bool_:  # (dtype= or out=)
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')  # as torch
     # like torch, a narrower integer output takes start and step truncated (its length comes from
     # the exact bounds above)
     kind = float if t.dtype.is_floating_point else int
