@@ -5,7 +5,7 @@ of each op: derivatives/, a file per ops/ module."""
 from ..creation import allocate
 from ..kernels.registry import backend
 from ..tensor import Tensor
-from . import anomaly_mode, function, grad_mode, graph  # noqa: F401 (torch's submodules)
+from . import anomaly_mode, function, functional, grad_mode, graph  # noqa: F401 (torch's)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .grad_mode import (
