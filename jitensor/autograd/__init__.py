@@ -16,11 +16,18 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .gradcheck import gradcheck
+from .gradcheck import gradcheck, gradgradcheck
+from .variable import Variable
 
-__all__ = ["Function", "backward", "detect_anomaly", "enable_grad", "grad", "gradcheck",
-           "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-           "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "grad",
+           "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "is_tensor_like", "no_grad", "set_detect_anomaly",
+           "set_grad_enabled"]
+
+
+def is_tensor_like(inp):
+    """Whether `inp` is a Tensor (jitensor has no __torch_function__ tensor-likes)."""
+    return isinstance(inp, Tensor)
 
 
 def _as_list(x):

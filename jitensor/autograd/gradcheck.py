@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..tensor import Tensor
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -72,3 +72,41 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     f"Jacobian mismatch for output {k} with respect to input {i}: largest "
                     f"difference {worst:.3g}\nnumerical:\n{numeric}\nanalytical:\n{analytic[i]}")
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """gradcheck of the gradients themselves: the second derivatives of `func` (backward run
+    with `create_graph`, against `grad_outputs`, random in [-1, 1) when not given) checked
+    against finite differences of the first."""
+    from . import grad
+    if check_batched_grad or check_fwd_over_rev:
+        raise NotImplementedError("gradgradcheck: check_batched_grad and check_fwd_over_rev "
+                                  "need batched and forward-mode autograd, which jitensor "
+                                  "does not have")
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    outs = [o for o in _outputs(func, inputs) if o.dtype.is_floating_point and o.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(Tensor.new_tensor(o, rng.uniform(-1, 1, tuple(o.shape)),
+                                               dtype=o.dtype).requires_grad_(True)
+                             for o in outs)
+    else:
+        grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else \
+            (grad_outputs,)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        ins, seeds = args[:n], args[n:]
+        wrt = [t for t in ins if isinstance(t, Tensor) and t.requires_grad]
+        with enable_grad():  # (gradcheck evaluates its differences under no_grad)
+            outs = [o for o in _outputs(func, ins)
+                    if o.dtype.is_floating_point and o.requires_grad]
+            found = grad(outs, wrt, list(seeds), create_graph=True, allow_unused=True)
+        return tuple(g for g in found if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
