@@ -37,7 +37,8 @@ def test_module_files_match_torchs():
 
 def test_modules_package_reexports_every_class():
     classes = _classes()
-    assert set(nn.modules.__all__) == set(classes) - {"Parameter"}
+    parameters = {"Parameter", "UninitializedBuffer", "UninitializedParameter"}
+    assert set(nn.modules.__all__) == set(classes) - parameters
     for name in nn.modules.__all__:
         assert getattr(nn.modules, name) is classes[name]
         assert classes[name].__module__.startswith("jitensor.nn.modules.")

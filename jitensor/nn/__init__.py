@@ -4,6 +4,7 @@
 from . import functional, init, modules, utils
 from .modules import *  # noqa: F403 (modules.__all__: every module class)
 from .parallel import DataParallel  # noqa: F401 (torch.nn.DataParallel; binds nn.parallel)
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "functional", "init", "utils", *modules.__all__]
+__all__ = ["Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init",
+           "utils", *modules.__all__]

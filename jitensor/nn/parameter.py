@@ -1,4 +1,5 @@
-"""Parameter: a leaf tensor that a Module registers when it is assigned as an attribute."""
+"""Parameter: a leaf tensor that a Module registers when it is assigned as an attribute; the
+uninitialized parameters and buffers of lazy modules."""
 from ..creation import empty
 from ..tensor import Tensor
 
@@ -26,3 +27,70 @@ class Parameter(Tensor):
     def __reduce__(self):
         # copy.deepcopy and pickle give back a Parameter with its own copy of the values
         return (Parameter, (self.detach(), self.requires_grad))
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer of a lazy module before its shape is known: an empty tensor until
+    materialize() gives it a shape and makes it a plain Parameter (or Tensor)."""
+
+    __slots__ = ()
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Fill in the tensor: empty values of `shape` (device and dtype kept unless given);
+        its class becomes cls_to_become."""
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        self.data = empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, protocol):
+        return (self.__class__, (self.requires_grad,))
+
+
+def is_lazy(param):
+    """Whether `param` is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """torch.nn.UninitializedParameter: a lazy module's parameter until its first forward."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        result = type(self)(self.requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """torch.nn.UninitializedBuffer: a lazy module's buffer until its first forward."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        data = empty(0, device=device, dtype=dtype)
+        t = object.__new__(cls)
+        t._data, t._dtype, t._device, t._meta = data._data, data._dtype, data._device, None
+        t.requires_grad = requires_grad
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        result = type(self)(self.requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result

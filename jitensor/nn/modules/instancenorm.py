@@ -1,11 +1,12 @@
 """InstanceNorm1d, InstanceNorm2d and InstanceNorm3d over functional.instance_norm, with
-batch norm's parameters and buffers."""
+batch norm's parameters and buffers, and their lazy forms."""
 import warnings
 
 from .. import functional as F
-from .batchnorm import _BatchNorm
+from .batchnorm import _BatchNorm, _LazyNormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_BatchNorm):
@@ -51,4 +52,30 @@ class InstanceNorm2d(_InstanceNorm):
 
 
 class InstanceNorm3d(_InstanceNorm):
+    _unbatched = 4
+
+
+class _LazyInstanceNorm(_LazyNormBase, _InstanceNorm):
+    """(Their defaults are the lazy batch norms', affine=True and track_running_stats=True,
+    as torch's.)"""
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    """An InstanceNorm1d whose num_features comes from its first input."""
+
+    cls_to_become = InstanceNorm1d
+    _unbatched = 2
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    """An InstanceNorm2d whose num_features comes from its first input."""
+
+    cls_to_become = InstanceNorm2d
+    _unbatched = 3
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    """An InstanceNorm3d whose num_features comes from its first input."""
+
+    cls_to_become = InstanceNorm3d
     _unbatched = 4

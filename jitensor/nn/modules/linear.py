@@ -1,14 +1,16 @@
-"""Identity and Linear (and NonDynamicallyQuantizableLinear, MultiheadAttention's out_proj);
-_Affine draws Linear's and the convolutions' weight and bias as torch does."""
+"""Identity, Linear and LazyLinear (and NonDynamicallyQuantizableLinear, MultiheadAttention's
+out_proj); _Affine draws Linear's and the convolutions' weight and bias as torch does."""
 import math
 
+from ...autograd.grad_mode import no_grad
 from ...creation import empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "LazyLinear", "Linear"]
 
 
 class Identity(Module):
@@ -61,3 +63,30 @@ class Linear(_Affine):
 
 class NonDynamicallyQuantizableLinear(Linear):
     """out_proj's class, named as torch's (its repr and type checks)."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is the last dim of its first input; it becomes a Linear
+    then."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)  # no bias yet: it would be replaced at once
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

@@ -18,6 +18,8 @@ _global_forward_hooks_with_kwargs = OrderedDict()
 _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
 
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
 # a module's hook dicts, made in __init__ (and by __setstate__ for modules pickled without them)
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_pre_hooks",
@@ -569,11 +571,7 @@ class Module:
             destination = OrderedDict()
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
-        persistent = ((k, v) for k, v in self._buffers.items()
-                      if k not in self._non_persistent_buffers_set)
-        for name, value in itertools.chain(self._parameters.items(), persistent):
-            if value is not None:
-                destination[prefix + name] = value if keep_vars else value.detach()
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination=destination, prefix=prefix + name + ".",
@@ -586,6 +584,30 @@ class Module:
             elif result is not None:
                 destination = result
         return destination
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries: parameters, persistent buffers and, when the class
+        defines get_extra_state, its result under ``_extra_state``."""
+        persistent = ((k, v) for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set)
+        for name, value in itertools.chain(self._parameters.items(), persistent):
+            if value is not None:
+                destination[prefix + name] = value if keep_vars else value.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """Extra state for the state dict (any picklable object); define it, with
+        set_extra_state, in a subclass that has state beyond its tensors."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        """Restore what get_extra_state returned, from load_state_dict."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into the parameters and buffers (converting dtype and device). With
@@ -653,9 +675,17 @@ class Module:
                                       f"model is {target.shape}.")
                 else:
                     target.copy_(value)
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_key:
                     name = key[len(prefix):].split(".", 1)[0]
                     if name not in self._modules and name not in own:
                         unexpected_keys.append(key)

@@ -6,7 +6,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops.linalg import dot, mv
 from .. import functional as F
 from ..modules.conv import _ConvTransposeNd
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
 
@@ -63,7 +63,7 @@ class SpectralNorm:
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        if type(weight).__name__ == "UninitializedParameter":
+        if isinstance(weight, UninitializedParameter):
             raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
                              "parameters. Make sure to run the dummy forward before applying "
                              "spectral normalization")

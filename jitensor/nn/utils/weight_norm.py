@@ -3,7 +3,7 @@ deprecates for parametrizations.weight_norm): weight = g * v / ||v||, the norm t
 every dim but `dim` (over the whole tensor when dim is None)."""
 import warnings
 
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["WeightNorm", "remove_weight_norm", "weight_norm"]
 
@@ -43,7 +43,7 @@ class WeightNorm:
                                    f"parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
-        if type(weight).__name__ == "UninitializedParameter":
+        if isinstance(weight, UninitializedParameter):
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
                              "parameters. Make sure to run the dummy forward before applying "
                              "weight normalization")
