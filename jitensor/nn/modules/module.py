@@ -3,6 +3,7 @@ traversal, state dicts, hooks, mode switches, conversions and repr."""
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
+from typing import Any, TypeVar
 
 from ...autograd import is_grad_enabled, no_grad
 from ...autograd.function import Function
@@ -19,6 +20,7 @@ _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+T_destination = TypeVar("T_destination", bound=dict[str, Any])
 
 # a module's hook dicts, made in __init__ (and by __setstate__ for modules pickled without them)
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
@@ -199,7 +201,20 @@ class Module:
     """Base class for all neural network modules: subclass it, create parameters and submodules
     in ``__init__`` (after ``super().__init__()``) and compute the output in ``forward``."""
 
-    def __init__(self):
+    dump_patches = False
+    # with call_super_init, __init__ passes its arguments on to the next class of the MRO
+    # (a module mixed with another class that takes them)
+    call_super_init = False
+    T_destination = T_destination
+
+    def __init__(self, *args, **kwargs):
+        if not self.call_super_init:
+            if kwargs:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                                f"argument '{next(iter(kwargs))}'")
+            if args:
+                raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument "
+                                f"but {len(args) + 1} were given")
         # object.__setattr__: our own __setattr__ reads these dicts
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -208,6 +223,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         for name in _HOOK_DICTS:
             object.__setattr__(self, name, OrderedDict())
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -317,9 +334,11 @@ class Module:
         return _register(self._backward_hooks, hook, prepend)
 
     def register_backward_hook(self, hook):
-        raise NotImplementedError("register_backward_hook (torch's deprecated non-full backward "
-                                  "hooks) is not supported by jitensor; use "
-                                  "register_full_backward_hook")
+        """torch's deprecated form of register_full_backward_hook. torch calls it with the
+        gradients of the inputs of the module's last autograd node; jitensor calls it as a full
+        backward hook, with the gradients of the module's own inputs (which is what torch gives
+        when the forward is one node taking the module's inputs)."""
+        return _register(self._backward_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before this module's state_dict() is built."""
@@ -530,11 +549,49 @@ class Module:
         """The descendant named by a dotted path such as ``"encoder.0"`` ("" is self)."""
         module = self
         for part in target.split(".") if target else ():
-            child = module._modules.get(part)
-            if child is None:
-                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
-            module = child
+            if not hasattr(module, part):
+                raise AttributeError(f"{module._get_name()} has no attribute `{part}`")
+            module = getattr(module, part)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{part}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at the dotted path `target`, whose parent must exist (with `strict`,
+        the attribute too); an attribute there that is not a module raises."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The parameter named by a dotted path such as ``"encoder.0.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        """The buffer named by a dotted path such as ``"bn.running_mean"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        buffer = getattr(module, name)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
 
     def apply(self, fn):
         """Call fn(module) on every child (recursively), then on self; returns self."""
@@ -691,9 +748,10 @@ class Module:
                         unexpected_keys.append(key)
 
     # -- conversions --------------------------------------------------------------------------
-    def _apply(self, fn):
-        """Convert every parameter (in place, keeping its identity), gradient and buffer."""
-        for module in self.modules():
+    def _apply(self, fn, recurse=True):
+        """Convert every parameter (in place, keeping its identity), gradient and buffer (of
+        this module only, without `recurse`)."""
+        for module in self.modules() if recurse else (self,):
             for p in module._parameters.values():
                 if p is None:
                     continue
@@ -728,6 +786,39 @@ class Module:
 
     def double(self):
         return self.to("float64")
+
+    def half(self):
+        """float16 parameters and buffers (on CUDA: jitensor has no float16 CPU kernels)."""
+        return self.to("float16")
+
+    def bfloat16(self):
+        raise TypeError("Module.bfloat16: jitensor has no bfloat16 dtype (float16 on CUDA, "
+                        "float32 and float64 are its floating-point types)")
+
+    def type(self, dst_type):
+        """Every parameter and buffer converted to `dst_type`, integer ones included."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer replaced by uninitialized memory on `device`."""
+        from ...creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        raise NotImplementedError("Module.share_memory: jitensor tensors cannot live in shared "
+                                  "memory; processes receive pickled copies")
+
+    def _no_device(self, kind):
+        raise RuntimeError(f"Module.{kind}: jitensor has no {kind} devices (only cpu and cuda)")
+
+    def ipu(self, device=None):
+        self._no_device("ipu")
+
+    def xpu(self, device=None):
+        self._no_device("xpu")
+
+    def mtia(self, device=None):
+        self._no_device("mtia")
 
     def compile(self, *args, **kwargs):
         """torch's Module.compile: compile this module's calls in place, with jitensor.compile's
