@@ -12,6 +12,7 @@ from .dataset import (
                       TensorDataset,
                       random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
                       BatchSampler,
                       RandomSampler,
@@ -22,7 +23,7 @@ from .sampler import (
 )
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
-           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
-           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "collate",
-           "default_collate", "default_collate_fn_map", "default_convert", "get_worker_info",
-           "random_split"]
+           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "collate", "default_collate", "default_collate_fn_map",
+           "default_convert", "get_worker_info", "random_split"]
