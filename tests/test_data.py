@@ -360,21 +360,24 @@ def test_getitems_is_used_for_batches():
     assert batches == [[0.0, 1.0], [2.0, 3.0], [4.0]] and Batched.calls == [[0, 1], [2, 3], [4]]
 
 
-def test_workers_run_in_process_with_the_same_batches():
+@pytest.mark.subprocess
+@pytest.mark.slow
+def test_workers_give_the_same_batches():
+    # (worker processes: more in tests/test_dataloader_workers.py)
     plain = [b.tolist() for b in jd.DataLoader(range(9), batch_size=2)]
     with_workers = jd.DataLoader(range(9), batch_size=2, num_workers=3, timeout=5,
-                                 persistent_workers=True, prefetch_factor=4,
-                                 worker_init_fn=lambda i: pytest.fail("no worker starts"))
+                                 persistent_workers=True, prefetch_factor=4)
     assert [b.tolist() for b in with_workers] == plain
     seen = []
 
     class Probe(jd.IterableDataset):
         def __iter__(self):
-            seen.append(jd.get_worker_info())
+            seen.append(jd.get_worker_info())  # in the worker's copy of `seen`
             return iter(range(4))
+    # unsharded, each worker yields the whole stream, as torch's
     assert [b.tolist() for b in jd.DataLoader(Probe(), batch_size=2, num_workers=2)] == [
-        [0, 1], [2, 3]]
-    assert seen == [None] and jd.get_worker_info() is None and td.get_worker_info() is None
+        [0, 1], [0, 1], [2, 3], [2, 3]]
+    assert seen == [] and jd.get_worker_info() is None and td.get_worker_info() is None
 
 
 def test_pin_memory_warns_and_loads():

@@ -1,6 +1,6 @@
 """jitensor.utils.data: torch.utils.data's datasets, samplers, collation and DataLoader, over
 jitensor tensors and jitensor's generators (a seed gives the same shuffles and splits on every
-machine). Loading runs in the calling process; see DataLoader for num_workers."""
+machine). num_workers > 0 loads in worker processes; see DataLoader."""
 from .collate import collate, default_collate, default_collate_fn_map, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (

@@ -1,31 +1,34 @@
 """DataLoader as torch's: a dataset read through a sampler (or its own iterator), in batches
 of `batch_size` collated by `collate_fn`.
 
-Loading always runs in the calling process. ``num_workers > 0`` is accepted and gives exactly
-the batches, in the order, that ``num_workers=0`` gives (which is also what torch's worker
-processes deliver for a map-style dataset with ``in_order=True``); no worker process starts,
-so ``worker_init_fn`` is not called, ``get_worker_info()`` stays None, and ``timeout``,
-``prefetch_factor``, ``persistent_workers`` and ``multiprocessing_context`` are checked as
-torch checks them but change nothing. (An IterableDataset read by torch's n workers without
-sharding by get_worker_info() yields every sample n times; here it yields each once.)
+With ``num_workers > 0`` worker processes load the batches (jitensor/utils/data/_worker.py):
+each gets its tasks on its own queue, round robin, with at most prefetch_factor * num_workers
+outstanding, and the batches come back in the order num_workers=0 gives. Workers start with
+the multiprocessing context's default method (fork on Linux, as torch: jitensor.threads makes
+a fork wait for Numba's compiler and loader locks), are seeded from a base seed drawn from
+`generator` as torch seeds them, and stop at the end of each pass unless
+``persistent_workers``. An exception in a worker is raised again in the main process with
+the worker's traceback. Batches cross processes pickled. An IterableDataset is iterated by
+every worker: shard it with get_worker_info(), as in torch.
 jitensor cannot pin existing host memory: ``pin_memory=True`` warns and batches stay ordinary
 CPU tensors."""
+import itertools
 import math
+import multiprocessing
+import queue
 import warnings
 
 from ...creation import empty
 from ...dtypes import int64
+from . import _worker
+from ._worker import ExceptionWrapper, StreamEnd, get_worker_info
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
 
-
-def get_worker_info():
-    """Information about the worker process running the code: always None, since jitensor's
-    DataLoader loads in the calling process (torch returns None there too)."""
-    return None
+_WORKER_POLL = 5.0  # seconds between checks that the workers are alive while waiting
 
 
 class _InfiniteConstantSampler:
@@ -75,6 +78,16 @@ class DataLoader:
         self.num_workers, self.prefetch_factor = num_workers, prefetch_factor
         self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
         self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        if isinstance(multiprocessing_context, str):
+            methods = multiprocessing.get_all_start_methods()
+            if multiprocessing_context not in methods:
+                raise ValueError(f"multiprocessing_context option should specify a valid start "
+                                 f"method in {methods!r}, but got "
+                                 f"multiprocessing_context={multiprocessing_context!r}")
+            multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
+        if multiprocessing_context is not None and num_workers == 0:
+            raise ValueError(f"multiprocessing_context can only be used with multi-process "
+                             f"loading (num_workers > 0), but got num_workers={num_workers}")
         self.multiprocessing_context, self.in_order = multiprocessing_context, in_order
 
         self._iterable = isinstance(dataset, IterableDataset)
@@ -134,7 +147,15 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
-        return _LoaderIter(self)
+        if self.num_workers == 0:
+            return _LoaderIter(self)
+        if not self.persistent_workers:
+            return _WorkersIter(self)
+        if getattr(self, "_workers_iter", None) is None:
+            self._workers_iter = _WorkersIter(self)
+        else:
+            self._workers_iter._reset()
+        return self._workers_iter
 
     def __len__(self):
         if self._iterable:
@@ -196,3 +217,136 @@ class _LoaderIter:
         if not data or self._loader.drop_last and len(data) < len(index):
             raise StopIteration
         return data
+
+
+class _WorkersIter:
+    """One pass (or, with persistent_workers, every pass) over a DataLoader whose batches are
+    loaded by worker processes (see the module docstring)."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self._iterable = loader._iterable
+        context = loader.multiprocessing_context or multiprocessing.get_context()
+        n = loader.num_workers
+        self._result_queue = context.Queue()
+        self._done = context.Event()
+        self._index_queues, self._workers = [], []
+        self._base_seed = empty((), dtype=int64).random_(generator=loader.generator).item()
+        for worker_id in range(n):
+            index_queue = context.Queue()
+            index_queue.cancel_join_thread()
+            worker = context.Process(target=_worker.worker_loop, daemon=True, args=(
+                loader.dataset, self._iterable, loader._auto_collation, loader.collate_fn,
+                loader.drop_last, index_queue, self._result_queue, self._done,
+                self._base_seed, loader.worker_init_fn, worker_id, n))
+            worker.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(worker)
+        self._shutdown = False
+        self._epoch = -1
+        self._reset()
+
+    def _reset(self):
+        """Start a pass: a new sampler iterator; the workers (kept with persistent_workers)
+        restart their dataset iterators, and results of an unfinished pass are dropped. (No
+        new base seed: torch draws it once per set of workers, so with persistent_workers
+        the later passes' shuffles differ from num_workers=0's, as in torch.)"""
+        self._epoch += 1
+        self._indices = iter(self._loader._index_sampler)
+        self._active = [True] * len(self._workers)
+        self._cycle = itertools.cycle(range(len(self._workers)))
+        self._send_index = self._rcvd_index = 0
+        self._pending = {}  # task index -> worker id, for tasks not yet delivered
+        self._results = {}  # task index -> result that arrived before its turn
+        self._sampler_done = False
+        for _ in range(self._loader.prefetch_factor * len(self._workers)):
+            self._dispatch()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def _dispatch(self):
+        """Send the next task to the next active worker, round robin."""
+        if self._sampler_done or not any(self._active):
+            return
+        try:
+            indices = next(self._indices)
+        except StopIteration:
+            self._sampler_done = True
+            return
+        worker = next(w for w in self._cycle if self._active[w])
+        self._index_queues[worker].put((self._epoch, self._send_index, indices))
+        self._pending[self._send_index] = worker
+        self._send_index += 1
+
+    def __next__(self):
+        # every task gets one answer, in any order: a batch, an exception, or the end of an
+        # iterable dataset's stream in that worker; they are delivered in task order
+        while True:
+            if self._rcvd_index not in self._pending:
+                if not self._loader.persistent_workers:
+                    self._shutdown_workers()
+                raise StopIteration
+            if self._rcvd_index not in self._results:
+                epoch, index, result = self._get()
+                if epoch == self._epoch:  # (else left over from an unfinished pass)
+                    if isinstance(result, StreamEnd):
+                        self._active[result.worker_id] = False
+                    self._results[index] = result
+                continue
+            result = self._results.pop(self._rcvd_index)
+            del self._pending[self._rcvd_index]
+            self._rcvd_index += 1
+            self._dispatch()
+            if isinstance(result, StreamEnd):
+                continue
+            if isinstance(result, ExceptionWrapper):
+                self._shutdown_workers()
+                result.reraise()
+            return result
+
+    def _get(self):
+        """The next result from any worker, with the timeout and a check that they live."""
+        timeout = self._loader.timeout
+        waited = 0.0
+        while True:
+            wait = min(_WORKER_POLL, timeout - waited) if timeout > 0 else _WORKER_POLL
+            try:
+                return self._result_queue.get(timeout=wait)
+            except queue.Empty:
+                waited += wait
+                dead = [w.pid for w in self._workers if not w.is_alive()]
+                if dead:
+                    self._shutdown_workers()
+                    raise RuntimeError(f"DataLoader worker (pid(s) "
+                                       f"{', '.join(map(str, dead))}) exited unexpectedly") \
+                        from None
+                if timeout > 0 and waited >= timeout:
+                    self._shutdown_workers()
+                    raise RuntimeError(f"DataLoader timed out after {timeout} seconds") \
+                        from None
+
+    def _shutdown_workers(self):
+        """Stop the workers: a None task each, then join them (terminating stragglers)."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        self._done.set()
+        for q in self._index_queues:
+            try:
+                q.put(None)
+            except (OSError, ValueError):
+                pass
+        for w in self._workers:
+            w.join(timeout=_WORKER_POLL)
+            if w.is_alive():
+                w.terminate()
+        for q in (*self._index_queues, self._result_queue):
+            q.cancel_join_thread()
+            q.close()
+
+    def __del__(self):
+        self._shutdown_workers()
