@@ -26,6 +26,7 @@ from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
 from . import dtypes as dtypes
+from . import func as func
 from . import kernels as kernels
 from . import legacy_types as legacy_types
 from . import linalg as linalg
@@ -276,6 +277,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "func",
     "gather",
     "gcd",
     "gcd_",
