@@ -7,6 +7,7 @@ one_hot, the vector similarities and scaled_dot_product_attention are composed (
 path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
 ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
 rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
+import itertools
 import math
 import operator
 import warnings
@@ -15,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
-from ..creation import arange, full, ones, ones_like, rand, tensor, zeros
+from ..creation import arange, empty_like, full, ones, ones_like, rand, tensor, zeros, zeros_like
 from ..dtypes import bool_, float16, float32, float64, int32, int64
 from ..ops import activation as _activation
 from ..ops import indexing as _indexing
@@ -27,25 +28,32 @@ from ..ops.conv import convolution, output_size
 from ..ops.elementwise import minimum, where
 from ..ops.matrix import triu_indices
 from ..ops.norm import layer_norm, rms_norm
-from ..ops.pool import max_pool2d_with_indices
+from ..ops.pool import max_pool2d_with_indices as _max_pool2d_kernel
 from ..ops.reduction import var_mean
 from ..ops.shape import cat, stack
+from ..ops.statistics import bucketize
 from ..tensor import Tensor
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "alpha_dropout", "avg_pool1d",
-           "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "celu", "celu_", "channel_shuffle", "conv1d", "conv2d", "conv_transpose1d",
-           "conv_transpose2d", "cosine_embedding_loss", "cosine_similarity", "cross_entropy",
-           "dropout", "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding",
-           "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "group_norm",
-           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_",
-           "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
-           "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear", "local_response_norm",
-           "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish",
-           "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
-           "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
-           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-           "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+           "adaptive_max_pool3d_with_indices", "affine_grid", "alpha_dropout", "avg_pool1d",
+           "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d",
+           "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
+           "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag",
+           "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
+           "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+           "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate",
+           "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
+           "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d", "lp_pool2d",
+           "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
+           "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss", "multi_margin_loss",
+           "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize",
+           "one_hot", "pad", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
+           "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
            "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
            "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
            "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
@@ -104,6 +112,119 @@ def _padding_index(padding_idx, num_embeddings):
         raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings "
                              f"({num_embeddings}): in [-{num_embeddings}, {num_embeddings})")
     return padding_idx % num_embeddings
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = input1 @ weight[o] @ input2 + bias[o] for weight (out, in1, in2), over the
+    leading dims the two inputs share: one product with weight as (in1, out * in2), then a sum
+    against input2."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "
+                           f"{input2.ndim}")
+    for d, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1], strict=True)):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {a} and {b}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional (out, in1, in2), got "
+                           f"{list(weight.shape)}")
+    out, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {in2}")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1] if bias.ndim else 1} but expected {out}")
+    mixed = input1 @ weight.transpose(0, 1).reshape(in1, out * in2)
+    y = (mixed.unflatten(-1, (out, in2)) * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """The sum, mean or max of each bag's rows of weight: the bags are input's rows (2-D) or
+    the runs of the 1-D input that offsets start (include_last_offset: its last entry ends the
+    last bag). padding_idx's entries are left out (of the means' counts too); an empty bag
+    gives zeros; per_sample_weights (mode 'sum') scale each row. Composed: embedding's rows
+    (max_norm and scale_grad_by_freq as there), then an index_add (or a scatter_reduce) into
+    the bags."""
+    if not isinstance(input, Tensor) or input.dtype not in (int32, int64):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{getattr(input, 'dtype', type(input).__name__)} instead (while "
+                           f"checking arguments for embedding_bag)")
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found "
+                             f"offsets of type {type(offsets)}")
+        offsets = arange(0, input.numel(), max(input.shape[1], 1), device=input.device)
+        if not input.shape[1]:
+            offsets = zeros(input.shape[0], dtype=int64, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    if offsets.dtype not in (int32, int64):
+        raise RuntimeError(f"embedding_bag: expected offsets of dtype int64 or int32, got "
+                           f"{offsets.dtype}")
+    length = input.shape[0]
+    starts = offsets.to(int64)
+    if starts.numel():
+        if int(starts[0]) != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                               f"mini-batch has to start from position 0. However, got "
+                               f"{int(starts[0])}")
+        if int(starts[-1]) > length:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} "
+                               f"but got offsets[-1] of {int(starts[-1])}")
+    bags = starts.numel() - 1 if include_last_offset else starts.numel()
+    end = int(starts[-1]) if include_last_offset and bags >= 0 and starts.numel() else length
+    starts = starts[:max(bags, 0)]
+    positions = arange(length, device=input.device)
+    bag = bucketize(positions, starts, right=True) - 1  # the last bag starting at or before
+    keep = positions < end
+    if padding_idx is not None:
+        keep = keep & (input != _padding_index(padding_idx, weight.shape[0]))
+    index, bag = input[keep], bag[keep]
+    rows = embedding(index, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[keep].unsqueeze(1)
+    size = (max(bags, 0), weight.shape[1])
+    if mode == "max":
+        out = zeros(size, dtype=weight.dtype, device=weight.device)
+        return out.scatter_reduce(0, bag.unsqueeze(1).expand(rows.shape), rows, "amax",
+                                  include_self=False)
+    out = zeros(size, dtype=rows.dtype, device=weight.device).index_add(0, bag, rows)
+    if mode == "mean":
+        counts = zeros(size[0], dtype=rows.dtype, device=weight.device).index_add(
+            0, bag, ones(bag.shape[0], dtype=rows.dtype, device=weight.device))
+        out = out / counts.clamp(min=1).unsqueeze(1)
+    return out
 
 
 def relu(input, inplace=False):
@@ -663,6 +784,21 @@ def _floating(fn, input):
                                   f"convert it with .float()")
 
 
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + Gumbel(0, 1) noise) / tau) along dim; hard=True gives the one-hot of
+    its argmax forward with the soft sample's gradient (straight-through). eps is unused, as
+    in torch."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.max(dim, keepdim=True)[1]
+    one_hot = zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input) along `dim` (torch's legacy choice of dim, with its warning, when None);
     `dtype` converts the input first."""
@@ -820,22 +956,23 @@ def _batched(fn, input, dims):
     return fn(input)
 
 
-def _conv_padding(padding, kernel, stride, dilation):
-    """(top, bottom, left, right) for an int, pair, 'valid' or 'same'."""
+def _conv_padding(padding, kernel, stride, dilation, n=2):
+    """(before, after) of each of the n dims, flat ((top, bottom, left, right) in 2-d), for an
+    int, n ints, 'valid' or 'same' ('same' pads the odd one after, as torch's)."""
     if isinstance(padding, str):
         if padding == "valid":
-            return 0, 0, 0, 0
+            return (0,) * 2 * n
         if padding != "same":
             raise RuntimeError(f"Invalid padding string: {padding!r}; expected 'valid' or "
                                f"'same'")
-        if stride != (1, 1):
+        if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
-        total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=False)]
-        return total[0] // 2, total[0] - total[0] // 2, total[1] // 2, total[1] - total[1] // 2
-    ph, pw = _pair(padding, "padding")
-    if ph < 0 or pw < 0:
+        total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+        return tuple(p for t in total for p in (t // 2, t - t // 2))
+    sizes = _pair(padding, "padding", n)
+    if min(sizes) < 0:
         raise RuntimeError(f"negative padding is not supported, got {padding!r}")
-    return ph, ph, pw, pw
+    return tuple(p for size in sizes for p in (size, size))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -965,6 +1102,127 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                                (1, d)).squeeze(2), input, 1)
 
 
+# -- 3-d convolutions ------------------------------------------------------------------------------
+# Both run the 2-d ones over the depth slices, so that they use the 2-d kernels (and their
+# gradients) on either device. conv3d stacks the input slices each output depth reads into
+# channels, so one conv2d of (N OD, C kd, H, W) sums over depth too; conv_transpose3d runs one
+# conv_transpose2d per input depth slice, giving each its kd output slices, and adds them onto
+# the output's depths with _col2im.
+def _check_conv_weight(fn, weight, dims, shape):
+    if not isinstance(weight, Tensor) or weight.ndim != dims:
+        raise RuntimeError(f"{fn}: expected a {dims}-D weight {shape}, got "
+                           f"{getattr(weight, 'shape', weight)}")
+    if weight.dtype is dtypes.bool_:
+        raise NotImplementedError(f"{fn}: not implemented for bool tensors; convert them with "
+                                  f".int() or .float()")
+
+
+def _check_3d_input(fn, input):
+    if not isinstance(input, Tensor) or input.ndim not in (4, 5):
+        raise RuntimeError(f"Expected 4D (unbatched) or 5D (batched) input to {fn}, but got "
+                           f"input of size: {list(getattr(input, 'shape', ()))}")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d cross-correlation of (N, C, D, H, W) (or (C, D, H, W)) input with (O, C / groups,
+    kd, kh, kw) weights, plus bias (O,)."""
+    _check_conv_weight("conv3d", weight, 5, "(out_channels, in_channels / groups, kd, kh, kw)")
+    _check_3d_input("conv3d", input)
+    stride, dilation = _pair(stride, "stride", 3), _pair(dilation, "dilation", 3)
+    if min(stride) < 1 or min(dilation) < 1:
+        raise RuntimeError(f"conv3d: stride and dilation must be positive, got {stride} and "
+                           f"{dilation}")
+    out_c, per_group, *kernel = weight.shape
+    if not out_c or not min(kernel):
+        raise RuntimeError(f"conv3d: expected a weight with at least one output channel and a "
+                           f"kernel of positive size, got {tuple(weight.shape)}")
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv3d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
+    sides = _conv_padding(padding, kernel, stride, dilation, 3)
+    (kd, kh, kw), (sd, sh, sw), (dd, dh, dw) = kernel, stride, dilation
+
+    def run(x):
+        n, c, *size = x.shape
+        if not isinstance(groups, int) or groups < 1 or c % groups or out_c % groups or \
+                c // groups != per_group:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                               f"expected input{list(x.shape)} to have {per_group * groups} "
+                               f"channels, but got {c} channels instead")
+        if not math.prod(size) and n * c:
+            raise RuntimeError(f"conv3d: only zero batch or zero channel inputs are supported, "
+                               f"but got input shape {list(x.shape)}")
+        padded = [s + sides[2 * i] + sides[2 * i + 1] for i, s in enumerate(size)]
+        if any(p < d * (k - 1) + 1 for p, d, k in zip(padded, dilation, kernel, strict=True)):
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, kernel))}). Kernel size can't be greater "
+                               f"than actual input size")
+        od = (padded[0] - dd * (kd - 1) - 1) // sd + 1
+        x = _padded(x, (0, 0, 0, 0, *sides[:2]), 0)
+        # (N, OD, C, kd, H, W): channel c * kd + k reads depth od * sd + k * dd, as weight's
+        # (C / groups, kd) rows flatten
+        slices = stack([x[:, :, k * dd:k * dd + sd * (od - 1) + 1:sd] for k in range(kd)], 3)
+        planes = slices.permute(0, 2, 1, 3, 4, 5).reshape(n * od, c * kd, *size[1:])
+        out = convolution(planes, weight.reshape(out_c, per_group * kd, kh, kw), bias,
+                          (sh, sw), sides[2:], (dh, dw), groups)
+        return out.reshape(n, od, out_c, *out.shape[2:]).transpose(1, 2).contiguous()
+    return _batched(run, input, 3)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv3d's adjoint of (N, C, D, H, W) (or (C, D, H, W)) input with weights (C, O / groups,
+    kd, kh, kw): output (N, O, (D - 1) sd - 2 pd + dd (kd - 1) + opd + 1, ...)."""
+    _check_conv_weight("conv_transpose3d", weight, 5, "(in_channels, out_channels / groups, kd, kh, "
+                  "kw)")
+    _check_3d_input("conv_transpose3d", input)
+    stride, dilation = _pair(stride, "stride", 3), _pair(dilation, "dilation", 3)
+    padding = _pair(padding, "padding", 3)
+    output_padding = _pair(output_padding, "output_padding", 3)
+    if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0 or min(output_padding) < 0:
+        raise RuntimeError(f"conv_transpose3d: stride and dilation must be positive and padding "
+                           f"and output_padding non-negative, got stride={stride}, dilation="
+                           f"{dilation}, padding={padding}, output_padding={output_padding}")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation, strict=True)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    in_c, per_group, kd, kh, kw = weight.shape
+    if not isinstance(groups, int) or groups < 1 or in_c % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size {[list(weight.shape)]} "
+                           f"instead")
+    out_c = per_group * groups
+    if bias is not None and tuple(bias.shape) != (out_c,):
+        raise RuntimeError(f"conv_transpose3d: expected a bias of shape ({out_c},), got "
+                           f"{tuple(bias.shape)}")
+    (sd, *s2), (pd, *p2), (opd, *op2), (dd, *d2) = stride, padding, output_padding, dilation
+
+    def run(x):
+        n, c, d, h, w = x.shape
+        if c != in_c:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, "
+                               f"expected input{list(x.shape)} to have {in_c} channels, but got "
+                               f"{c} channels instead")
+        depth = (d - 1) * sd - 2 * pd + dd * (kd - 1) + opd + 1
+        if depth <= 0:
+            raise RuntimeError(f"conv_transpose3d: the output depth would be {depth}; padding "
+                               f"{padding} is too large for input {d}x{h}x{w}")
+        # each (image, input depth) plane to its kd output planes: out channels (O, kd)
+        planes = conv_transpose2d(x.transpose(1, 2).reshape(n * d, c, h, w),
+                                  weight.reshape(in_c, per_group * kd, kh, kw), None, s2, p2,
+                                  op2, groups, d2)
+        oh, ow = planes.shape[2:]
+        # columns (N, O OH OW kd, D) of a 1-wide fold along depth
+        cols = planes.reshape(n, d, out_c, kd, oh * ow).permute(0, 2, 4, 3, 1)
+        out = _col2im(cols.reshape(n, out_c * oh * ow * kd, d), out_c * oh * ow, (d, 1),
+                      (kd, 1), (dd, 1), (sd, 1), (depth, 1), (pd, 0))
+        out = out.reshape(n, out_c, oh, ow, depth).permute(0, 1, 4, 2, 3).contiguous()
+        return out if bias is None else out + bias.reshape(1, out_c, 1, 1, 1)
+    return _batched(run, input, 3)
+
+
 # -- pooling ---------------------------------------------------------------------------------------
 def _pool_geometry(size, kernel, stride, padding, dilation, ceil_mode):
     """(output size, extra right padding) along one dim, as torch's pooling_output_shape: with
@@ -1026,7 +1284,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         if oh <= 0 or ow <= 0:
             raise RuntimeError(f"max_pool2d: the kernel {kernel} (dilation {dilation}) is larger "
                                f"than the padded input ({h}x{w}): the output would be {oh}x{ow}")
-        values, at = max_pool2d_with_indices(x, kernel, stride, padding, dilation, (n, c, oh, ow))
+        values, at = _max_pool2d_kernel(x, kernel, stride, padding, dilation, (n, c, oh, ow))
         return values, at if return_indices else None
 
     values, at = _batched(run, input, 2)
@@ -1129,6 +1387,357 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool1d(input, output_size):
     out, = _pair(output_size, "output_size", 1)
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, out)).squeeze(-2)
+
+
+# -- 3-d, adaptive max, unpooling and power-average pooling ----------------------------------------
+# The 3-d and adaptive max poolings find each window's winner index under no_grad (max_pool3d
+# with the 2-d kernel over (H, W), then along depth; the adaptive ones a dim at a time, the
+# last first), then gather the values at those indices: the gather's rule gives the gradient.
+# Winning follows torch's kernels: the first largest element in window order, or the last NaN.
+def _winner(v, dim):
+    """The index along dim of torch's pooling winner among v's elements: the first largest,
+    or the last NaN."""
+    at = v.argmax(dim)
+    if v.dtype.is_floating_point:
+        nan = v.isnan()
+        last = v.shape[dim] - 1 - nan.flip(dim).to(int64).argmax(dim)
+        at = where(nan.any(dim), last, at)
+    return at
+
+
+def _pool_table(size, out, kernel, stride, padding, dilation):
+    """(out, kernel) positions along a dim: window o reads o * stride - padding + k * dilation,
+    clipped to the part of the window inside [0, size) (a repeat of a position never changes
+    the winner)."""
+    taps = np.arange(out)[:, None] * stride - padding + np.arange(kernel)[None, :] * dilation
+    inside = (taps >= 0) & (taps < size)
+    first = np.where(inside.any(1), taps[np.arange(out), inside.argmax(1)], 0)
+    last = np.where(inside.any(1), taps[np.arange(out), kernel - 1 - inside[:, ::-1].argmax(1)], 0)
+    return np.clip(taps, first[:, None], last[:, None])
+
+
+def _adaptive_table(size, out):
+    """(out, K) positions along a dim: torch's adaptive window o, floor(o size / out) to
+    ceil((o + 1) size / out), its last position repeated up to the widest window's K."""
+    o = np.arange(out)
+    start, end = o * size // out, ((o + 1) * size + out - 1) // out
+    width = int((end - start).max()) if out else 1
+    return np.minimum(start[:, None] + np.arange(width)[None, :], end[:, None] - 1)
+
+
+def _max_along(values, flat, dim, table, step):
+    """The winners of the windows `table` (out, K) along dim of values: (their values, their
+    indices position * step + flat's there, where flat (values' shape, or None) indexes the
+    dims after dim)."""
+    out, k = table.shape
+    index = tensor(table.reshape(-1), device=values.device)
+    windows = values.index_select(dim, index).unflatten(dim, (out, k))
+    choice = _winner(windows, dim + 1).unsqueeze(dim + 1)
+    positions = index.reshape((1,) * dim + (out, k) + (1,) * (values.ndim - dim - 1))
+    at = positions.expand(windows.shape).gather(dim + 1, choice).squeeze(dim + 1) * step
+    if flat is not None:
+        at = at + flat.index_select(dim, index).unflatten(dim, (out, k)).gather(
+            dim + 1, choice).squeeze(dim + 1)
+    return windows.gather(dim + 1, choice).squeeze(dim + 1), at
+
+
+def _gathered(x, at):
+    """x's elements at the flat indices `at` of each (image, channel) plane, in at's shape."""
+    lead = at.shape[:2]
+    return x.reshape(*lead, -1).gather(2, at.reshape(*lead, -1)).reshape(at.shape)
+
+
+def _check_pool_input(fn, input, n):
+    if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2) or \
+            not math.prod(input.shape[1:]):
+        raise RuntimeError(f"{fn}: non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected "
+                           f"for input, got {list(getattr(input, 'shape', ()))}")
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError(f'"{fn}" not implemented for \'Bool\'; convert the input with '
+                           f'.int() or .float()')
+
+
+def _too_small(size, out):
+    return RuntimeError(f"Given input size: ({'x'.join(map(str, size))}). Calculated output "
+                        f"size: ({'x'.join(map(str, out))}). Output size is too small")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The max of each 3-d window (the padding never wins); with return_indices also where it
+    is, as a flat index into each input volume (D * H * W)."""
+    kernel, stride, padding, dilation = _pool_args("max_pool3d", kernel_size, stride, padding,
+                                                   dilation, 3)
+    _check_pool_input("max_pool3d", input, 3)
+
+    def run(x):
+        n, c, d, h, w = x.shape
+        od, oh, ow = (_pool_geometry(size, k, s, p, dl, ceil_mode)[0] for size, k, s, p, dl
+                      in zip((d, h, w), kernel, stride, padding, dilation, strict=True))
+        if min(od, oh, ow) <= 0:
+            raise _too_small((c, d, h, w), (c, od, oh, ow))
+        with no_grad():
+            planes, at = _max_pool2d_kernel(x.reshape(n, c * d, h, w), kernel[1:], stride[1:],
+                                            padding[1:], dilation[1:], (n, c * d, oh, ow))
+            table = _pool_table(d, od, kernel[0], stride[0], padding[0], dilation[0])
+            _, at = _max_along(planes.reshape(n, c, d, oh, ow), at.reshape(n, c, d, oh, ow), 2,
+                               table, h * w)
+        return _gathered(x, at), at if return_indices else None
+
+    values, at = _batched(run, input, 3)
+    return (values, at) if return_indices else values
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """max_pool1d's (values, indices), whatever return_indices says (as torch's)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """max_pool2d's (values, indices), whatever return_indices says (as torch's)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    """max_pool3d's (values, indices), whatever return_indices says (as torch's)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _strided_sum(x, dim, kernel, stride, out):
+    """The sums along dim of the `out` windows of `kernel` elements `stride` apart, one strided
+    slice per window element."""
+    head = (slice(None),) * dim
+    total = None
+    for k in range(kernel):
+        part = x[(*head, slice(k, k + stride * (out - 1) + 1, stride))]
+        total = part if total is None else total + part
+    return total
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each 3-d window (as avg_pool2d's), its sum taken a dim at a time."""
+    kernel, stride, padding, _ = _pool_args("avg_pool3d", kernel_size, stride, padding, 1, 3)
+    _check_pool_input("avg_pool3d", input, 3)
+    if divisor_override is not None and (not isinstance(divisor_override, int) or
+                                         isinstance(divisor_override, bool) or
+                                         divisor_override == 0):
+        raise RuntimeError(f"avg_pool3d: divisor must be a non-zero int, got "
+                           f"{divisor_override!r}")
+
+    def run(x):
+        n, c, *size = x.shape
+        geometry = [_pool_geometry(s, k, st, p, 1, ceil_mode) for s, k, st, p
+                    in zip(size, kernel, stride, padding, strict=True)]
+        outs = [out for out, _ in geometry]
+        if min(outs) <= 0:
+            (d, h, w), (kd, kh, kw) = size, kernel
+            raise RuntimeError(f"input image (T: {d} H: {h} W: {w}) smaller than kernel size "
+                               f"(kT: {kd} kH: {kh} kW: {kw})")
+        sides = [p for (_, extra), pad in zip(reversed(geometry), reversed(padding), strict=True)
+                 for p in (pad, pad + extra)]
+        total = _padded(x, sides, 0)
+        for i in range(3):
+            total = _strided_sum(total, 2 + i, kernel[i], stride[i], outs[i])
+        if divisor_override is not None:
+            counts = divisor_override
+        else:
+            counts = 1
+            for i in range(3):
+                shape = [1, 1, 1]
+                shape[i] = outs[i]
+                counts = counts * _window_counts(size[i], kernel[i], stride[i], padding[i],
+                                                 outs[i], count_include_pad, x).reshape(shape)
+        return total / counts if x.dtype.is_floating_point else \
+            total.div(counts, rounding_mode="trunc")
+    return _batched(run, input, 3)
+
+
+def _output_sizes_of(fn, output_size, spatial):
+    """An adaptive pooling's output sizes: an int, or a sequence whose None keeps a size."""
+    n = len(spatial)
+    sizes = (output_size,) * n if isinstance(output_size, int) or output_size is None \
+        else tuple(output_size)
+    if len(sizes) != n:
+        raise ValueError(f"{fn}: output_size must be an int or {n} ints (or None), got "
+                         f"{output_size!r}")
+    sizes = tuple(s if o is None else o for s, o in zip(spatial, sizes, strict=True))
+    if min(sizes) < 0:
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {list(sizes)}")
+    return sizes
+
+
+def _check_adaptive_input(fn, input, n):
+    if not isinstance(input, Tensor) or input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{fn}(): Expected {n + 1}D or {n + 2}D tensor, but got: "
+                           f"{list(getattr(input, 'shape', ()))}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{fn}" not implemented for \'{input.dtype.name}\'; convert '
+                                  f'the input with .float()')
+    if not math.prod(input.shape[-n:]):
+        raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)}")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """The mean over torch's adaptive windows, output (..., OD, OH, OW) (None keeps a size), a
+    dim at a time: each window's elements gathered and summed (not a product with an averaging
+    matrix, whose zeros would spread a NaN)."""
+    _check_adaptive_input("adaptive_avg_pool3d", input, 3)
+    spatial = input.shape[-3:]
+    outs = _output_sizes_of("adaptive_avg_pool3d", output_size, spatial)
+    x = input
+    for i in range(3):
+        dim = input.ndim - 3 + i
+        table = _adaptive_table(spatial[i], outs[i])
+        out, k = table.shape
+        counts = np.diff(table, axis=1, prepend=-1) > 0  # (a repeat of the last is no element)
+        windows = x.index_select(dim, tensor(table.reshape(-1), device=x.device))
+        shape = (out, k) + (1,) * (input.ndim - 1 - dim)
+        windows = where(tensor(counts, device=x.device).reshape(shape),
+                        windows.unflatten(dim, (out, k)), 0)
+        x = windows.sum(dim + 1) / tensor(counts.sum(1), dtype=x.dtype,
+                                          device=x.device).reshape(shape[:1] + shape[2:])
+    return x
+
+
+def _adaptive_max_pool(fn, input, output_size, n):
+    """(values, indices) of the n-d adaptive max pooling: the indices flat in each plane."""
+    _check_adaptive_input(fn, input, n)
+    *lead, = input.shape[:-n]
+    spatial = tuple(input.shape[-n:])
+    outs = _output_sizes_of(fn, output_size, spatial)
+    x = input.reshape(-1, *spatial)
+    if not math.prod(outs) or not x.shape[0]:
+        return (zeros(*lead, *outs, dtype=input.dtype, device=input.device),
+                zeros(*lead, *outs, dtype=int64, device=input.device))
+    with no_grad():
+        values, at, step = x, None, 1
+        for i in reversed(range(n)):
+            values, at = _max_along(values, at, 1 + i, _adaptive_table(spatial[i], outs[i]), step)
+            step *= spatial[i]
+    at = at.reshape(1, *at.shape)
+    return _gathered(x.unsqueeze(0), at).reshape(*lead, *outs), at.reshape(*lead, *outs)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_pool("adaptive_max_pool1d", input, output_size, 1)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_pool("adaptive_max_pool2d", input, output_size, 2)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max_pool("adaptive_max_pool3d", input, output_size, 3)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """The max over torch's adaptive windows; with return_indices also where it is."""
+    out = _adaptive_max_pool("adaptive_max_pool1d", input, output_size, 1)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """The max over torch's adaptive windows; with return_indices also where it is."""
+    out = _adaptive_max_pool("adaptive_max_pool2d", input, output_size, 2)
+    return out if return_indices else out[0]
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """The max over torch's adaptive windows; with return_indices also where it is."""
+    out = _adaptive_max_pool("adaptive_max_pool3d", input, output_size, 3)
+    return out if return_indices else out[0]
+
+
+def _unpool_size(input, kernel, stride, padding, output_size):
+    """torch's _unpool_output_size: the default size, or output_size (spatial, or with the
+    batch and channel dims) within a stride of it."""
+    n = len(kernel)
+    default = [(s - 1) * st - 2 * p + k for s, k, st, p in
+               zip(input.shape[-n:], kernel, stride, padding, strict=True)]
+    if output_size is None:
+        return default
+    sizes = list(output_size)
+    if len(sizes) == n + 2:
+        sizes = sizes[2:]
+    if len(sizes) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, "
+                         f"but it has a length of '{len(sizes)}'")
+    for d in range(n):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < sizes[d] < high:
+            raise ValueError(f'invalid output_size "{sizes}" (dim {d} must be between {low} '
+                             f'and {high})')
+    return sizes
+
+
+def _max_unpool(fn, input, indices, kernel_size, stride, padding, output_size, n):
+    """Each input element put at its index in its zeroed output plane (max pooling's inverse
+    where the indices came from it)."""
+    kernel = _pair(kernel_size, "kernel_size", n)
+    stride = _pair(stride, "stride", n) if _given(stride) else kernel
+    padding = _pair(padding, "padding", n)
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{fn}: Expected {n + 1}D or {n + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    if indices.dtype is not int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    sizes = _unpool_size(input, kernel, stride, padding, output_size)
+    lead, plane = input.shape[:-n], math.prod(sizes)
+    length = math.prod(input.shape[-n:])
+    x, at = input.reshape(-1, length), indices.reshape(-1, length)
+    bad = at[(at < 0) | (at >= plane)]
+    if bad.numel():  # (torch names the first; its 1-d form runs as 2-d with a width of 1)
+        raise RuntimeError(f"Found an invalid max index: {int(bad[0])} (output volumes are of "
+                           f"size {'x'.join(map(str, sizes if n > 1 else (*sizes, 1)))})")
+    out = zeros(x.shape[0], plane, dtype=input.dtype, device=input.device).scatter(1, at, x)
+    return out.reshape(*lead, *sizes)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool("max_unpool1d", input, indices, kernel_size, stride, padding,
+                       output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool("max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool("max_unpool3d", input, indices, kernel_size, stride, padding,
+                       output_size, 3)
+
+
+def _lp_pool(avg, input, norm_type, kernel_size, stride, ceil_mode, n):
+    """torch's power-average pooling: (window size * mean(x ** p)) ** (1 / p), negative means
+    (odd p) taken as 0."""
+    kernel = _pair(kernel_size, "kernel_size", n)
+    out = avg(input.pow(norm_type), kernel_size, stride if _given(stride) else None, 0,
+              ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # -- batch norm ------------------------------------------------------------------------------------
@@ -2087,3 +2696,188 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if input.ndim == 2:
         return run(input.unsqueeze(0)).squeeze(0)
     return run(input)
+
+
+# -- grid sampling ---------------------------------------------------------------------------------
+# Composed: the source coordinates of each output point, then a gather of its taps per corner
+# (2 per spatial dim for bilinear, 4 for bicubic, 1 for nearest) weighted as torch's kernels
+# weigh them. The gathers' rule gives the input's gradient, the weights' ops the grid's.
+def _unnormalize(coord, size, align_corners):
+    """A grid coordinate in [-1, 1] as a position in [0, size - 1] (corner pixels' centres) or
+    [-0.5, size - 0.5] (their edges)."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, twice_low, twice_high):
+    """coord reflected about the bounds twice_low / 2 and twice_high / 2 until inside them."""
+    if twice_low == twice_high:
+        return coord * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    coord = (coord - low).abs()
+    extra = coord.fmod(span)
+    flips = (coord / span).floor()
+    return where(flips.remainder(2) == 0, extra + low, span - extra + low)
+
+
+def _bounded(coord, size, padding_mode, align_corners):
+    """A position moved inside [0, size - 1] as padding_mode says ('zeros' keeps it)."""
+    if padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(coord, -1, 2 * size - 1)
+    if padding_mode != "zeros":
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def _cubic_weights(t):
+    """The 4 weights of the taps at floor - 1 .. floor + 2 for fraction t (A = -0.75)."""
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _grid_taps(flat, sizes, positions, weights):
+    """The sum over corners of flat (N, C, prod(sizes)) at integer positions (per dim, the
+    last fastest; (N, *out) each) times the corner's weight; out-of-range taps read 0."""
+    n, c = flat.shape[:2]
+    out_shape = positions[0][0].shape
+    total = None
+    for corner in itertools.product(*(range(len(p)) for p in positions)):
+        at, inside, weight = None, None, None
+        for d, k in enumerate(corner):
+            p, size = positions[d][k], sizes[d]
+            ok = (p >= 0) & (p < size)
+            inside = ok if inside is None else inside & ok
+            p = p.clamp(0, size - 1)
+            at = p if at is None else at * size + p
+            w = weights[d][k] if weights is not None else None
+            weight = w if weight is None else weight * w
+        got = flat.gather(2, at.reshape(n, 1, -1).expand(n, c, at[0].numel()))
+        got = where(inside.reshape(n, 1, -1), got, 0)
+        if weight is not None:
+            got = got * weight.reshape(n, 1, -1)
+        total = got if total is None else total + got
+    return total.reshape(n, c, *out_shape[1:])
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input (N, C, H, W) sampled at grid (N, OH, OW, 2) (x, y in [-1, 1]), or (N, C, D, H, W)
+    at (N, OD, OH, OW, 3): output (N, C, OH, OW) (or with OD). Bilinear (trilinear on 5-D),
+    nearest (half to even) or bicubic (4-D); points outside read zeros, the border or the
+    reflection."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", stacklevel=2)
+        align_corners = False
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    dims = input.ndim - 2
+    if grid.shape[-1] != dims:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {dims} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and dims != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not input.dtype.is_floating_point or grid.dtype is not input.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to be floating point of "
+                           f"one dtype, but got input {input.dtype} and grid {grid.dtype}")
+    same_device("grid_sampler", input, grid)
+    if any(s == 0 for s in input.shape[2:]):
+        raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                           f"dimensions, but input has sizes {list(input.shape)}")
+    n, c, *sizes = input.shape
+    flat = input.reshape(n, c, -1)
+    # grid's last dim runs x (width) first: reversed, the dims in input's order
+    coords = [_unnormalize(grid[..., dims - 1 - d], sizes[d], align_corners)
+              for d in range(dims)]
+    if mode == "bicubic":
+        positions, weights = [], []
+        for coord, size in zip(coords, sizes, strict=True):
+            low = coord.floor()
+            weights.append(_cubic_weights(coord - low))
+            # each tap moved inside as padding_mode says, not the point
+            positions.append([_bounded(low + k - 1, size, padding_mode, align_corners).to(int64)
+                              for k in range(4)])
+        return _grid_taps(flat, sizes, positions, weights)
+    coords = [_bounded(coord, size, padding_mode, align_corners)
+              for coord, size in zip(coords, sizes, strict=True)]
+    if mode == "nearest":
+        return _grid_taps(flat, sizes, [[coord.round().to(int64)] for coord in coords], None)
+    positions, weights = [], []
+    for coord in coords:
+        low = coord.floor()
+        positions.append([low.to(int64), low.to(int64) + 1])
+        weights.append([low + 1 - coord, coord - low])
+    return _grid_taps(flat, sizes, positions, weights)
+
+
+def _base_coords(size, align_corners, like):
+    """torch's linspace_from_neg_one: size points over [-1, 1], scaled by (size - 1) / size
+    unless align_corners; one point is 0."""
+    if size <= 1:
+        return zeros(size, dtype=like.dtype, device=like.device)
+    points = np.linspace(-1, 1, size)
+    if not align_corners:
+        points = points * (size - 1) / size
+    return tensor(points, dtype=like.dtype, device=like.device)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The grid (N, H, W, 2) (or (N, D, H, W, 3)) of output size `size` (N, C, H, W) (or (N, C,
+    D, H, W)) that the affine maps theta (N, 2, 3) (or (N, 3, 4)) give: theta @ (x, y[, z],
+    1) for each output point's normalised coordinates."""
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) in (4, 5):
+        dims = len(size) - 2
+        if theta.ndim != 3 or tuple(theta.shape[1:]) != (dims, dims + 1):
+            raise ValueError(f"Expected a batch of {dims}D affine matrices of shape "
+                             f"Nx{dims}x{dims + 1} for size {size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {dims + 1}] but got: [{theta.shape[0]}, {dims + 1}].")
+    # base (*spatial, dims + 1): x (the last dim's coordinate) first, then y (, z), then 1
+    axes = [_base_coords(s, align_corners, theta) for s in spatial]
+    grids = [axes[d].reshape([-1 if e == d else 1 for e in range(dims)]).expand(*spatial)
+             for d in reversed(range(dims))]
+    base = stack([*grids, ones(*spatial, dtype=theta.dtype, device=theta.device)], -1)
+    out = base.reshape(1, -1, dims + 1).expand(size[0], -1, -1) @ theta.transpose(1, 2)
+    return out.reshape(size[0], *spatial, dims)

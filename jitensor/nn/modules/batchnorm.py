@@ -1,5 +1,5 @@
-"""BatchNorm1d and BatchNorm2d over functional.batch_norm, with torch's parameters, buffers
-(running statistics) and repr."""
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d over functional.batch_norm, with torch's
+parameters, buffers (running statistics) and repr."""
 from ...autograd import no_grad
 from ...creation import ones, tensor, zeros
 from ...dtypes import int64
@@ -9,13 +9,13 @@ from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .normalization import _AffineNorm
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
 
 class _BatchNorm(_AffineNorm):
-    """BatchNorm1d and BatchNorm2d: per-channel statistics of the batch in training (their
-    running averages kept in buffers, momentum=None: the cumulative average), the running
-    ones in eval mode."""
+    """BatchNorm1d, BatchNorm2d and BatchNorm3d: per-channel statistics of the batch in
+    training (their running averages kept in buffers, momentum=None: the cumulative average),
+    the running ones in eval mode."""
 
     _dims = ()
 
@@ -72,6 +72,10 @@ class BatchNorm1d(_BatchNorm):
 
 class BatchNorm2d(_BatchNorm):
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    _dims = (5,)
 
 
 class _LazyNormBase(LazyModuleMixin):

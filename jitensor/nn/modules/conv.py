@@ -1,5 +1,5 @@
-"""The convolution modules: Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d over
-functional's conv1d, conv2d, conv_transpose1d and conv_transpose2d."""
+"""The convolution modules: Conv1d/2d/3d and ConvTranspose1d/2d/3d over functional's
+conv1d/2d/3d and conv_transpose1d/2d/3d."""
 from ...autograd.grad_mode import no_grad
 from ...creation import empty
 from .. import functional as F
@@ -7,11 +7,11 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .linear import _Affine
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(_Affine):
-    """Conv1d and Conv2d: weight (out, in / groups, *kernel) and bias drawn as torch draws
+    """Conv1d, Conv2d and Conv3d: weight (out, in / groups, *kernel) and bias drawn as torch draws
     them (kaiming_uniform_(a=sqrt(5)); bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)));
     padding_mode other than 'zeros' pads with F.pad first."""
 
@@ -44,16 +44,13 @@ class _ConvNd(_Affine):
                             device, dtype)
 
     def forward(self, input):
-        fn = F.conv2d if self._n == 2 else F.conv1d
+        n = self._n
+        fn = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
         if self.padding_mode == "zeros":
             return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                       self.groups)
-        kernel, dilation = (1,) * (2 - self._n) + self.kernel_size, \
-            (1,) * (2 - self._n) + self.dilation
-        padding = self.padding if isinstance(self.padding, str) else \
-            (0,) * (2 - self._n) + self.padding
-        top, bottom, left, right = F._conv_padding(padding, kernel, (1, 1), dilation)
-        pads = (left, right) if self._n == 1 else (left, right, top, bottom)
+        sides = F._conv_padding(self.padding, self.kernel_size, (1,) * n, self.dilation, n)
+        pads = tuple(p for d in reversed(range(n)) for p in sides[2 * d:2 * d + 2])  # last first
         return fn(F.pad(input, pads, self.padding_mode), self.weight, self.bias, self.stride, 0,
                   self.dilation, self.groups)
 
@@ -84,8 +81,12 @@ class Conv2d(_ConvNd):
     _n = 2
 
 
+class Conv3d(_ConvNd):
+    _n = 3
+
+
 class _ConvTransposeNd(_Affine):
-    """ConvTranspose1d and ConvTranspose2d: weight (in, out / groups, *kernel) and bias (out,),
+    """ConvTranspose1d/2d/3d: weight (in, out / groups, *kernel) and bias (out,),
     drawn as torch draws them (kaiming_uniform_(a=sqrt(5)) with fan_in from weight's dim 1, so
     out / groups * kernel elements; bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))). forward's
     output_size picks the output_padding that gives that size."""
@@ -146,7 +147,7 @@ class _ConvTransposeNd(_Affine):
         return tuple(size - lo for size, lo in zip(output_size, low, strict=False))
 
     def forward(self, input, output_size=None):
-        fn = F.conv_transpose2d if self._n == 2 else F.conv_transpose1d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._n - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding,
                   self._output_padding(input, output_size), self.groups, self.dilation)
 
@@ -161,6 +162,10 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
 
 
 class _LazyConvXdMixin(LazyModuleMixin):
