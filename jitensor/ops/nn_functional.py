@@ -6,17 +6,18 @@ weight first. Each forwards to
 `jitensor.nn.functional`, imported on first call so that `import jitensor` stays light."""
 import importlib
 
-__all__ = ["adaptive_avg_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d", "batch_norm",
+__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
+           "alpha_dropout_", "avg_pool1d", "batch_norm", "bilinear",
            "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
-           "constant_pad_nd", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
-           "cosine_embedding_loss", "cosine_similarity", "dropout", "dropout_", "embedding",
-           "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
-           "feature_dropout_", "group_norm", "hardshrink", "hinge_embedding_loss",
-           "instance_norm", "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
-           "max_pool1d_with_indices", "max_pool2d", "native_channel_shuffle",
-           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-           "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_", "threshold", "threshold_",
-           "triplet_margin_loss"]
+           "constant_pad_nd", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity", "dropout", "dropout_",
+           "embedding", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
+           "feature_dropout_", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "group_norm",
+           "hardshrink", "hinge_embedding_loss", "instance_norm", "kl_div", "layer_norm",
+           "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+           "max_pool3d", "native_channel_shuffle", "pairwise_distance", "pdist", "pixel_shuffle",
+           "pixel_unshuffle", "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu",
+           "selu_", "threshold", "threshold_", "triplet_margin_loss"]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -46,6 +47,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups,
@@ -55,6 +60,12 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     return _F().conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
+                                 dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups,
                                  dilation)
 
 
@@ -70,6 +81,14 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return _F().max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _F().max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def adaptive_max_pool1d(input, output_size):
+    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
@@ -103,6 +122,30 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _F().rms_norm(input, normalized_shape, weight, eps)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return _F().bilinear(input1, input2, weight, bias)
+
+
+_INTERPOLATIONS, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """F.grid_sample with torch's int modes: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection."""
+    if interpolation_mode not in (0, 1, 2) or padding_mode not in (0, 1, 2):
+        raise ValueError(f"grid_sampler(): interpolation_mode={interpolation_mode!r} and "
+                         f"padding_mode={padding_mode!r} must be 0, 1 or 2")
+    return _F().grid_sample(input, grid, _INTERPOLATIONS[interpolation_mode],
+                            _PADDINGS[padding_mode], align_corners)
+
+
+grid_sampler_2d = grid_sampler_3d = grid_sampler
+
+
+def affine_grid_generator(theta, size, align_corners):
+    return _F().affine_grid(theta, size, align_corners)
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
