@@ -9,7 +9,8 @@ from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .normalization import _AffineNorm
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
 class _BatchNorm(_AffineNorm):
@@ -123,3 +124,10 @@ class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
 
     cls_to_become = BatchNorm2d
     _dims = BatchNorm2d._dims
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features comes from its first input."""
+
+    cls_to_become = BatchNorm3d
+    _dims = BatchNorm3d._dims

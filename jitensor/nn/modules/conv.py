@@ -246,3 +246,15 @@ class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """A ConvTranspose2d whose in_channels comes from its first input."""
 
     cls_to_become = ConvTranspose2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A Conv3d whose in_channels comes from its first input; it becomes a Conv3d then."""
+
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels comes from its first input."""
+
+    cls_to_become = ConvTranspose3d
