@@ -277,14 +277,14 @@ class ElementwiseOp:
         for i, a in enumerate(args):
             if isinstance(a, Tensor) and a.requires_grad:
                 kernel, inputs = self._partial(i), (g, *args)
-                if grad_mode._enabled[0] and needs_grad(inputs, None):  # create_graph=True
+                if grad_mode._state.enabled and needs_grad(inputs, None):  # create_graph=True
                     pairs.append((a, record(self._twice, kernel, inputs, {})))
                 else:
                     pairs.append((a, kernel(*inputs)))
         return pairs
 
     def __call__(self, *args, out=None):
-        if grad_mode._enabled[0] and needs_grad(args, None):
+        if grad_mode._state.enabled and needs_grad(args, None):
             return record(self._node, self._map, args, {} if out is None else {"out": out})
         return self._map(*args, out=out)
 

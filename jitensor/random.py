@@ -4,6 +4,7 @@ Element i of a draw is a pure function of (seed, offset + i) (`kernels.scalar.un
 parallel kernel, a serial one and a GPU kernel produce the same numbers, and a draw of n values
 just advances the offset by n."""
 import os
+import threading
 
 import numpy as np
 
@@ -12,6 +13,11 @@ _DEFAULT_SEED = 67280421310721  # torch's default_generator seed
 
 class Generator:
     """torch.Generator: ``manual_seed``, ``seed``, ``initial_seed``, ``get_state``/``set_state``."""
+
+    # (seed, offset) change together, and two threads drawing at once must not take the same
+    # counters: every read and write of them holds this (one lock for all generators, so that
+    # a generator stays copyable and picklable)
+    _lock = threading.Lock()
 
     def __init__(self, device="cpu"):
         from .device import to_device
@@ -24,7 +30,8 @@ class Generator:
         seed = int(seed)
         if not -(1 << 63) <= seed < (1 << 64):
             raise RuntimeError(f"manual_seed(): seed must be within [-2**63, 2**64), got {seed}")
-        self._seed, self._offset = seed % (1 << 64), 0
+        with self._lock:
+            self._seed, self._offset = seed % (1 << 64), 0
         return self
 
     def seed(self):
@@ -36,17 +43,22 @@ class Generator:
 
     def get_state(self):
         from .creation import tensor
-        return tensor(np.array([self._seed, self._offset], np.uint64).view(np.uint8))
+        with self._lock:
+            state = [self._seed, self._offset]
+        return tensor(np.array(state, np.uint64).view(np.uint8))
 
     def set_state(self, state):
         seed, offset = np.asarray(state, np.uint8).view(np.uint64).tolist()
-        self._seed, self._offset = seed, offset
+        with self._lock:
+            self._seed, self._offset = seed, offset
         return self
 
     def take(self, n):
         """(seed as uint64, first counter) for a draw of `n` counters; advances the stream."""
-        offset, self._offset = self._offset, self._offset + n
-        return np.uint64(self._seed), offset
+        with self._lock:
+            seed, offset = self._seed, self._offset
+            self._offset = offset + n
+        return np.uint64(seed), offset
 
 
 default_generator = Generator()

@@ -66,8 +66,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     (only into `inputs`, when given)."""
     roots = _roots(tensors, grad_tensors, "backward")
     retain = create_graph if retain_graph is None else retain_graph
-    enabled = grad_mode._enabled
-    prev, enabled[0] = enabled[0], bool(create_graph)
+    state = grad_mode._state
+    prev, state.enabled = state.enabled, bool(create_graph)
     try:
         if inputs is None:
             graph.run(roots, retain)
@@ -80,7 +80,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if g is not None:
                 t.grad = g if t.grad is None else t.grad + g
     finally:
-        enabled[0] = prev
+        state.enabled = prev
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

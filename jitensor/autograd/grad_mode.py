@@ -1,24 +1,36 @@
 """Whether ops record the graph: `no_grad`, `enable_grad`, `set_grad_enabled` and
-`inference_mode`, as in torch."""
+`inference_mode`, as in torch. The mode is per thread, as torch's: one thread's no_grad (in an
+optimizer step, say) leaves other threads recording, and a new thread starts with grad on."""
 import functools
+import threading
 
-_enabled = [True]  # read by every differentiable op: a list, so the check is one index
-# inference_mode: whether it is on, and the grad mode no_grad / enable_grad / set_grad_enabled
-# ask for inside it. Inside inference mode nothing records, whatever they ask (as in torch,
-# where inference mode excludes autograd altogether), so they set this slot instead of
-# `_enabled`, which stays False; is_grad_enabled() still reports what they asked for.
-_inference = [False]
-_inference_grad = [False]
+
+class _State(threading.local):
+    """The calling thread's grad mode. A thread sees the class attributes until it sets its
+    own, so each thread starts with the defaults, whatever mode the thread that started it is
+    in (as in torch)."""
+
+    enabled = True  # whether ops record: read by every differentiable op
+    # inference_mode: whether it is on, and the grad mode no_grad / enable_grad /
+    # set_grad_enabled ask for inside it. Inside inference mode nothing records, whatever they
+    # ask (as in torch, where inference mode excludes autograd altogether), so they set
+    # `inference_grad` instead of `enabled`, which stays False; is_grad_enabled() still reports
+    # what they asked for.
+    inference = False
+    inference_grad = False
+
+
+_state = _State()
 
 
 def is_grad_enabled():
-    return _enabled[0] or _inference_grad[0]
+    return _state.enabled or _state.inference_grad
 
 
 def _slot():
-    """The list no_grad / enable_grad / set_grad_enabled write: recording itself, or, inside
-    inference mode, the grad mode it reports (recording stays off there)."""
-    return _inference_grad if _inference[0] else _enabled
+    """The attribute of `_state` no_grad / enable_grad / set_grad_enabled write: recording
+    itself, or, inside inference mode, the grad mode it reports (recording stays off there)."""
+    return "inference_grad" if _state.inference else "enabled"
 
 
 class set_grad_enabled:
@@ -27,19 +39,19 @@ class set_grad_enabled:
 
     def __init__(self, mode):
         self.slot = _slot()
-        self.prev = self.slot[0]
+        self.prev = getattr(_state, self.slot)
         self.mode = bool(mode)
-        self.slot[0] = self.mode
+        setattr(_state, self.slot, self.mode)
 
     def __enter__(self):
         return None
 
     def __exit__(self, *exc):
-        self.slot[0] = self.prev
+        setattr(_state, self.slot, self.prev)
 
     def __call__(self, fn):
         mode = self.mode
-        self.slot[0] = self.prev  # decorating changes nothing until the function runs
+        setattr(_state, self.slot, self.prev)  # decorating changes nothing until the function runs
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -58,25 +70,25 @@ class _Mode:
         return self(fn) if callable(fn) else self
 
     def __enter__(self):
-        self.slot = slot = _inference_grad if _inference[0] else _enabled  # _slot(), inlined
-        self.prev = slot[0]
-        slot[0] = self.mode
+        self.slot = slot = _slot()
+        self.prev = getattr(_state, slot)
+        setattr(_state, slot, self.mode)
 
     def __exit__(self, *exc):
-        self.slot[0] = self.prev
+        setattr(_state, self.slot, self.prev)
 
     def __call__(self, fn):
         mode = self.mode
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            slot = _inference_grad if _inference[0] else _enabled  # _slot(), inlined
-            prev = slot[0]
-            slot[0] = mode
+            slot = _slot()
+            prev = getattr(_state, slot)
+            setattr(_state, slot, mode)
             try:
                 return fn(*args, **kwargs)
             finally:
-                slot[0] = prev
+                setattr(_state, slot, prev)
         return wrapper
 
 
@@ -92,7 +104,7 @@ class enable_grad(_Mode):
 
 
 def is_inference_mode_enabled():
-    return _inference[0]
+    return _state.inference
 
 
 class inference_mode:
@@ -117,11 +129,12 @@ class inference_mode:
         self._saved = []  # a stack: the same object may be entered again inside itself
 
     def __enter__(self):
-        self._saved.append((_enabled[0], _inference[0], _inference_grad[0]))
-        _enabled[0], _inference[0], _inference_grad[0] = not self.mode, self.mode, False
+        s = _state
+        self._saved.append((s.enabled, s.inference, s.inference_grad))
+        s.enabled, s.inference, s.inference_grad = not self.mode, self.mode, False
 
     def __exit__(self, *exc):
-        _enabled[0], _inference[0], _inference_grad[0] = self._saved.pop()
+        _state.enabled, _state.inference, _state.inference_grad = self._saved.pop()
 
     def clone(self):
         return self.__class__(self.mode)

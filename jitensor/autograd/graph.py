@@ -166,11 +166,11 @@ def record(cls, fn, args, kwargs):
         raise out_with_grad_error(fn.__name__)
     if _saved_hooks:
         raise _saved_hooks_error(cls)
-    grad_mode._enabled[0] = False
+    grad_mode._state.enabled = False
     try:
         result = fn(*args, **kwargs)
     finally:
-        grad_mode._enabled[0] = True
+        grad_mode._state.enabled = True
     outs = [result] if result.__class__ is Tensor else outputs(result)
     uses = cls.uses_inputs
     edges, versions, keep = {}, [], uses is True
@@ -319,7 +319,7 @@ def run(roots, retain_graph, capture=None):
     for edge, g in roots:
         handed[id(g)] = g  # the caller's gradient: never stored as it is
         send(edge, g)
-    create_graph = grad_mode._enabled[0]
+    create_graph = grad_mode._state.enabled
     ready = [n for n in starts if n not in deps]
     while ready:
         node = ready.pop()

@@ -19,7 +19,7 @@ from .derivatives import RULES
 from .graph import _alias, needs_grad, node_class, record, take_history, view_base, view_of
 from .versions import bump, counter
 
-_enabled = grad_mode._enabled
+_grad = grad_mode._state  # the calling thread's grad mode
 
 # ops whose result is a view of their input (getitem's, unless it indexes by tensors): an
 # in-place op on such a result rewrites its base's history too
@@ -47,7 +47,7 @@ _OUT_OF_PLACE = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itr
 def differentiable(fn, cls):
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if _enabled[0] and needs_grad(args, kwargs):
+        if _grad.enabled and needs_grad(args, kwargs):
             return record(cls, fn, args, kwargs)
         return fn(*args, **kwargs)
     op.node_class = cls
@@ -155,7 +155,7 @@ def _saved_in_place(t, result):
 def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        grad = _enabled[0] and (self.requires_grad or needs_grad(args, kwargs))
+        grad = _grad.enabled and (self.requires_grad or needs_grad(args, kwargs))
         _check_overlap(self, name, grad)
         if grad:
             _check_inplace(self, name)
@@ -188,7 +188,7 @@ def _inplace(name, fn, out_of_place):
 def _inplace_view(name, fn, view):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
-        if not (_enabled[0] and self.requires_grad):
+        if not (_grad.enabled and self.requires_grad):
             return fn(self, *args, **kwargs)
         _check_inplace(self, name)
         # the view is taken of an alias holding self's old place in the graph (self itself

@@ -10,7 +10,7 @@ import ast
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import _enabled as _grad_enabled
+from ..autograd.grad_mode import _state as _grad
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
 from ..kernels.registry import backend
@@ -281,7 +281,7 @@ def _fast(op, x, y):
     short: for 2x3 tensors this path is the whole cost of the op."""
     dt, xd, device = x._dtype, x._data, x._device
     m = x._meta
-    if m is not None and m.requires_grad and _grad_enabled[0]:
+    if m is not None and m.requires_grad and _grad.enabled:
         return None  # the op must be recorded: autograd's wrapper of the function does it
     shape = xd.shape
     if y.__class__ is Tensor:
@@ -289,7 +289,7 @@ def _fast(op, x, y):
         if y._dtype is not dt or yd.shape != shape or y._device is not device:
             return None
         m = y._meta
-        if m is not None and m.requires_grad and _grad_enabled[0]:
+        if m is not None and m.requires_grad and _grad.enabled:
             return None
     elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
         yd = dt.np.type(y)

@@ -61,7 +61,7 @@ def _accumulate(input, positions, g):
     """A tensor like `input`: zeros plus g[i] added at flat position positions[i] (repeated
     positions add up, as gradients of repeated indices must). Recorded when g requires grad
     (create_graph=True): its own derivative is a gather at the same positions."""
-    if grad_mode._enabled[0] and g.requires_grad:
+    if grad_mode._state.enabled and g.requires_grad:
         return record(RULES["accumulate"], _accumulate, (input, positions, g), {})
     out = creation.zeros(input.numel(), dtype=g.dtype, device=g.device)
     backend(g.device).indexing.accumulate(out._data, positions.contiguous().reshape(-1)._data,
@@ -75,7 +75,7 @@ def _accumulate_rule(gg, result, input, positions, g):
 
 
 def _recorded(g, input):
-    return grad_mode._enabled[0] and (g.requires_grad or input.requires_grad)
+    return grad_mode._state.enabled and (g.requires_grad or input.requires_grad)
 
 
 def _wanted(t):

@@ -48,7 +48,7 @@ def _pointwise_loss(g, result, input, target, extra, code, param):
     piecewise = code == SMOOTH_L1 or code == HUBER  # (the target's is -dx)
     dx = None
     if wanted[0] or wanted[1] and piecewise:
-        if not grad_mode._enabled[0]:
+        if not grad_mode._state.enabled:
             dx = loss.pointwise_loss_grad(x, y, extra, code, param)
         elif piecewise:  # linear from |d| = param on, as the forward (and torch)
             d = x - y

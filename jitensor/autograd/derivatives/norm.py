@@ -19,7 +19,7 @@ def _native_batch_norm(g, result, input, weight, bias, eps, stats):
     """One kernel (norm.batch_norm_grad) unless the backward is recorded; then the same formulas
     composed from ops over every dim but the channels'."""
     params = _wanted(weight) or _wanted(bias)
-    if not (_recorded(g, input) or grad_mode._enabled[0] and params):
+    if not (_recorded(g, input) or grad_mode._state.enabled and params):
         dx, dw, db = norm.batch_norm_grad(g, input, weight, stats, _wanted(input))
         return (input, dx), (weight, dw), (bias, db)
     dims = (0, *range(2, input.ndim))
@@ -42,7 +42,7 @@ def _normalization(g, input, weight, bias, shape, eps, stats, centred):
     """One kernel (norm.norm_grad) unless the backward is recorded; then the same formulas
     (kernels/scalar/norm.py) composed from ops, mean and rstd recomputed differentiably."""
     params = _wanted(weight) or _wanted(bias)
-    if not (_recorded(g, input) or grad_mode._enabled[0] and params):
+    if not (_recorded(g, input) or grad_mode._state.enabled and params):
         dx, dw, db = norm.norm_grad(g, input, weight, shape, stats, centred, _wanted(input),
                                     params)
         return (input, dx), (weight, dw), (bias, db)
