@@ -1362,3 +1362,11 @@ def test_a_split_into_one_piece_backpropagates(split):
     (piece,) = split(x)
     (piece * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 3, 5), 2.0))
+
+
+def test_broadcast_tensors_of_one_tensor_gradient():
+    """One tensor in, one view out: its gradient reaches the input whole (not row by row)."""
+    p = jt.ones(2, 3, requires_grad=True)
+    (a,) = jt.broadcast_tensors(p)
+    (g,) = jt.autograd.grad((a * 2).sum(), [p])
+    np.testing.assert_array_equal(g.numpy(), np.full((2, 3), 2.0))

@@ -95,6 +95,8 @@ def _stack(g, result, tensors, dim=0, *, out=None):
 
 @rule("broadcast_tensors", uses_inputs=False, uses_result=False)
 def _broadcast_tensors(g, result, *tensors):
+    if len(tensors) == 1:  # one output: the engine hands its gradient alone, not in a tuple
+        g = (g,)
     return list(zip(tensors, g, strict=False))
 
 
