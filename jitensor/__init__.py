@@ -157,7 +157,7 @@ for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _
 # F405: not star-imported but loaded on first use by __getattr__ below
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
-            "version"]
+            "version", "distributions"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -173,8 +173,9 @@ def __getattr__(name):
     """backends, compiler, func, jit, linalg, multiprocessing, nn, onnx, optim, serialization,
     special, testing, utils, version, compile, save and load are imported on first use, which keeps
     `import jitensor` light (they build on everything above)."""
-    if name in ("backends", "compiler", "func", "jit", "linalg", "multiprocessing", "nn", "onnx",
-                "optim", "serialization", "special", "testing", "utils", "version"):
+    if name in ("backends", "compiler", "distributions", "func", "jit", "linalg",
+                "multiprocessing", "nn", "onnx", "optim", "serialization", "special", "testing",
+                "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

@@ -25,6 +25,7 @@ from . import backends as backends
 from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
+from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
 from . import kernels as kernels
@@ -216,6 +217,7 @@ __all__ = [
     "diff",
     "digamma",
     "dist",
+    "distributions",
     "div",
     "divide",
     "dot",
