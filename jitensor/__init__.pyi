@@ -597,6 +597,7 @@ __all__ = [
     "var",
     "var_mean",
     "vdot",
+    "vmap",
     "vsplit",
     "vstack",
     "where",
@@ -3304,6 +3305,18 @@ def var_mean(
 
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
+
+def vmap(
+    func: Any,
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: Any = "error",
+    *,
+    chunk_size: Any = None,
+) -> Any:
+    """``vmap(func)`` maps `func` over dimension `in_dims` of its inputs (an int, or a pytree
+    like the positional arguments with an int or None per input) and puts the mapped dimension
+    at `out_dims` of its outputs."""
 
 def vsplit(
     input: Tensor, indices_or_sections: _int | Sequence[_int] | Tensor

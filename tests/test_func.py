@@ -380,6 +380,7 @@ def test_vmap_keeps_the_function_name():
         return a
     assert jt.func.vmap(my_function).__name__ == "my_function"
     assert jt.func.grad(my_function).__name__ == "my_function"
+    assert jt.vmap is jt.func.vmap  # torch.vmap is torch.func.vmap
 
 
 # -- modules: per-sample gradients and ensembles ------------------------------------------------
