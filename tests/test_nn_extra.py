@@ -820,3 +820,31 @@ def test_losses_on_cuda():
     tx = torch.tensor(x, requires_grad=True)
     TF.multi_margin_loss(tx, torch.tensor(labels)).backward()
     np.testing.assert_allclose(leaf.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-9)
+
+
+def test_sync_batch_norm_container_and_nllloss2d_as_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(3).standard_normal((4, 3, 5)).astype(np.float32)
+    mine, theirs = jt.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    np.testing.assert_allclose(mine(jt.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mine.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-6)
+    assert repr(mine) == repr(theirs) and repr(jt.nn.BatchNorm2d(2)) == repr(
+        torch.nn.BatchNorm2d(2))
+    with pytest.raises(ValueError, match="expected at least 2D input"):
+        mine(jt.zeros(3))
+    net = jt.nn.Sequential(jt.nn.Linear(3, 3), jt.nn.BatchNorm1d(3))
+    synced = jt.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    assert type(synced[1]) is jt.nn.SyncBatchNorm and synced[1].weight is net[1].weight
+    assert list(synced.state_dict()) == list(net.state_dict())
+    with pytest.warns(FutureWarning, match="nn.Container` is deprecated"):
+        box = jt.nn.Container(a=jt.nn.Linear(1, 1))
+    assert list(dict(box.named_children())) == ["a"]
+    with pytest.warns(FutureWarning, match="NLLLoss2d` has been deprecated"):
+        loss = jt.nn.NLLLoss2d()
+    logits = np.random.default_rng(4).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    target = np.random.default_rng(5).integers(0, 3, (2, 4, 4))
+    with pytest.warns(FutureWarning):
+        want = torch.nn.NLLLoss2d()(torch.tensor(logits), torch.tensor(target))
+    np.testing.assert_allclose(loss(jt.tensor(logits), jt.tensor(target)).item(), want.item(),
+                               rtol=1e-6)

@@ -10,7 +10,7 @@ from .lazy import LazyModuleMixin
 from .normalization import _AffineNorm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-           "LazyBatchNorm3d"]
+           "LazyBatchNorm3d", "SyncBatchNorm"]
 
 
 class _BatchNorm(_AffineNorm):
@@ -45,10 +45,13 @@ class _BatchNorm(_AffineNorm):
         self.reset_running_stats()
         super().reset_parameters()
 
-    def forward(self, input):
+    def _check_input_dim(self, input):
         if input.ndim not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got "
                              f"{input.ndim}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
@@ -77,6 +80,42 @@ class BatchNorm2d(_BatchNorm):
 
 class BatchNorm3d(_BatchNorm):
     _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """torch.nn.SyncBatchNorm: batch norm whose statistics are those of the whole batch across
+    the processes of a process group. jitensor has no distributed package yet, so a process
+    only ever sees its own batch, and this normalises it as BatchNorm does (any input of 2 or
+    more dims, channels in dim 1) — what torch does without a process group."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*d replaced by a SyncBatchNorm holding the same
+        parameters and running statistics (the module itself when it is one)."""
+        converted = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group)
+            if module.affine:
+                with no_grad():
+                    converted.weight = module.weight
+                    converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
 
 
 class _LazyNormBase(LazyModuleMixin):

@@ -1,11 +1,25 @@
 """Containers: Sequential and ModuleList (modules kept under the names "0", "1", ... and used
 like lists), ModuleDict, and ParameterList and ParameterDict."""
 import operator
+import warnings
 from collections import OrderedDict
 
 from .module import Module, _addindent
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+           "Sequential"]
+
+
+class Container(Module):
+    """Deprecated in torch: a Module holding the modules given as keyword arguments."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 class _Store(Module):
