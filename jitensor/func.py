@@ -9,8 +9,10 @@ graph reaches nothing but those fresh leaves comes back detached, as torch's doe
 
 Where this differs from torch:
 - `vmap` runs the function once per batch element and stacks the outputs, so it accepts
-  what torch's batching rules reject (`.item()`, data-dependent control flow) and costs a
-  Python call per element; random draws are noticed through the default generator's state.
+  what torch's batching rules reject (`.item()`, data-dependent control flow, an in-place
+  write of a mapped value into an unmapped tensor: each element writes in turn), and costs
+  a Python call per element. Random draws are noticed through the default generator's state
+  (a draw with an explicit `generator=` is not seen).
 - jitensor has no forward-mode AD: `jvp` (and `linearize`) differentiate the vector-Jacobian
   product with respect to its vector (double backward); `jacfwd` computes the Jacobian in
   reverse mode, which gives the same matrix.

@@ -79,7 +79,12 @@ def test_grad_of_grad_and_closures():
         # the inner transform's input is the outer one's, used again through a closure
         mixed = lib.func.grad(lambda a: a * lib.func.grad(lambda b: (a * b).sin())(a))(s)
         vec = lib.func.grad(lambda a: lib.func.grad(loss)(a, x).sum())(x)
-        return d2, d3, mixed, vec
+        # perturbation confusion: d/da [a * d/db (a + b)] is 1
+        confusion = lib.func.grad(lambda a: a * lib.func.grad(lambda b: a + b)(a))(s)
+        one = lib.tensor(1.0, dtype=s.dtype)
+        jvp_of_grad = lib.func.jvp(lib.func.grad(lambda v: v.sin() * v), (s,), (one,))
+        vjp_of_grad = lib.func.vjp(lib.func.grad(lambda v: v.sin() * v), s)[1](one)
+        return d2, d3, mixed, vec, confusion, jvp_of_grad, vjp_of_grad
     both(case)
 
 
