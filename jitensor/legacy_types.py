@@ -58,6 +58,11 @@ CPU_TYPES = {name: _make(name, d, "cpu", "jitensor") for name, d in _NAMES.items
 CUDA_TYPES = {name: _make(name, d, "cuda", "jitensor.cuda") for name, d in _NAMES.items()}
 
 
+def of(t):
+    """The legacy type of tensor `t` (its dtype and device type)."""
+    return (CUDA_TYPES if t.device.type == "cuda" else CPU_TYPES)[_BY_DTYPE[t.dtype]]
+
+
 def type_name(t):
     """'jitensor.FloatTensor', 'jitensor.cuda.LongTensor', ...: `Tensor.type()`."""
     prefix = "jitensor.cuda." if t.device.type == "cuda" else "jitensor."

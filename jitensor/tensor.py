@@ -26,6 +26,19 @@ class Size(tuple):
         item = tuple.__getitem__(self, key)
         return Size(item) if isinstance(key, slice) else item
 
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(other + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
 
 class _Layout:
     __slots__ = ("name",)
@@ -598,6 +611,12 @@ class Tensor:
         return self
 
     # -- new_* creation routines: self's dtype and device unless given -------------------------
+    def new(self, *args, device=None):
+        """The legacy constructor of this tensor's type: ``new(*sizes)`` uninitialised,
+        ``new(data)`` the data converted, ``new(tensor)`` that tensor if of this type."""
+        from . import legacy_types
+        return legacy_types.of(self)(*args, device=self._device if device is None else device)
+
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         from .creation import empty
         return empty(*size, **self._new_kw(dtype, device, requires_grad, kw))

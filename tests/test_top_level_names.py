@@ -257,3 +257,36 @@ def test_grads_flow_through_top_level_forms():
     torch.layer_norm(torch.conv2d(*theirs, padding=1), [6]).pow(2).sum().backward()
     for m, t in zip(mine, theirs, strict=True):
         np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_tensor_new_is_the_legacy_constructor_of_its_type():
+    for lib in (jt, torch):
+        t = lib.ones(2, dtype=lib.float64)
+        assert tuple(t.new(2, 3).shape) == (2, 3) and t.new(2, 3).dtype == lib.float64
+        assert t.new([1, 2]).tolist() == [1.0, 2.0] and t.new((1, 2)).tolist() == [1.0, 2.0]
+        assert tuple(t.new().shape) == (0,)
+        with pytest.raises(TypeError):
+            t.new(lib.zeros(2, dtype=lib.int64))
+
+
+def test_max_and_min_of_two_tensors_are_elementwise_as_torch():
+    a, b = np.array([1.0, 5.0, -2.0]), np.array([3.0, 2.0, -2.0])
+    for name in ("max", "min"):
+        mine = [jt.tensor(v, requires_grad=True) for v in (a, b)]
+        theirs = [torch.tensor(v, requires_grad=True) for v in (a, b)]
+        got, want = getattr(jt, name)(*mine), getattr(torch, name)(*theirs)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        for m, t in zip(mine, theirs, strict=True):
+            np.testing.assert_array_equal(m.grad.numpy(), t.grad.numpy())
+        np.testing.assert_array_equal(getattr(mine[0], name)(mine[1]).detach().numpy(),
+                                      want.detach().numpy())
+
+
+def test_size_arithmetic_stays_a_size():
+    for lib in (jt, torch):
+        assert type(lib.Size([2]) + lib.Size([3])) is lib.Size
+        assert type((1,) + lib.Size([2])) is lib.Size
+        assert type(lib.Size([2]) * 2) is lib.Size
+        assert tuple(lib.Size([2]) + (3,)) == (2, 3)

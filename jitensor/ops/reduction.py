@@ -255,10 +255,10 @@ def _extremum(fn, op, arg_op, input, dim, keepdim, out, other):
     if t is not None:
         return t
     _input(fn, input)
-    if isinstance(dim, Tensor) or isinstance(other, Tensor):
-        raise TypeError(f"{fn}(input, other) with a tensor `other` is the elementwise "
-                        f"{'maximum' if fn == 'max' else 'minimum'}: call "
-                        f"jitensor.{'maximum' if fn == 'max' else 'minimum'}(input, other)")
+    if isinstance(dim, Tensor) or isinstance(other, Tensor):  # torch.max(input, other)
+        from . import elementwise
+        binary = elementwise.maximum if fn == "max" else elementwise.minimum
+        return binary(input, other if other is not None else dim, out=out)
     if dim is None:
         if keepdim or out is not None and not isinstance(out, Tensor):
             raise TypeError(f"{fn}(): keepdim and a (values, indices) out need a dim; call "
