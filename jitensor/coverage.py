@@ -66,6 +66,14 @@ def namespaces():
     optimizers = [n for n, v in vars(torch.optim).items()
                   if inspect.isclass(v) and issubclass(v, torch.optim.Optimizer) and
                   v is not torch.optim.Optimizer]
+    import torch.distributions
+    import torch.func
+    import torch.special
+
+    def public(module):
+        return _core(getattr(module, "__all__", None) or
+                     [n for n in dir(module) if not n.startswith("_")])
+
     return {
         "top level": ([n for n in _core(top) if not _NOT_CORE_TOP.search(n)], jt),
         "Tensor": (sorted(n for n in tensor if not _NOT_CORE.search(n.strip("_")) or
@@ -75,6 +83,9 @@ def namespaces():
         "nn.Module methods": (sorted(set(module_methods)), nn.Module),
         "torch.autograd": (_core(dir(torch.autograd)), jt.autograd),
         "optimizers": (_core(optimizers), optim),
+        "torch.special": (public(torch.special), jt.special),
+        "torch.distributions": (public(torch.distributions), jt.distributions),
+        "torch.func": (public(torch.func), jt.func),
     }
 
 
