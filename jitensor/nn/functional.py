@@ -1174,8 +1174,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      dilation=1):
     """conv3d's adjoint of (N, C, D, H, W) (or (C, D, H, W)) input with weights (C, O / groups,
     kd, kh, kw): output (N, O, (D - 1) sd - 2 pd + dd (kd - 1) + opd + 1, ...)."""
-    _check_conv_weight("conv_transpose3d", weight, 5, "(in_channels, out_channels / groups, kd, kh, "
-                  "kw)")
+    _check_conv_weight("conv_transpose3d", weight, 5,
+                       "(in_channels, out_channels / groups, kd, kh, kw)")
     _check_3d_input("conv_transpose3d", input)
     stride, dilation = _pair(stride, "stride", 3), _pair(dilation, "dilation", 3)
     padding = _pair(padding, "padding", 3)
