@@ -204,3 +204,233 @@ holder.join()
 def test_forked_children_run_kernels_after_the_pool_started():
     assert run_python(FORKED, timeout=300).splitlines()[-4:] == [
         "fresh child 0", "child 0", "threads 0", "locked 0"]
+
+
+# -- Python threads: grad mode per thread, the shared generator, parallel kernels ------------------
+N_THREADS = 6
+
+
+def _in_threads(fn, n=N_THREADS):
+    """[fn(0), ..., fn(n - 1)], each called on a thread of its own, all started together."""
+    import threading
+    start = threading.Barrier(n)
+    results, errors = [None] * n, []
+
+    def run(i):
+        try:
+            start.wait()
+            results[i] = fn(i)
+        except BaseException as e:  # reported by the caller's thread, where pytest sees it
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _train_linear(i, steps=25):
+    """A Linear layer trained with Adam on data of its own (seeded by `i`): its parameters
+    after."""
+    rng = np.random.default_rng(i)
+    x = jt.tensor(rng.standard_normal((16, 8)).astype(np.float32))
+    y = jt.tensor(rng.standard_normal((16, 4)).astype(np.float32))
+    model = jt.nn.Linear(8, 4)  # its init draws under no_grad; then set from `rng`
+    with jt.no_grad():
+        model.weight.copy_(jt.tensor(rng.standard_normal((4, 8)).astype(np.float32)))
+        model.bias.copy_(jt.tensor(rng.standard_normal(4).astype(np.float32)))
+    opt = jt.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()  # (under no_grad)
+    assert jt.is_grad_enabled()
+    return model.weight.detach().numpy(), model.bias.detach().numpy()
+
+
+def _train_by_hand(i, steps=25):
+    """Gradient descent written out: autograd with no_grad sections around the updates."""
+    rng = np.random.default_rng(100 + i)
+    x = jt.tensor(rng.standard_normal((12, 5)))
+    y = jt.tensor(rng.standard_normal(12))
+    w = jt.tensor(rng.standard_normal(5), requires_grad=True)
+    for _ in range(steps):
+        loss = ((x @ w - y) ** 2).mean()
+        loss.backward()
+        with jt.no_grad():
+            w -= 0.1 * w.grad
+            assert not (w * 2).requires_grad
+        w.grad = None
+        assert (w * 2).requires_grad
+    return (w.detach().numpy(),)
+
+
+@pytest.mark.parametrize("train", [_train_linear, _train_by_hand])
+def test_threads_training_their_own_models_match_one_thread(train):
+    """One thread's no_grad (an optimizer step, an init, backward's own) switches off
+    recording in that thread only: each thread's model trains as it would alone."""
+    alone = [train(i) for i in range(N_THREADS)]
+    together = _in_threads(train)
+    for mine, its in zip(alone, together, strict=True):
+        for a, b in zip(mine, its, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_nested_no_grad_in_two_threads():
+    """Two threads entering and leaving no_grad / enable_grad interleaved (the barrier orders
+    the steps): each sees its own mode, and both end, as the main thread does, with grad on."""
+    import threading
+    step = threading.Barrier(2)
+    seen = {0: [], 1: []}
+
+    def run(i):
+        record = seen[i].append
+        if i == 0:
+            with jt.no_grad():
+                step.wait()  # 1: both inside a no_grad
+                step.wait()  # 2: thread 1 entered enable_grad
+                record(jt.is_grad_enabled())
+                with jt.set_grad_enabled(True):
+                    record(jt.is_grad_enabled())
+                step.wait()  # 3
+            record(jt.is_grad_enabled())
+            step.wait()  # 4: thread 0 left its no_grad, thread 1 is still inside its own
+        else:
+            with jt.no_grad():
+                step.wait()  # 1
+                with jt.enable_grad():
+                    record(jt.is_grad_enabled())
+                    step.wait()  # 2
+                    step.wait()  # 3
+                record(jt.is_grad_enabled())
+                step.wait()  # 4
+                record(jt.is_grad_enabled())
+                x = jt.ones(2, requires_grad=True)
+                record((x * 2).requires_grad)
+            record(jt.is_grad_enabled())
+        return i
+
+    _in_threads(run, 2)
+    assert seen == {0: [False, True, True], 1: [True, False, False, False, True]}
+    assert jt.is_grad_enabled()
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "set_grad_enabled"])
+def test_a_new_thread_starts_with_grad_on(mode):
+    """Whatever the mode of the thread that starts it, a thread starts with grad on and
+    inference mode off, as in torch."""
+    import threading
+    torch = pytest.importorskip("torch")
+
+    def modes(lib):
+        enter = {"no_grad": lib.no_grad, "inference_mode": lib.inference_mode,
+                 "set_grad_enabled": lambda: lib.set_grad_enabled(False)}[mode]
+        found = {}
+        with enter():
+            t = threading.Thread(target=lambda: found.update(
+                grad=lib.is_grad_enabled(), inference=lib.is_inference_mode_enabled()))
+            t.start()
+            t.join()
+            found["outer"] = lib.is_grad_enabled(), lib.is_inference_mode_enabled()
+        return found
+
+    assert modes(jt) == modes(torch)
+    assert modes(jt)["grad"] is True
+
+
+def test_draws_from_threads_share_the_generator():
+    """Draws from several threads at once take disjoint stretches of the generator's stream:
+    together they are the numbers of one draw of their total size."""
+    jt.manual_seed(3)
+    parts = _in_threads(lambda i: [jt.randn(5).numpy() for _ in range(200)])
+    drawn = np.sort(np.concatenate([np.concatenate(p) for p in parts]))
+    jt.manual_seed(3)
+    np.testing.assert_array_equal(drawn, np.sort(jt.randn(N_THREADS * 200 * 5).numpy()))
+    assert jt.default_generator.get_state().numpy().view(np.uint64)[1] == N_THREADS * 200 * 10
+
+
+def test_parallel_kernels_from_threads():
+    """Parallel kernels (above PARALLEL_MIN) called from several threads at once, on this
+    process's threading layer."""
+    def run(i):
+        return [(jt.ones(300, 300) + i).sum().item() for _ in range(10)]
+
+    assert _in_threads(run, 4) == [[90000.0 * (1 + i)] * 10 for i in range(4)]
+
+
+WORKQUEUE = """
+import threading, numba, jitensor as jt
+def run(i, out):
+    out[i] = [(jt.ones(300, 300) + i).sum().item() for _ in range(20)]
+out = [None] * 4
+threads = [threading.Thread(target=run, args=(i, out)) for i in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert out == [[90000.0 * (1 + i)] * 20 for i in range(4)], out
+print(numba.threading_layer())
+"""
+
+
+def test_parallel_kernels_from_threads_under_workqueue():
+    """Numba's workqueue layer aborts a process that runs two parallel loops at once: jitensor
+    runs them one at a time there."""
+    assert run_python(WORKQUEUE, {"NUMBA_THREADING_LAYER": "workqueue"}) == "workqueue"
+
+
+FORK_WHILE_COMPILING = """
+import os, sys, threading, time
+import numba
+import jitensor as jt
+sys.path.insert(0, sys.argv[1])
+import cached_kernel
+
+numba.njit(cache=True)(cached_kernel.f)(1.0)  # saved: a new dispatcher of it loads it from disk
+stop = threading.Event()
+
+def compile_and_load():
+    i = 0
+    while not stop.is_set():
+        i += 1
+        numba.njit(eval(f"lambda x: x * {i} + 1"))(1.0)  # a new function: compiled
+        numba.njit(cache=True)(cached_kernel.f)(1.0)  # loaded
+        time.sleep(0.001)
+
+worker = threading.Thread(target=compile_and_load, daemon=True)
+worker.start()
+hung = []
+for k in range(20):
+    time.sleep(0.02)
+    pid = os.fork()
+    if pid == 0:  # the child compiles and runs a kernel, which takes Numba's locks
+        numba.njit(lambda x: x - 1)(2.0)
+        os._exit(0 if (jt.ones(3) + 1).sum().item() == 6 else 1)
+    deadline = time.monotonic() + 30
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0, status
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            hung.append(k)
+            break
+        time.sleep(0.01)
+stop.set()
+print("hung", hung)
+"""
+
+
+def test_fork_while_another_thread_compiles(tmp_path):
+    """A fork while another thread compiles or loads a kernel: the child, which compiles too,
+    finishes (it waited for ever on Numba's compiler lock, inherited held)."""
+    (tmp_path / "cached_kernel.py").write_text("def f(x):\n    return x * 2.0 + 1.0\n")
+    assert run_python(FORK_WHILE_COMPILING.replace("sys.argv[1]", repr(str(tmp_path))),
+                      timeout=600) == "hung []"
