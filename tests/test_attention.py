@@ -159,3 +159,39 @@ def test_transformer_encoder_matches_torch(options):
     assert mine.layers[0] is not mine.layers[1]  # deep copies, as torch's
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("separate", [False, True])
+def test_multi_head_attention_forward_matches_torch(batched, separate):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    e, heads, length, source, n = 8, 2, 3, 4, 2
+    shape = (length, n, e) if batched else (length, e)
+    kshape = (source, n, e) if batched else (source, e)
+    arrays = {"query": rng.standard_normal(shape), "key": rng.standard_normal(kshape),
+              "value": rng.standard_normal(kshape), "in_w": rng.standard_normal((3 * e, e)),
+              "in_b": rng.standard_normal(3 * e), "out_w": rng.standard_normal((e, e)),
+              "out_b": rng.standard_normal(e), "bias_k": rng.standard_normal((1, 1, e)),
+              "bias_v": rng.standard_normal((1, 1, e))}
+    mask = rng.standard_normal((length, source))
+    padding = rng.random((n, source) if batched else (source,)) < 0.3
+    padding[..., 0] = False
+    results = []
+    for lib in (jt, torch):
+        t = {k: lib.tensor(v, requires_grad=True) for k, v in arrays.items()}
+        q_w, k_w, v_w = t["in_w"].chunk(3) if separate else (None, None, None)
+        out, weights = lib.nn.functional.multi_head_attention_forward(
+            t["query"], t["key"], t["value"], e, heads, None if separate else t["in_w"],
+            t["in_b"], t["bias_k"], t["bias_v"], True, 0.0, t["out_w"], t["out_b"],
+            training=True, key_padding_mask=lib.tensor(padding), attn_mask=lib.tensor(mask),
+            use_separate_proj_weight=separate, q_proj_weight=q_w, k_proj_weight=k_w,
+            v_proj_weight=v_w, average_attn_weights=False)
+        (out.sum() + weights.pow(2).sum()).backward()
+        results.append((out, weights, {k: v.grad for k, v in t.items()}))
+    (mo, mw, mg), (to, tw, tg) = results
+    assert tuple(mo.shape) == tuple(to.shape) and tuple(mw.shape) == tuple(tw.shape)
+    np.testing.assert_allclose(mo.detach().numpy(), to.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(mw.detach().numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for k in arrays:
+        np.testing.assert_allclose(mg[k].numpy(), tg[k].numpy(), rtol=1e-9, atol=1e-11)

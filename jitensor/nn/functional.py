@@ -50,10 +50,11 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d", "lp_pool2d",
            "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool1d_with_indices",
            "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss", "multi_margin_loss",
-           "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize",
-           "one_hot", "pad", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
-           "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss",
+           "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
+           "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
+           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+           "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
            "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
            "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
            "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
@@ -530,6 +531,104 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
+
+
+def _attention_mask(mask, name, dtype):
+    """A mask as the float added to the scores: a bool mask's True (not allowed) is -inf."""
+    if mask is None:
+        return None
+    if mask.dtype is bool_:
+        return zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
+    if not mask.dtype.is_floating_point:
+        raise RuntimeError(f"only bool and floating types of {name} are supported, got "
+                           f"{mask.dtype}")
+    return mask.to(dtype)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """nn.MultiheadAttention's computation on (L, N, E) inputs (or unbatched (L, E)):
+    projections, scaled dot products with the masks added, softmax, dropout, out projection;
+    (output, attention weights averaged over heads unless average_attn_weights=False, or None
+    without need_weights). static_k / static_v (N * num_heads, S, head_dim) replace the
+    projected keys / values."""
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    length, n, e = query.shape
+    if e != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {e}")
+    heads, head_dim = num_heads, e // num_heads
+    if head_dim * num_heads != e:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    bq, bk, bv = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    if use_separate_proj_weight:
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        wq, wk, wv = in_proj_weight.chunk(3)
+    q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    mask = _attention_mask(attn_mask, "attn_mask", q.dtype)
+    padding = _attention_mask(key_padding_mask, "key_padding_mask", q.dtype)
+    if mask is not None:
+        source = key.shape[0]
+        want = (length, source) if mask.ndim == 2 else (n * heads, length, source)
+        if mask.ndim not in (2, 3) or tuple(mask.shape) != want:
+            raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is "
+                               f"{tuple(mask.shape)}, but should be {want}.")
+        mask = mask.unsqueeze(0) if mask.ndim == 2 else mask
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key/value.")
+        k = cat([k, bias_k.expand(1, n, e)])
+        v = cat([v, bias_v.expand(1, n, e)])
+        mask = None if mask is None else pad(mask, (0, 1))
+        padding = None if padding is None else pad(padding, (0, 1))
+    q = q.reshape(length, n * heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], n * heads, head_dim).transpose(0, 1) if static_k is None else \
+        static_k
+    v = v.reshape(v.shape[0], n * heads, head_dim).transpose(0, 1) if static_v is None else \
+        static_v
+    if add_zero_attn:
+        k = cat([k, zeros(n * heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
+        v = cat([v, zeros(n * heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
+        mask = None if mask is None else pad(mask, (0, 1))
+        padding = None if padding is None else pad(padding, (0, 1))
+    source = k.shape[1]
+    if padding is not None:
+        if tuple(padding.shape) != (n, source):
+            raise AssertionError(f"expecting key_padding_mask shape of {(n, source)}, but got "
+                                 f"{tuple(padding.shape)}")
+        padding = padding.reshape(n, 1, 1, source).expand(n, heads, 1, source) \
+            .reshape(n * heads, 1, source)
+        mask = padding if mask is None else mask + padding
+    scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+    scores = scores if mask is None else scores + mask
+    # as torch: the weights path's plain softmax (NaN in rows masked everywhere), the
+    # attention-only path's safe one (0 there)
+    weights = scores.softmax(-1) if need_weights else _safe_softmax(scores)
+    if training and dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = (weights @ v).transpose(0, 1).reshape(length * n, e)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(length, n, e)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(n, heads, length, source)
+    weights = weights.mean(dim=1) if average_attn_weights else weights
+    return out, weights if batched else weights.squeeze(0)
 
 
 def _safe_softmax(scores):

@@ -2,11 +2,8 @@
 constructor arguments and repr, and nn.MultiheadAttention (here as in torch): its
 parameters, masks and returned weights, composed from ops -- projections, batched products,
 softmax -- as torch's multi_head_attention_forward computes them."""
-import math
 
-from ...creation import empty, zeros
-from ...dtypes import bool_
-from ...ops.shape import cat
+from ...creation import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -312,18 +309,6 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-def _additive(mask, name, dtype):
-    """A mask as the float added to the scores: a bool mask's True (not allowed) is -inf."""
-    if mask is None:
-        return None
-    if mask.dtype is bool_:
-        return zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
-    if not mask.dtype.is_floating_point:
-        raise RuntimeError(f"only bool and floating types of {name} are supported, got "
-                           f"{mask.dtype}")
-    return mask.to(dtype)
-
-
 class MultiheadAttention(Module):
     """Attention over num_heads heads of embed_dim / num_heads features: query, key and value
     projected (in_proj_weight, or q/k/v_proj_weight when kdim or vdim differ from embed_dim),
@@ -413,59 +398,13 @@ class MultiheadAttention(Module):
         return out, weights
 
     def _attend(self, query, key, value, key_padding_mask, need_weights, attn_mask, average):
-        """multi_head_attention_forward on (L, N, E) inputs."""
-        length, n, e = query.shape
-        heads, head_dim = self.num_heads, self.head_dim
-        if e != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but "
-                                 f"got {e}")
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else b.chunk(3)
-        if self._qkv_same_embed_dim:
-            wq, wk, wv = self.in_proj_weight.chunk(3)
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        q, k, v = F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-        mask = _additive(attn_mask, "attn_mask", q.dtype)
-        padding = _additive(key_padding_mask, "key_padding_mask", q.dtype)
-        if mask is not None:
-            source = key.shape[0]
-            want = (length, source) if mask.ndim == 2 else (n * heads, length, source)
-            if mask.ndim not in (2, 3) or tuple(mask.shape) != want:
-                raise RuntimeError(f"The shape of the {mask.ndim}D attn_mask is "
-                                   f"{tuple(mask.shape)}, but should be {want}.")
-            mask = mask.unsqueeze(0) if mask.ndim == 2 else mask
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(1, n, e)])
-            v = cat([v, self.bias_v.expand(1, n, e)])
-            mask = None if mask is None else F.pad(mask, (0, 1))
-            padding = None if padding is None else F.pad(padding, (0, 1))
-        q = q.reshape(length, n * heads, head_dim).transpose(0, 1)
-        k = k.reshape(k.shape[0], n * heads, head_dim).transpose(0, 1)
-        v = v.reshape(v.shape[0], n * heads, head_dim).transpose(0, 1)
-        if self.add_zero_attn:
-            k = cat([k, zeros(n * heads, 1, head_dim, dtype=k.dtype, device=k.device)], 1)
-            v = cat([v, zeros(n * heads, 1, head_dim, dtype=v.dtype, device=v.device)], 1)
-            mask = None if mask is None else F.pad(mask, (0, 1))
-            padding = None if padding is None else F.pad(padding, (0, 1))
-        source = k.shape[1]
-        if padding is not None:
-            if tuple(padding.shape) != (n, source):
-                raise AssertionError(f"expecting key_padding_mask shape of {(n, source)}, but "
-                                     f"got {tuple(padding.shape)}")
-            padding = padding.reshape(n, 1, 1, source).expand(n, heads, 1, source) \
-                .reshape(n * heads, 1, source)
-            mask = padding if mask is None else mask + padding
-        scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
-        scores = scores if mask is None else scores + mask
-        # as torch: the weights path's plain softmax (NaN in rows masked everywhere), the
-        # attention-only path's safe one (0 there)
-        weights = scores.softmax(-1) if need_weights else F._safe_softmax(scores)
-        if self.training and self.dropout > 0.0:
-            weights = F.dropout(weights, self.dropout)
-        out = (weights @ v).transpose(0, 1).reshape(length * n, e)
-        out = F.linear(out, self.out_proj.weight, self.out_proj.bias).reshape(length, n, e)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(n, heads, length, source)
-        return out, weights.mean(dim=1) if average else weights
+        """F.multi_head_attention_forward on (L, N, E) inputs with this module's weights."""
+        separate = not self._qkv_same_embed_dim
+        return F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average)
