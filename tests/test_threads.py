@@ -434,3 +434,29 @@ def test_fork_while_another_thread_compiles(tmp_path):
     (tmp_path / "cached_kernel.py").write_text("def f(x):\n    return x * 2.0 + 1.0\n")
     assert run_python(FORK_WHILE_COMPILING.replace("sys.argv[1]", repr(str(tmp_path))),
                       timeout=600) == "hung []"
+
+
+def test_saved_tensors_hooks_belong_to_the_thread_that_entered_them():
+    import threading
+
+    from jitensor.autograd.graph import saved_tensor_hooks, saved_tensors_hooks
+    seen = {}
+    inside, done = threading.Event(), threading.Event()
+
+    def other():
+        inside.wait()
+        seen["other"] = saved_tensor_hooks()
+        x = jt.ones(2, requires_grad=True)
+        (x * 2).sum().backward()  # a built-in op records here: only the hooks' thread refuses
+        seen["grad"] = x.grad.tolist()
+        done.set()
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        assert saved_tensor_hooks() is not None
+        inside.set()
+        done.wait(30)
+    worker.join()
+    assert seen == {"other": None, "grad": [2.0, 2.0]}
+    assert saved_tensor_hooks() is None

@@ -7,6 +7,8 @@ itself. A rule is a function `rule(grad, result, *args, **kwargs)` called with t
 arguments and returning `(input, gradient)` pairs; the engine sums each gradient back to its
 input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
 """
+import threading
+
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
 from . import anomaly_mode, grad_mode
 from .versions import counter, storage
@@ -164,7 +166,7 @@ def record(cls, fn, args, kwargs):
     (On the path of every op with grad: written for speed.)"""
     if kwargs and kwargs.get("out") is not None:
         raise out_with_grad_error(fn.__name__)
-    if _saved_hooks:
+    if _hooks_entered[0] and _saved_hooks.stack:
         raise _saved_hooks_error(cls)
     grad_mode._state.enabled = False
     try:
@@ -382,29 +384,39 @@ def run(roots, retain_graph, capture=None):
 
 
 # -- saved tensor hooks ---------------------------------------------------------------------------
-_saved_hooks = []  # the (pack, unpack) pairs of the saved_tensors_hooks blocks entered
+class _SavedHooks(threading.local):
+    stack = ()  # the (pack, unpack) pairs of the saved_tensors_hooks blocks this thread entered
+
+
+_saved_hooks = _SavedHooks()  # per thread, as torch's
+_hooks_entered = [0]  # blocks entered in any thread: the cheap check on every op's path
+_hooks_lock = threading.Lock()
 
 
 def saved_tensor_hooks():
-    """The innermost active (pack, unpack) pair, or None."""
-    return _saved_hooks[-1] if _saved_hooks else None
+    """The innermost active (pack, unpack) pair of this thread, or None."""
+    return _saved_hooks.stack[-1] if _hooks_entered[0] and _saved_hooks.stack else None
 
 
 class saved_tensors_hooks:
     """Within the block, what an autograd.Function saves for backward (save_for_backward) is
     kept as ``pack_hook(tensor)`` and read back in backward as ``unpack_hook(packed)``.
     jitensor's built-in ops keep their inputs and results themselves: recording one inside the
-    block raises."""
+    block raises. The hooks apply to the thread that entered the block, as in torch."""
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
-        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+        _saved_hooks.stack += ((self.pack_hook, self.unpack_hook),)
+        with _hooks_lock:
+            _hooks_entered[0] += 1
         return self
 
     def __exit__(self, *exc):
-        _saved_hooks.pop()
+        _saved_hooks.stack = _saved_hooks.stack[:-1]
+        with _hooks_lock:
+            _hooks_entered[0] -= 1
 
 
 class save_on_cpu(saved_tensors_hooks):
