@@ -157,7 +157,7 @@ for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _
 # F405: not star-imported but loaded on first use by __getattr__ below
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
-            "version", "distributions", "vmap"]
+            "version", "distributions", "vmap", "distributed"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -170,11 +170,11 @@ __all__ += ["amp", "autocast", "detach", "e", "finfo", "has_lapack", "has_mkl", 
 
 
 def __getattr__(name):
-    """backends, compiler, func, jit, linalg, multiprocessing, nn, onnx, optim, serialization,
-    special, testing, utils, version, compile, save, load and vmap (torch.vmap is torch.func.vmap)
-    are imported on first use, which keeps `import jitensor` light (they build on everything
-    above)."""
-    if name in ("backends", "compiler", "distributions", "func", "jit", "linalg",
+    """backends, compiler, distributed, func, jit, linalg, multiprocessing, nn, onnx, optim,
+    serialization, special, testing, utils, version, compile, save, load and vmap (torch.vmap is
+    torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
+    on everything above)."""
+    if name in ("backends", "compiler", "distributed", "distributions", "func", "jit", "linalg",
                 "multiprocessing", "nn", "onnx", "optim", "serialization", "special", "testing",
                 "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")

@@ -94,9 +94,7 @@ PROGRAMS_RUN = {
              expect=(r"^step 4: train loss \d+\.\d+, val loss \d+\.\d+", r"^iter 4: loss \d")),
          Run("train.py", _NANOGPT + ("--init_from=resume", "--max_iters=6", "--lr_decay_iters=6"),
              expect=(r"^Resuming training from out", r"^iter 6: loss \d"))),
-        gap=(("torch.distributed (train.py: from torch.distributed import init_process_group, "
-             "destroy_process_group), then torch.bfloat16 (train.py's dtype table)"),
-             r"No module named 'torch\.distributed'|has no attribute 'bfloat16'")),
+        gap=("torch.bfloat16 (train.py's dtype table)", r"has no attribute 'bfloat16'")),
     "makemore": Program(
         "makemore", _makemore_runs(),
         same=r"^(step \d+ \||number of|max word|split up|dataset determined|model #params|resum)",
