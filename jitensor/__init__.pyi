@@ -25,6 +25,7 @@ from . import backends as backends
 from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
+from . import distributed as distributed
 from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
@@ -217,6 +218,7 @@ __all__ = [
     "diff",
     "digamma",
     "dist",
+    "distributed",
     "distributions",
     "div",
     "divide",
