@@ -457,3 +457,142 @@ def test_lstm_and_decoder_layer_on_cuda():
                   tgt_mask=mask.to("cuda"))
     assert got.device.type == "cuda"
     np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(), **TOL)
+
+
+# -- the fused recurrence (ops/recurrent.py) --------------------------------------------------
+FUSED_CASES = [("LSTM", {}), ("LSTM", dict(num_layers=2, bidirectional=True, batch_first=True)),
+               ("LSTM", dict(proj_size=2, num_layers=2, bidirectional=True)),
+               ("GRU", dict(num_layers=2, bidirectional=True)), ("GRU", dict(bias=False)),
+               ("RNN", dict(num_layers=2, bidirectional=True)),
+               ("RNN", dict(nonlinearity="relu", batch_first=True))]
+
+
+def _layer_nodes(output):
+    """The names of the nodes of output's graph."""
+    seen, stack, names = set(), [output.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if not hasattr(node, "next_functions") or id(node) in seen:  # (None, or a leaf)
+            continue
+        seen.add(id(node))
+        names.append(node.name())
+        stack.extend(n for n, _ in node.next_functions)
+    return names
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name, options", FUSED_CASES)
+def test_fused_layers_match_torch_with_states_and_packing(name, options, packed):
+    """Outputs, h_n/c_n and every gradient (input, h0/c0, weights, biases) against torch, with
+    given initial states, padded or packed input (lengths 5, 3, 2: the batch shrinks); one
+    recorded recurrence per layer and direction, where the composed path recorded ~10 ops a
+    step."""
+    rng = np.random.default_rng(len(options) + packed)
+    mine, theirs = twins(name, 3, 4, **options)
+    first, lengths = options.get("batch_first", False), [5, 3, 2]
+    shape = (3, 5, 3) if first else (5, 3, 3)
+    x, tx = pair(rng.standard_normal(shape))
+    states = theirs.num_layers * (2 if theirs.bidirectional else 1)
+    widths = (theirs.proj_size or 4, 4) if name == "LSTM" else (4,)
+    made = [pair(rng.standard_normal((states, 3, w))) for w in widths]
+    hx, thx = (tuple(m[0] for m in made), tuple(m[1] for m in made)) if name == "LSTM" else \
+        made[0]
+    if packed:
+        pack, tpack = nn.utils.rnn.pack_padded_sequence, torch.nn.utils.rnn.pack_padded_sequence
+        out, state = mine(pack(x, lengths, batch_first=first), hx)
+        tout, tstate = theirs(tpack(tx, lengths, batch_first=first), thx)
+        mine_out, theirs_out = (out.data, state), (tout.data, tstate)
+    else:
+        mine_out, theirs_out = mine(x, hx), theirs(tx, thx)
+    assert _layer_nodes(mine_out[0]).count("RecurrenceBackward0") == states
+    check_against_torch(rng, mine_out, theirs_out,
+                        [(x, tx)] + made + parameter_pairs(mine, theirs))
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_fused_float32_matches_torch(name):
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, name)(6, 8, 2, bidirectional=True)
+    mine = getattr(nn, name)(6, 8, 2, bidirectional=True)
+    mine.load_state_dict({k: jt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    data = np.random.default_rng(1).standard_normal((7, 3, 6)).astype(np.float32)
+    x, tx = jt.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    out, tout = mine(x)[0], theirs(tx)[0]
+    assert out.dtype is jt.float32
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    for a, b in [(x, tx)] + parameter_pairs(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _run_all(make, x_data):
+    """The output, final states and every gradient of one forward and backward, as arrays."""
+    mine = make()
+    x = jt.tensor(x_data, requires_grad=True)
+    out, state = mine(x)
+    (out.sum() + sum(s.sum() for s in (state if isinstance(state, tuple) else (state,)))) \
+        .backward()
+    return [out.detach().numpy(), x.grad.numpy()] + [p.grad.numpy() for p in mine.parameters()]
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_fused_same_bits_at_one_and_two_threads(name):
+    def make():
+        jt.manual_seed(0)
+        return getattr(nn, name)(32, 48, 2, bidirectional=True)
+    # (32 input features: at 40, the input's gradient, a product of linear's backward, differs
+    # at 1 and 2 threads whatever the recurrence -- kernels/cpu/linalg.py's column slabs)
+    data = np.random.default_rng(2).standard_normal((9, 16, 32)).astype(np.float32)
+    before = jt.get_num_threads()
+    try:
+        jt.set_num_threads(1)
+        one = _run_all(make, data)
+        jt.set_num_threads(2)
+        two = _run_all(make, data)
+    finally:
+        jt.set_num_threads(before)
+    for a, b in zip(one, two, strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("name, options", FUSED_CASES)
+def test_fused_and_composed_paths_agree(name, options, monkeypatch):
+    from jitensor.ops import recurrent
+    data = np.random.default_rng(3).standard_normal((4, 3, 3))
+
+    def make():
+        jt.manual_seed(0)
+        return getattr(nn, name)(3, 4, dtype=jt.float64, **options)
+    fused = _run_all(make, data)
+    monkeypatch.setattr(recurrent, "fused", lambda t: False)
+    composed = _run_all(make, data)
+    for a, b in zip(fused, composed, strict=True):
+        np.testing.assert_allclose(a, b, **TOL)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_fused_double_backward_runs_the_composed_steps(name):
+    """create_graph=True: the rule differentiates the composed steps, so gradients of
+    gradients match torch's."""
+    mine, theirs = twins(name, 2, 3)
+    rng = np.random.default_rng(4)
+    x, tx = pair(rng.standard_normal((3, 2, 2)))
+    (g,) = jt.autograd.grad(mine(x)[0].pow(2).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad(theirs(tx)[0].pow(2).sum(), tx, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), **TOL)
+    g.sum().backward()
+    tg.sum().backward()
+    for a, b in [(x, tx)] + parameter_pairs(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **TOL)
+
+
+@pytest.mark.parametrize("name", ["LSTMCell", "GRUCell", "RNNCell"])
+def test_fused_cells_record_one_recurrence(name):
+    mine, theirs = twins(name, 3, 4)
+    rng = np.random.default_rng(5)
+    x, tx = pair(rng.standard_normal((2, 3)))
+    out, tout = mine(x), theirs(tx)
+    assert "RecurrenceBackward0" in _layer_nodes(out[0] if isinstance(out, tuple) else out)
+    check_against_torch(rng, out, tout, [(x, tx)] + parameter_pairs(mine, theirs))

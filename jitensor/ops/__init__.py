@@ -17,6 +17,7 @@ from . import (
     norm,
     pointwise,
     pool,
+    recurrent,
     reduction,
     sampling,
     scatter,
@@ -27,7 +28,7 @@ from . import (
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm, conv, pool, factor, pointwise, sampling, statistics))
+         norm, conv, pool, factor, pointwise, sampling, statistics, recurrent))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 factor_legacy, pointwise, sampling, statistics):

@@ -26,6 +26,7 @@ from . import (
     matrix,
     norm,
     pool,
+    recurrent,
     reduction,
     scatter,
     shape,

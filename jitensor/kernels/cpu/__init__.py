@@ -21,6 +21,7 @@ from . import (  # noqa: F401,E501 (op families)
     norm,
     optim,
     pool,
+    recurrent,
     reduction,
     sort,
 )

@@ -2,9 +2,9 @@
 single-step cells, with torch's constructor arguments, parameter names, shapes and order
 (state dicts load from torch's), initialisation, repr, checks and gate order.
 
-Composed from ops (linear, sigmoid, tanh, relu, unbind, stack, cat), so autograd
-differentiates them on every device. Each layer and direction projects the input of all time
-steps in one product; only the hidden-to-hidden product and the gates run step by step. A
+Each layer and direction projects the input of all time steps in one product, then runs the
+recurrence of ops/recurrent.py: one fused op (one kernel for the whole time loop each way, one
+recorded node) where the device has its kernels, else the steps composed from ops. A
 PackedSequence input runs the same steps on the sequences still running at each step (the
 others keep their last state, which is their h_n/c_n) and gives a PackedSequence back."""
 import math
@@ -12,6 +12,7 @@ import warnings
 from numbers import Number
 
 from ...creation import empty, zeros
+from ...ops import recurrent
 from ...ops.shape import cat, stack
 from ...tensor import Tensor
 from .. import functional as F
@@ -22,49 +23,7 @@ from .module import Module
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
-_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-# -- one time step of each mode ------------------------------------------------------------------
-# `projected` is the input's product with weight_ih plus bias_ih -- and, for every mode but GRU,
-# plus bias_hh as well (the sum is the same, added once for all steps). GRU keeps bias_hh
-# inside its hidden product: its candidate gate multiplies (W_hn h + b_hn) by r.
-def _elman_step(activation):
-    """RNN's step, h' = activation(projected + h W_hh^T), for tanh or relu."""
-    def step(projected, state, w_hh, b_hh, w_hr):
-        return (activation(projected + F.linear(state[0], w_hh)),)
-    return step
-
-
-def _lstm_step(projected, state, w_hh, b_hh, w_hr):
-    """Gates i, f, g, o in torch's order: c' = f c + i g, h' = o tanh(c') (times weight_hr
-    with a projection)."""
-    h, c = state
-    i, f, g, o = (projected + F.linear(h, w_hh)).chunk(4, -1)
-    c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
-    h = F.sigmoid(o) * F.tanh(c)
-    return (h if w_hr is None else F.linear(h, w_hr), c)
-
-
-def _gru_step(projected, state, w_hh, b_hh, w_hr):
-    """Gates r, z, n in torch's order: n = tanh(W_in x + b_in + r (W_hn h + b_hn)),
-    h' = (1 - z) n + z h."""
-    h = state[0]
-    x_r, x_z, x_n = projected.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r, z = F.sigmoid(x_r + h_r), F.sigmoid(x_z + h_z)
-    n = F.tanh(x_n + r * h_n)
-    return (n + z * (h - n),)
-
-
-_STEPS = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN_TANH": _elman_step(F.tanh),
-          "RNN_RELU": _elman_step(F.relu)}
-
-
-def _project(mode, x, w_ih, b_ih, b_hh):
-    """x @ w_ih.T + b_ih (+ b_hh but for GRU), for every step of x at once."""
-    out = F.linear(x, w_ih, b_ih)
-    return out if b_hh is None or mode == "GRU" else out + b_hh
+_GATES = recurrent.GATES
 
 
 class _Recurrent(Module):
@@ -231,7 +190,7 @@ class RNNBase(_Recurrent):
         if not packed and input.size(1 if self.batch_first else 0) == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         x = input.transpose(0, 1) if self.batch_first and not packed else input
-        step, directions = _STEPS[self.mode], 2 if self.bidirectional else 1
+        directions = 2 if self.bidirectional else 1
         initial = [s.unbind(0) for s in states]
         finals = [[] for _ in states]
         for layer in range(self.num_layers):
@@ -240,7 +199,7 @@ class RNNBase(_Recurrent):
                 index = layer * directions + direction
                 names = self._all_weights[index]
                 out, state = self._direction(x, tuple(s[index] for s in initial), names,
-                                             step, direction == 1, batch_sizes)
+                                             direction == 1, batch_sizes)
                 outputs.append(out)
                 for store, value in zip(finals, state, strict=False):
                     store.append(value)
@@ -250,40 +209,15 @@ class RNNBase(_Recurrent):
         output = x.transpose(0, 1) if self.batch_first and not packed else x
         return output, tuple(stack(store) for store in finals)
 
-    def _direction(self, x, state, names, step, reverse, batch_sizes):
+    def _direction(self, x, state, names, reverse, batch_sizes):
         """One layer in one direction over x (L, N, features), or packed data with its
-        batch_sizes: the input projection of every step in one product, then the steps in
-        order (reversed for the backward direction), each on the sequences running then."""
+        batch_sizes: the input projection of every step in one product, then the recurrence."""
         p = dict(zip((n.split("_l")[0] for n in names), (getattr(self, n) for n in names),
                      strict=False))
-        w_hh, b_hh, w_hr = p["weight_hh"], p.get("bias_hh"), p.get("weight_hr")
-        projected = _project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh)
-        projected = projected.unbind(0) if batch_sizes is None else \
-            projected.split(batch_sizes, 0)
-        outputs = [None] * len(projected)
-        if reverse:
-            # the shortest sequences start last: each joins with its own initial state
-            initial, state = state, tuple(s[:projected[-1].size(0)] for s in state)
-            for t in reversed(range(len(projected))):
-                size, running = projected[t].size(0), state[0].size(0)
-                if size > running:
-                    state = tuple(cat((s, s0[running:size])) for s, s0 in zip(state, initial,
-                                                                               strict=True))
-                state = step(projected[t], state, w_hh, b_hh, w_hr)
-                outputs[t] = state[0]
-        else:
-            finished = []  # the last states of the sequences that ended, last rows first
-            for t, piece in enumerate(projected):
-                size = piece.size(0)
-                if size < state[0].size(0):
-                    finished.append(tuple(s[size:] for s in state))
-                    state = tuple(s[:size] for s in state)
-                state = step(piece, state, w_hh, b_hh, w_hr)
-                outputs[t] = state[0]
-            if finished:
-                state = tuple(cat(parts) for parts in zip(state, *reversed(finished),
-                                                           strict=True))
-        return (stack(outputs) if batch_sizes is None else cat(outputs)), state
+        b_hh = p.get("bias_hh")
+        projected = recurrent.project(self.mode, x, p["weight_ih"], p.get("bias_ih"), b_hh)
+        return recurrent.run(self.mode, projected, state, p["weight_hh"], b_hh,
+                             p.get("weight_hr"), reverse, batch_sizes)
 
 
 def _reject_proj_size(cls, kwargs):
@@ -484,8 +418,9 @@ class RNNCellBase(_Recurrent):
                 want = (input.size(0), self.hidden_size)
                 raise RuntimeError(f"hidden{i} should be of shape {want} (batch, hidden_size), "
                                    f"got {tuple(h.shape)}")
-        projected = _project(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
-        return _STEPS[mode](projected, state, self.weight_hh, self.bias_hh, None)
+        projected = recurrent.project(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
+        return recurrent.run(mode, projected, state, self.weight_hh, self.bias_hh, None, False,
+                             (input.size(0),))[1]
 
     def _zeros(self, input):
         return zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
