@@ -7,7 +7,11 @@ each with its ratio to NumPy and torch, at small sizes and short timing.
 --full runs every section at full size: creation (empty / zeros / ones / full from 1e3 to 1e8
 float32 elements on every available device, the per-call cost of tiny tensors, import and first
 call in a fresh process), then elementwise, reductions and softmax, matmul, indexing, autograd
-and user kernels. --only picks sections; --quick runs them at fewer sizes, shorter timing."""
+and user kernels. --only picks sections; --quick runs them at fewer sizes, shorter timing.
+
+--compile-report [gpt|mlp|cnn] runs one training step instead and lists the kernels Numba
+compiled or loaded for it (jitensor/bench/compile_report.py): on an empty kernel cache
+(NUMBA_CACHE_DIR), where a cold start spends its time."""
 import argparse
 import functools
 import importlib
@@ -17,7 +21,7 @@ import sys
 
 import numpy as np
 
-from .bench import compare, creation, headline, optional, per_call, print_rows
+from .bench import compare, compile_report, creation, headline, optional, per_call, print_rows
 
 # (title, module under jitensor.bench) of the compute sections, each with measure(quick)
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
@@ -119,9 +123,18 @@ def main(argv=None):
                     help="which devices to measure (default: every available one)")
     ap.add_argument("--json", nargs="?", const="-", metavar="FILE",
                     help="write the results as JSON to FILE (or stdout) instead of a table")
+    ap.add_argument("--compile-report", nargs="?", const="gpt", metavar="WORKLOAD",
+                    choices=compile_report.WORKLOADS,
+                    help="build a workload (gpt, the default; mlp; cnn) and run its first "
+                         "training step, listing every kernel Numba compiled or loaded from "
+                         "the disk cache, with times (run it on an empty cache to see a cold "
+                         "start)")
     # tiny sizes for the headline, to check the report quickly (tests/test_main_job.py)
     ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.compile_report:
+        compile_report.main(args.compile_report)
+        return
 
     import jitensor as jt
     devices = ["cpu", "cuda"] if args.device == "all" else [args.device]
