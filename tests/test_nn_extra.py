@@ -848,3 +848,47 @@ def test_sync_batch_norm_container_and_nllloss2d_as_torch():
         want = torch.nn.NLLLoss2d()(torch.tensor(logits), torch.tensor(target))
     np.testing.assert_allclose(loss(jt.tensor(logits), jt.tensor(target)).item(), want.item(),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_adaptive_log_softmax_matches_torch(batched):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    mine = jt.nn.AdaptiveLogSoftmaxWithLoss(16, 30, [5, 12], div_value=2.0, head_bias=True)
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 30, [5, 12], div_value=2.0, head_bias=True)
+    mine = mine.double()
+    theirs = theirs.double()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    with torch.no_grad():
+        for p, q in zip(mine.parameters(), theirs.parameters(), strict=True):
+            values = rng.standard_normal(tuple(p.shape))
+            with jt.no_grad():
+                p.copy_(jt.tensor(values))
+            q.copy_(torch.tensor(values))
+    x = rng.standard_normal((9, 16) if batched else (16,))
+    target = rng.integers(0, 30, 9) if batched else np.int64(rng.integers(0, 30))
+    xm, xt = jt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got, want = mine(xm, jt.tensor(target)), theirs(xt, torch.tensor(target))
+    np.testing.assert_allclose(got.output.detach().numpy(), want.output.detach().numpy(),
+                               rtol=1e-10)
+    np.testing.assert_allclose(got.loss.item(), want.loss.item(), rtol=1e-10)
+    got.loss.backward()
+    want.loss.backward()
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for p, q in zip(mine.parameters(), theirs.parameters(), strict=True):
+        if q.grad is None:  # a cluster no target falls in
+            assert p.grad is None
+            continue
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-9, atol=1e-12)
+    if batched:
+        np.testing.assert_allclose(mine.log_prob(xm).detach().numpy(),
+                                   theirs.log_prob(xt).detach().numpy(), rtol=1e-10)
+        assert mine.predict(xm).tolist() == theirs.predict(xt).tolist()
+    else:  # (torch 2.13's log_prob and predict fail on one unbatched example)
+        np.testing.assert_array_equal(mine.log_prob(xm).detach().numpy(),
+                                      mine.log_prob(xm[None])[0].detach().numpy())
+        assert mine.predict(xm).item() == mine.predict(xm[None])[0].item()
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        jt.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3])
+    with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 29\]"):
+        mine(jt.tensor(rng.standard_normal((2, 16))), jt.tensor([1, 30]))
