@@ -26,7 +26,7 @@ from .bench import compare, compile_report, creation, headline, optional, per_ca
 # (title, module under jitensor.bench) of the compute sections, each with measure(quick)
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
             ("matmul", "linalg"), ("views and indexing", "indexing"), ("autograd", "autograd"),
-            ("user kernels", "custom")]
+            ("user kernels", "custom"), ("recurrent layers", "recurrent")]
 
 _FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = time.perf_counter();"
           " jt.zeros(2, 3); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")

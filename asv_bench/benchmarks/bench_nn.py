@@ -52,6 +52,23 @@ class CNNTrainStep:
         self.sync(self.step())
 
 
+class RNNStep:
+    """One forward and backward of a 2-layer recurrent layer over float32 sequences of 35 steps
+    and a batch of 20 (word_language_model's defaults at 200 features; then hidden 512):
+    jitensor.bench.recurrent.rnn_step."""
+    params = (LIBRARIES, DEVICES, ("LSTM", "GRU", "RNN_TANH"), (200, 512))
+    param_names = ("library", "device", "mode", "hidden")
+
+    def setup(self, library, device, mode, hidden):
+        from jitensor.bench.recurrent import rnn_step
+        peer = Peer(library, device)
+        self.sync, self.step = peer.sync, rnn_step(peer.mod, mode, hidden, device=device)
+        warm(self)
+
+    def time_step(self, *_):
+        self.sync(self.step())
+
+
 class Bookkeeping:
     """x * y on 2x3 tensors with and without inputs that require grad, and a tiny backward."""
     params = (LIBRARIES, DEVICES)
