@@ -277,7 +277,7 @@ def _poll(test, deadline):
             return False
         spins += 1
         if spins > 200:
-            time.sleep(min(1e-3, 1e-6 * spins))
+            time.sleep(min(1e-4, 1e-6 * spins))
     return True
 
 
