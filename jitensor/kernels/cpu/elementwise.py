@@ -4,10 +4,10 @@ and their derivatives), each a switch over op codes generated from the family's 
 branches loop over a 1-D slice calling the op's formula.
 
 Why a switch of loops: a switch *inside* the per-element loop measured slower (it blocks
-vectorisation), and one kernel per op would mean a separate compile and cache entry for
-every op and dtype. Here the op is a runtime integer, so a family compiles once per dtype
-signature and layout, and the branch is taken once per block of BLOCK elements. Families are
-split by output kind (bool results, integer-only bitwise ops) so each compile stays small.
+vectorisation). The switch of a kernel holds one op's loop: each op compiles, on first use,
+only for the dtype signatures it is called with (a switch of the family's every op compiled
+them all for each signature, most never called; docs/design.md has the cold-start figures).
+The op code stays an argument, tested once per block of BLOCK elements.
 
 Every family takes (op, out, a, b, c, d) and ignores what it does not use (unary: x and three
 scalar parameters; arith: x, y, alpha; ternary: three operands). Any operand but `out` may be a
@@ -16,6 +16,7 @@ scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two 
 `*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
 operands, broadcasting and every stride pattern."""
 import ast
+import threading
 
 import numpy as np
 from numba import njit, prange, types
@@ -99,10 +100,13 @@ def _switch(family, name, parameters, reads, cases):
     return register_jitable(_nrt=False)(globals()[name])
 
 
-def _family_switch(family):
+def _op_switch(family, op):
+    """The switch of op code `op` alone, `_<family>_<op>`: a kernel compiles only its op's loop
+    (a family's every loop took 1-3.5 s per dtype signature, mostly for ops never called)."""
     parameters = table.ARGUMENTS[family]
-    return _switch(family, "_" + family, parameters,
-                   {p: f"at({p}, i)" for p in parameters[:3]}, table.switch_cases(family))
+    return _switch(family, f"_{family}_{op}", parameters,
+                   {p: f"at({p}, i)" for p in parameters[:3]},
+                   [case for case in table.switch_cases(family) if case[0] == op])
 
 
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
@@ -237,8 +241,19 @@ def _shells(family, body):
     return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
 
 
-_KERNELS = {family: _shells(family, _family_switch(family)) for family in table.KERNELS}
-_FLAT = {family: kernels[0] for family, kernels in _KERNELS.items()}
+_KERNELS = {}  # (family, op) -> (flat, 4-D) kernels of that op, made on first use
+_made = threading.Lock()
+
+
+def _kernels(family, op):
+    """The (flat, 4-D) kernels of op code `op` of `family`, `<family>_<op>_flat` and
+    `<family>_<op>_4d`. Made on first use, under a lock: each kernel's cache key pickles its
+    switch by reference to the module global of that name, which must stay the same object."""
+    with _made:
+        kernels = _KERNELS.get((family, op))
+        if kernels is None:
+            kernels = _KERNELS[family, op] = _shells(f"{family}_{op}", _op_switch(family, op))
+    return kernels
 
 
 def _streamed(family, op, out):
@@ -298,7 +313,7 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     is exactly `out` (in place)."""
     if a is out and _inplace(family, op, out, a, b, c):
         return
-    flat, nd = _KERNELS[family]
+    flat, nd = _KERNELS.get((family, op)) or _kernels(family, op)
     n = out.size
     if n < PARALLEL_MIN and out.flags.c_contiguous:
         # small: the flat kernel, which copies strided and broadcast operands contiguous (a
@@ -338,7 +353,7 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
             a = _one(a)
         if b.__class__ is ndarray and not b.flags.c_contiguous:
             b = _one(b)
-        _FLAT[family](op, out, a, b, c, d)
+        (_KERNELS.get((family, op)) or _kernels(family, op))[0](op, out, a, b, c, d)
     else:
         launch(family, op, out, a, b, c, d)
 
