@@ -61,8 +61,8 @@ from .creation import (
     zeros_like,
 )
 from .device import device
-from .dtypes import bool_ as bool
 from .dtypes import (
+    bfloat16,
     can_cast,
     dtype,
     finfo,
@@ -80,6 +80,7 @@ from .dtypes import (
     set_default_dtype,
     uint8,
 )
+from .dtypes import bool_ as bool
 from .legacy_types import CPU_TYPES as _CPU_TYPES
 from .legacy_types import typename
 from .ops import einsum as _einsum
@@ -165,8 +166,9 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
-__all__ += ["amp", "autocast", "detach", "e", "finfo", "has_lapack", "has_mkl", "has_openmp",
-            "has_spectral", "iinfo", "inf", "nan", "newaxis", "pi", "typename", *_CPU_TYPES]
+__all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack", "has_mkl",
+            "has_openmp", "has_spectral", "iinfo", "inf", "nan", "newaxis", "pi", "typename",
+            *_CPU_TYPES]
 
 
 def __getattr__(name):

@@ -7,10 +7,10 @@ class dtype:
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
 
-    def __init__(self, name, np_dtype, category):
+    def __init__(self, name, np_dtype, category, itemsize=None):
         self.name = name
-        self.np = np.dtype(np_dtype)
-        self.itemsize = self.np.itemsize
+        self.np = None if np_dtype is None else np.dtype(np_dtype)  # None: no tensors yet
+        self.itemsize = self.np.itemsize if itemsize is None else itemsize
         self.category = category  # 0 bool, 1 integer, 2 floating: torch's promotion categories
         self.is_floating_point = category == 2
         self.is_signed = name != "uint8" and name != "bool"
@@ -38,6 +38,9 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+# torch.bfloat16, named so that scripts' dtype tables load; jitensor has no bfloat16 tensors
+# yet, and to_dtype refuses it wherever a dtype is used
+bfloat16 = dtype("bfloat16", None, 2, itemsize=2)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 # float16 has no CPU kernels (Numba cannot type it on the CPU); it is a CUDA dtype.
@@ -52,9 +55,13 @@ _BY_NP = {d.np: d for d in ALL}
 def to_dtype(value):
     """Parse a jt dtype, a NumPy dtype or type, or a string into a jt dtype."""
     if value.__class__ is dtype:
+        if value.np is None:
+            raise _no_tensors(value)
         return value
     if isinstance(value, str):
         name = value[len("jitensor."):] if value.startswith("jitensor.") else value
+        if name == "bfloat16":
+            raise _no_tensors(bfloat16)
         found = _BY_NAME.get(name)
         if found is None:
             raise TypeError(f"unknown dtype {value!r}; expected one of "
@@ -80,6 +87,12 @@ def to_dtype(value):
 
 
 _default = [float32]
+
+
+def _no_tensors(d):
+    return NotImplementedError(f"{d} tensors are not supported by jitensor yet (no kernel "
+                               f"computes in {d.name}); use jitensor.float32 (or float16 on "
+                               f"CUDA)")
 
 
 def get_default_dtype():

@@ -551,6 +551,9 @@ class Tensor:
     def half(self):
         return self.to(dtypes.float16)
 
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)  # (refused clearly: no bfloat16 tensors yet)
+
     def int(self):
         return self.to(dtypes.int32)
 

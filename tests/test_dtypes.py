@@ -244,3 +244,22 @@ def test_result_type_errors():
 def test_result_type_of_one_tensor_is_its_dtype(d):
     assert jt.result_type(jt.zeros(3, dtype=d)) is d
     assert jt.result_type(jt.zeros((), dtype=d)) is d
+
+
+@pytest.mark.parametrize("make", [
+    lambda: jt.zeros(2, dtype=jt.bfloat16), lambda: jt.empty(2, dtype="bfloat16"),
+    lambda: jt.ones(2).to(jt.bfloat16), lambda: jt.ones(2).bfloat16(),
+    lambda: jt.tensor([1.0], dtype=jt.bfloat16), lambda: jt.arange(3, dtype=jt.bfloat16),
+    lambda: jt.randn(2, dtype=jt.bfloat16), lambda: jt.set_default_dtype(jt.bfloat16),
+    lambda: jt.promote_types(jt.bfloat16, jt.float32), lambda: jt.finfo(jt.bfloat16),
+    lambda: jt.nn.Linear(2, 2, dtype=jt.bfloat16)])
+def test_bfloat16_is_named_but_every_use_refuses_clearly(make):
+    with pytest.raises(NotImplementedError, match="jitensor.bfloat16 tensors are not supported"):
+        make()
+
+
+def test_bfloat16_names_load_in_dtype_tables():
+    table = {"float32": jt.float32, "bfloat16": jt.bfloat16, "float16": jt.float16}
+    assert table["bfloat16"] is jt.bfloat16 and repr(jt.bfloat16) == "jitensor.bfloat16"
+    assert jt.bfloat16.is_floating_point and jt.bfloat16.itemsize == 2
+    assert jt.bfloat16 != jt.float16 and jt.float32.is_floating_point
