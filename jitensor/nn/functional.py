@@ -41,8 +41,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d",
            "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "dropout1d",
-           "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag",
+           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
+           "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag",
            "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
            "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
            "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate",
@@ -2431,6 +2431,99 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# -- CTC -------------------------------------------------------------------------------------------
+def _ctc_lengths(lengths, name):
+    """A length argument (a tensor of integers, or a tuple or list of ints) as host int64."""
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.category != 1:
+            raise RuntimeError(f"{name} must be integral, got {lengths.dtype.name}")
+        return np.array(lengths.cpu().numpy(), np.int64).reshape(-1)
+    return np.array(lengths, np.int64).reshape(-1)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The Connectionist Temporal Classification loss: -log of the summed probability of every
+    alignment of each target to its input frames. log_probs is (T, N, C) (or (T, C), one
+    sequence) of log-probabilities; targets (N, S) padded or the N targets concatenated (1-D);
+    the lengths are tensors of integers or tuples/lists of ints. 'mean' divides each loss by
+    its target length, then averages, as torch. zero_infinity makes impossible alignments
+    (infinite losses) and their gradients 0. One kernel each way (ops/loss.py), each batch
+    element one task; on CUDA the recursion runs on the host and the results move back to the
+    device. Unlike torch's CPU kernel, which reads out of bounds, a target label outside
+    [0, C) raises."""
+    for name, t in (("log_probs", log_probs), ("targets", targets)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"ctc_loss(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor) or not all(
+            isinstance(x, (Tensor, list, tuple)) for x in (input_lengths, target_lengths)):
+        raise TypeError(f"ctc_loss(): input_lengths and target_lengths must both be Tensors or "
+                        f"both tuples or lists of ints, got {type(input_lengths).__name__} and "
+                        f"{type(target_lengths).__name__}")
+    reduction = _legacy_reduction(None, None, reduction)
+    same_device("ctc_loss", log_probs, targets)
+    in_lengths = _ctc_lengths(input_lengths, "input_lengths")
+    tg_lengths = _ctc_lengths(target_lengths, "target_lengths")
+    batched = log_probs.ndim == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    if lp.ndim != 3:
+        raise RuntimeError(f"ctc_loss(): expected 3-dimensional (T, N, C) log_probs (or 2-D "
+                           f"(T, C) unbatched), got {log_probs.ndim}-dimensional")
+    if lp.dtype not in (float32, float64):
+        raise NotImplementedError(f'"ctc_loss" not implemented for {lp.dtype.name} log_probs; '
+                                  f'convert them with .float() or .double()')
+    if targets.ndim not in (1, 2):
+        raise RuntimeError(f"ctc_loss(): expected 1 to 2 dimensions for targets, got "
+                           f"{targets.ndim}-dimensional targets")
+    t_max, n, c = lp.shape
+    if not 0 <= blank < c:
+        raise RuntimeError(f"ctc_loss(): blank must be in label range [0, {c}), got {blank}")
+    for name, lengths in (("input_lengths", in_lengths), ("target_lengths", tg_lengths)):
+        if len(lengths) != n:
+            raise RuntimeError(f"ctc_loss(): {name} must be of size batch_size ({n}), got "
+                               f"{len(lengths)}")
+        if n and lengths.min() < 0:
+            raise RuntimeError(f"ctc_loss(): expected {name} to have value at least 0, but got "
+                               f"value {lengths.min()}")
+    if n and in_lengths.max() > t_max:
+        raise RuntimeError(f"ctc_loss(): expected input_lengths to have value at most {t_max}, "
+                           f"but got value {in_lengths.max()}")
+    labels = np.array(targets.cpu().numpy(), np.int64)
+    longest = int(tg_lengths.max()) if n else 0
+    if labels.ndim == 1:  # concatenated
+        offsets = np.concatenate(([0], np.cumsum(tg_lengths)[:-1])).astype(np.int64)
+        if len(labels) != tg_lengths.sum():
+            raise RuntimeError(f"ctc_loss(): expected targets to have size {tg_lengths.sum()} "
+                               f"(the sum of target_lengths) at dimension 0, got "
+                               f"{len(labels)}")
+        used = labels
+    else:
+        if labels.shape[0] != n:
+            raise RuntimeError(f"ctc_loss(): expected targets to have size {n} at dimension 0, "
+                               f"got {labels.shape[0]}")
+        if labels.shape[1] < longest:
+            raise RuntimeError(f"ctc_loss(): expected targets to have size at least {longest} "
+                               f"at dimension 1 (the longest target), got {labels.shape[1]}")
+        offsets = np.arange(n, dtype=np.int64) * labels.shape[1]
+        used = labels[np.arange(labels.shape[1]) < tg_lengths[:, None]]
+        labels = labels.reshape(-1)
+    if used.size and (used.min() < 0 or used.max() >= c):
+        raise RuntimeError(f"ctc_loss(): target labels must be in [0, {c}), got "
+                           f"[{used.min()}, {used.max()}]")
+    alpha = zeros((n, t_max, 2 * longest + 1), dtype=lp.dtype, device="cpu")  # (on any device)
+    loss = _loss.ctc_loss(lp, labels, offsets, 1, in_lengths, tg_lengths, int(blank),
+                          bool(zero_infinity), alpha)
+    if zero_infinity:
+        loss = where(loss == math.inf, 0.0, loss)
+    if reduction == "mean":
+        divisor = tensor(np.maximum(tg_lengths, 1), dtype=lp.dtype, device=lp.device)
+        return (loss / divisor).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss if batched else loss.squeeze(0)
 
 
 # -- resampling: interpolate, the shuffles, fold and unfold ----------------------------------------

@@ -9,15 +9,19 @@ kernels/<device>/loss.py, formulas: kernels/scalar/loss.py). nn.functional calls
 The pointwise losses (smooth_l1, huber, binary_cross_entropy with or without logits, kl_div)
 are one launch of the elementwise "loss" family each, unreduced (`pointwise_loss`); the
 reduction is the ordinary sum or mean after it. Their backward is one "loss_grad" launch for
-the input's derivative, times the upstream gradient."""
+the input's derivative, times the upstream gradient.
+
+ctc_loss is one kernel each way too (kernels/cpu/ctc.py): the per-element negative
+log-likelihoods, which nn.functional reduces."""
 import math
 
 from .. import dtypes
 from ..creation import allocate
+from ..device import device
 from ..kernels.registry import backend
 from ..kernels.scalar import loss as codes
 from ..tensor import Tensor
-from ._common import broadcast_shapes, same_device
+from ._common import broadcast_shapes, dense, same_device
 from .elementwise import _operand, _scalar
 
 TENSOR_METHODS = {}  # torch has the losses in nn.functional only
@@ -129,3 +133,39 @@ def pointwise_loss_grad(input, target, extra, code, param):
     """The derivative of pointwise_loss by its input, elementwise (without the upstream
     gradient)."""
     return _pointwise("loss_grad", input, target, extra, code, param)
+
+
+# -- CTC -----------------------------------------------------------------------------------
+# The recursion's kernels are CPU ones (kernels/cpu/ctc.py); on CUDA it runs on the host on a
+# copy of log_probs and the results move back (no CUDA kernel yet). alpha stays on the host.
+_HOST = device("cpu")
+
+
+def _on_host(t):
+    """t's values as a dense NumPy array in host memory."""
+    return dense(t if t._device.type == "cpu" else t.cpu())
+
+
+def ctc_loss(log_probs, targets, offsets, stride, input_lengths, target_lengths, blank,
+             zero_infinity, alpha):
+    """The op autograd records (its rule: autograd/derivatives/loss.py): each batch element's
+    negative log-likelihood, (N,), of (T, N, C) log-probabilities. targets (flat), offsets,
+    input_lengths and target_lengths are host int64 NumPy arrays nn.functional checked; alpha,
+    a host tensor (N, T, 2 * max target length + 1), receives what the backward reads."""
+    nll = allocate((len(input_lengths),), log_probs._dtype, _HOST)
+    backend(_HOST).ctc.forward(nll._data, _on_host(log_probs), targets, offsets, stride,
+                               input_lengths, target_lengths, blank, alpha._data)
+    return nll if log_probs._device.type == "cpu" else nll.to(log_probs._device)
+
+
+def ctc_loss_grad(g, nll, log_probs, targets, offsets, stride, input_lengths, target_lengths,
+                  blank, zero_infinity, alpha):
+    """The gradient of ctc_loss's result `nll` by log_probs for upstream gradient g (torch's
+    native formula, from alpha and the beta the kernel runs)."""
+    out = allocate(log_probs.shape, log_probs._dtype, _HOST)
+    if g._dtype is not log_probs._dtype:
+        g = g.to(log_probs._dtype)
+    backend(_HOST).ctc.backward(out._data, _on_host(g), _on_host(log_probs), targets, offsets,
+                                stride, input_lengths, target_lengths, blank, alpha._data,
+                                _on_host(nll), bool(zero_infinity))
+    return out if log_probs._device.type == "cpu" else out.to(log_probs._device)

@@ -78,3 +78,13 @@ def _pointwise_loss(g, result, input, target, extra, code, param):
     if wanted[2]:
         grads.append((extra, g * -(y * activation.logsigmoid(x))))
     return grads
+
+
+@rule("ctc_loss", uses_result=True)
+def _ctc_loss(g, result, log_probs, targets, offsets, stride, input_lengths, target_lengths,
+              blank, zero_infinity, alpha):
+    """One kernel (loss.ctc_loss_grad), as torch's native backward: its result is not
+    differentiated again (torch has no derivative of it either)."""
+    return ((log_probs, loss.ctc_loss_grad(g, result, log_probs, targets, offsets, stride,
+                                           input_lengths, target_lengths, blank, zero_infinity,
+                                           alpha)),)

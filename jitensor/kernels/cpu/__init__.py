@@ -10,6 +10,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import (  # noqa: F401,E501 (op families)
     conv,
+    ctc,
     custom,  # noqa: F401 (user-written kernels: jitensor/custom.py)
     elementwise,
     factor,
