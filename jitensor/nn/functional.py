@@ -37,13 +37,15 @@ from ..tensor import Tensor
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
-           "adaptive_max_pool3d_with_indices", "affine_grid", "alpha_dropout", "avg_pool1d",
-           "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d",
-           "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-           "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "ctc_loss", "dropout",
-           "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag",
-           "feature_alpha_dropout", "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
+           "adaptive_max_pool3d_with_indices", "affine_grid", "alpha_dropout", "assert_int_or_pair",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d", "batch_norm", "bilinear",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "boolean_dispatch", "celu",
+           "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
+           "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
+           "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
+           "elu_", "embedding", "embedding_bag", "feature_alpha_dropout", "fold",
+           "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+           "fractional_max_pool3d_with_indices", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
            "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
            "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate",
            "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_", "linear",
@@ -52,9 +54,9 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "max_pool2d", "max_pool2d_with_indices", "max_pool3d", "max_pool3d_with_indices",
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss",
            "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
-           "multilabel_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
-           "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-           "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
+           "multilabel_soft_margin_loss", "native_channel_shuffle", "nll_loss", "normalize",
+           "one_hot", "pad", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
+           "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
            "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
            "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
            "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
@@ -1126,6 +1128,35 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                      (1, d), groups).squeeze(2), input, 1)
 
 
+def conv_tbc(input, weight, bias, pad=0):
+    """1-d convolution of (time, batch, in_channels) input with a (kernel width, in_channels,
+    out_channels) weight and `pad` steps of zeros at each end of time (a negative pad crops):
+    conv1d on the (batch, channels, time) view, the output back in (time, batch, channels)."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    time, batch, _ = input.shape
+    width, _, out_channels = weight.shape
+    length = time + 2 * pad - width + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                           f"[{length}, {batch}, {out_channels}]")
+    x = input.permute(1, 2, 0)
+    if pad < 0:  # (conv1d pads only)
+        x, pad = x[:, :, -pad:time + pad], 0
+    if length == 0:
+        return zeros((0, batch, out_channels), dtype=input.dtype, device=input.device)
+    return conv1d(x, weight.permute(2, 1, 0), bias, padding=pad).permute(2, 0, 1)
+
+
 # -- transposed convolution ------------------------------------------------------------------------
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
@@ -1837,6 +1868,165 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+# -- fractional max pooling ------------------------------------------------------------------------
+# torch's pseudo-random windows (Graham 2014): along a dim of `size` elements, output i's window
+# of k starts at int((i + u) * alpha) - int(u * alpha), alpha = (size - k) / (out - 1), and the
+# last one at size - k, with one sample u in [0, 1) per plane and dim, computed in the input's
+# float type as torch's kernel computes it. The windows' elements are gathered, the max of each
+# picked without grad, then the values gathered at the picks: the gradient flows through that
+# gather.
+def _fractional_starts(samples, size, out, kernel):
+    """(planes, out) window starts along one dim for `samples` (planes,), a NumPy array of the
+    input's float type."""
+    ft = samples.dtype.type
+    starts = np.full((len(samples), out), size - kernel, np.int64)
+    if out > 1:
+        alpha = ft(size - kernel) / ft(out - 1)
+        steps = np.arange(out - 1).astype(samples.dtype)[None, :] + samples[:, None]
+        starts[:, :-1] = (steps * alpha).astype(np.int64) - \
+            (samples * alpha).astype(np.int64)[:, None]
+    return starts
+
+
+def _fractional_ints(fn, name, value, n):
+    """kernel_size or output_size as n ints, with torch's error."""
+    values = (value,) * n if _is_int(value) else tuple(value)
+    if len(values) == 1:
+        values *= n
+    if len(values) != n:
+        raise RuntimeError(f"{fn}: {name} must either be a single Int or tuple of "
+                           f"{'Ints' if n == 2 else 'three Ints'}")
+    return tuple(int(v) for v in values)
+
+
+def _fractional_max_pool(fn, n, input, kernel_size, output_size, samples):
+    """(values, indices) of n-d fractional max pooling, the checks of torch's kernel first."""
+    kernel = _fractional_ints(fn, "kernel_size", kernel_size, n)
+    out = _fractional_ints(fn, "output_size", output_size, n)
+    if min(kernel) < 1:
+        raise RuntimeError(f"{fn}: kernel_size must be greater than 0, got {kernel}")
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{fn}(): Expected {n + 1}D or {n + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    for d in range(input.ndim - n - 1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got{list(input.shape)} with dimension {d} being "
+                               f"empty.")
+    x = input if input.ndim == n + 2 else input.unsqueeze(0)
+    batch, planes, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])
+    names = ("height", "width") if n == 2 else ("time", "height", "width")
+    for name, size, k, o in zip(names, sizes, kernel, out, strict=True):
+        # (torch's 3-d check is strict: a window can't end at the last element)
+        if o + k - 1 > size or n == 3 and o + k - 1 == size:
+            raise RuntimeError(f"{fn}{'' if n == 2 else '_out'}(): pool {name} {k} too large "
+                               f"relative to input {name} {size}")
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    if samples.shape[0] < batch:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != planes:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != n:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got "
+                           f"{samples.shape[2]}.")
+    if samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f'"{fn}" not implemented for {input.dtype.name} input; convert it '
+                           f'with .float()')
+    same_device(fn, input, samples)
+    u = samples.detach().cpu().numpy()[:batch].reshape(batch * planes, n)
+    # flat index into its plane of each window element, (planes, *out, *kernel)
+    at = np.zeros((batch * planes,) + out + kernel, np.int64)
+    stride = 1
+    for d in reversed(range(n)):
+        # torch's 2-d kernel reads a plane's W sample first; its 3-d one T, H, W in order
+        column = (1 - d) if n == 2 else d
+        pos = _fractional_starts(u[:, column], sizes[d], out[d], kernel[d])[:, :, None] + \
+            np.arange(kernel[d])
+        view = [len(u)] + [1] * (2 * n)
+        view[1 + d], view[1 + n + d] = out[d], kernel[d]
+        at += pos.reshape(view) * stride
+        stride *= sizes[d]
+    n_out, width = math.prod(out), math.prod(kernel)
+    flat = x.reshape(batch, planes, -1)
+    at = tensor(at.reshape(batch, planes, n_out * width), device=x.device)
+    with no_grad():
+        windows = flat.gather(2, at).reshape(batch, planes, n_out, width)
+        pick = windows.argmax(-1)
+        nan = windows.isnan()  # torch's kernel keeps the last NaN of a window
+        last_nan = (width - 1) - nan.flip(-1).to(int64).argmax(-1)
+        pick = where(nan.any(-1), last_nan, pick)
+        at = at.reshape(batch, planes, n_out, width).gather(3, pick.unsqueeze(3)).squeeze(3)
+    values = flat.gather(2, at).reshape(batch, planes, *out)
+    at = at.reshape(batch, planes, *out)
+    return (values, at) if input.ndim == n + 2 else (values.squeeze(0), at.squeeze(0))
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of 2-d fractional max pooling: kH x kW windows at pseudo-random steps
+    that cover the input in output_size (or output_ratio times the input's size) windows per
+    dim, from one sample per plane and dim (`_random_samples` (N, C, 2): W's, then H's; drawn
+    from jitensor's generator when not given). The indices are flat into each plane (H * W),
+    as torch's; given the samples, both equal torch's."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool2d requires specifying either an output_size or an "
+                         "output_ratio")
+    if output_size is None:
+        if len(output_ratio) > 2:
+            raise ValueError("fractional_max_pool2d requires output_ratio to either be a single "
+                             "Int or tuple of Ints.")
+        ratio = tuple(output_ratio)
+        output_size = [int(input.size(-2) * ratio[0]), int(input.size(-1) * ratio[1])]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == 3 else input.size(0)
+        _random_samples = rand(n_batch, input.size(-3), 2, dtype=input.dtype,
+                               device=input.device)
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
+                                _random_samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """fractional_max_pool2d_with_indices's values, and with return_indices its indices."""
+    values, at = fractional_max_pool2d_with_indices(input, kernel_size, output_size,
+                                                    output_ratio, return_indices,
+                                                    _random_samples)
+    return (values, at) if return_indices else values
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """(values, indices) of 3-d fractional max pooling, as the 2-d one over kT x kH x kW
+    windows; `_random_samples` is (N, C, 3): T's, H's, then W's samples. The indices are flat
+    into each volume (T * H * W)."""
+    if output_size is None and output_ratio is None:
+        raise ValueError("fractional_max_pool3d requires specifying either an output_size or an "
+                         "output_ratio")
+    if output_size is None:
+        ratio = (output_ratio,) * 3 if isinstance(output_ratio, (int, float)) else \
+            tuple(output_ratio)
+        output_size = [int(input.size(-3) * ratio[0]), int(input.size(-2) * ratio[1]),
+                       int(input.size(-1) * ratio[2])]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == 4 else input.size(0)
+        _random_samples = rand(n_batch, input.size(-4), 3, dtype=input.dtype,
+                               device=input.device)
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """fractional_max_pool3d_with_indices's values, and with return_indices its indices."""
+    values, at = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
+                                                    output_ratio, return_indices,
+                                                    _random_samples)
+    return (values, at) if return_indices else values
 
 
 # -- batch norm ------------------------------------------------------------------------------------
@@ -2801,6 +2991,11 @@ def channel_shuffle(input, groups):
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
 
 
+def native_channel_shuffle(input, groups):
+    """channel_shuffle, under the name of torch's native kernel for it."""
+    return channel_shuffle(input, groups)
+
+
 # -- fold / unfold -----------------------------------------------------------------------------
 def _fold_args(kernel_size, dilation, padding, stride):
     kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
@@ -3073,3 +3268,30 @@ def affine_grid(theta, size, align_corners=None):
     base = stack([*grids, ones(*spatial, dtype=theta.dtype, device=theta.device)], -1)
     out = base.reshape(1, -1, dims + 1).expand(size[0], -1, -1) @ theta.transpose(1, 2)
     return out.reshape(size[0], *spatial, dims)
+
+
+# -- helpers torch.nn.functional exposes -----------------------------------------------------------
+def assert_int_or_pair(arg, arg_name, message):
+    """Raise AssertionError(message.format(arg_name)) unless `arg` is an int or has 2 items."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
+    """A function that calls if_true or if_false by the boolean argument `arg_name` (keyword,
+    else positional at arg_index, else `default`), as torch's (TorchScript's) helper; it takes
+    the docstring of whichever of the two has one."""
+    def fn(*args, **kwargs):
+        flag = kwargs[arg_name] if arg_name in kwargs else \
+            args[arg_index] if arg_index < len(args) else default
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is not None and if_false.__doc__ is not None:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = if_true.__doc__ if if_true.__doc__ is not None else if_false.__doc__
+    if_true.__doc__ = if_false.__doc__ = fn.__doc__
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
