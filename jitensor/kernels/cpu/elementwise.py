@@ -241,7 +241,10 @@ def _shells(family, body):
     return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
 
 
-_KERNELS = {}  # (family, op) -> (flat, 4-D) kernels of that op, made on first use
+# family -> op code -> (flat, 4-D) kernels of that op, None until first use (lists: a launch
+# indexes them without building a key)
+_KERNELS = {family: [None] * (1 + max(case[0] for case in table.switch_cases(family)))
+            for family in table.KERNELS}
 _made = threading.Lock()
 
 
@@ -250,9 +253,9 @@ def _kernels(family, op):
     `<family>_<op>_4d`. Made on first use, under a lock: each kernel's cache key pickles its
     switch by reference to the module global of that name, which must stay the same object."""
     with _made:
-        kernels = _KERNELS.get((family, op))
+        kernels = _KERNELS[family][op]
         if kernels is None:
-            kernels = _KERNELS[family, op] = _shells(f"{family}_{op}", _op_switch(family, op))
+            kernels = _KERNELS[family][op] = _shells(f"{family}_{op}", _op_switch(family, op))
     return kernels
 
 
@@ -313,7 +316,7 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     is exactly `out` (in place)."""
     if a is out and _inplace(family, op, out, a, b, c):
         return
-    flat, nd = _KERNELS.get((family, op)) or _kernels(family, op)
+    flat, nd = _KERNELS[family][op] or _kernels(family, op)
     n = out.size
     if n < PARALLEL_MIN and out.flags.c_contiguous:
         # small: the flat kernel, which copies strided and broadcast operands contiguous (a
@@ -353,7 +356,7 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
             a = _one(a)
         if b.__class__ is ndarray and not b.flags.c_contiguous:
             b = _one(b)
-        (_KERNELS.get((family, op)) or _kernels(family, op))[0](op, out, a, b, c, d)
+        (_KERNELS[family][op] or _kernels(family, op))[0](op, out, a, b, c, d)
     else:
         launch(family, op, out, a, b, c, d)
 
