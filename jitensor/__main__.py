@@ -11,7 +11,10 @@ and user kernels. --only picks sections; --quick runs them at fewer sizes, short
 
 --compile-report [gpt|mlp|cnn] runs one training step instead and lists the kernels Numba
 compiled or loaded for it (jitensor/bench/compile_report.py): on an empty kernel cache
-(NUMBA_CACHE_DIR), where a cold start spends its time."""
+(NUMBA_CACHE_DIR), where a cold start spends its time.
+
+`python -m jitensor warmup` compiles the kernels of common programs into the on-disk cache
+ahead of their first run (jitensor/warmup.py)."""
 import argparse
 import functools
 import importlib
@@ -112,6 +115,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jitensor", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     names = ["creation"] + [m for _, m in SECTIONS]
+    ap.add_argument("command", nargs="?", choices=["warmup"],
+                    help="warmup: compile the kernels of common programs (float32, float64, "
+                         "int64 and bool ops, MLP, CNN and GPT training steps) into the on-disk "
+                         "cache, in parallel processes, instead of measuring")
+    ap.add_argument("--jobs", type=int, help="warmup's processes (default: one per core)")
     ap.add_argument("--full", action="store_true",
                     help="every section at full size instead of the headline (a long run)")
     ap.add_argument("--only", choices=names, action="append",
@@ -132,6 +140,10 @@ def main(argv=None):
     # tiny sizes for the headline, to check the report quickly (tests/test_main_job.py)
     ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.command == "warmup":
+        from . import warmup
+        warmup.main(args.jobs)
+        return
     if args.compile_report:
         compile_report.main(args.compile_report)
         return
