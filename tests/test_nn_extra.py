@@ -892,3 +892,17 @@ def test_adaptive_log_softmax_matches_torch(batched):
         jt.nn.AdaptiveLogSoftmaxWithLoss(4, 10, [5, 3])
     with pytest.raises(RuntimeError, match=r"Target values should be in \[0, 29\]"):
         mine(jt.tensor(rng.standard_normal((2, 16))), jt.tensor([1, 30]))
+
+
+def test_deepcopy_of_a_parameter_drops_its_grad_as_torch():
+    torch = pytest.importorskip("torch")
+    import copy
+    for lib in (jt, torch):
+        layer = lib.nn.Linear(2, 2)
+        layer(lib.ones(1, 2)).sum().backward()
+        clone = copy.deepcopy(layer)
+        assert type(clone.weight) is lib.nn.Parameter and clone.weight.grad is None
+        assert clone.weight is not layer.weight and clone.weight.requires_grad
+        with lib.no_grad():
+            clone.weight.add_(1)
+        assert not lib.equal(clone.weight, layer.weight)

@@ -25,8 +25,17 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce__(self):
-        # copy.deepcopy and pickle give back a Parameter with its own copy of the values
+        # pickle gives back a Parameter with its own copy of the values
         return (Parameter, (self.detach(), self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        """A Parameter of a copy of the values, without the grad (torch's: a cloned model
+        starts with no gradients)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.detach().clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
 
 
 class UninitializedTensorMixin:
