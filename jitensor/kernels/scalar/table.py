@@ -346,7 +346,8 @@ for _rows in FAMILIES.values():  # integer variants take the codes after the fam
         _next += _op.int is not None
 _SOURCE = {grad: family for family, grad in GRADIENTS.items()}
 KERNELS = (*FAMILIES, *(GRADIENTS[family] for family in FAMILIES if family in GRADIENTS))
-"""The kernel families: each compiles as one switch per dtype signature and layout."""
+"""The kernel families: on CUDA each compiles as one switch per dtype signature and layout; on
+the CPU each op of a family has kernels of its own (kernels/cpu/elementwise.py)."""
 
 
 def switch_cases(family):
