@@ -2,7 +2,15 @@
 products wrap exactly as torch's do) and torch, on every CPU dtype and on views of any layout."""
 import numpy as np
 import pytest
-from conftest import CPU_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python, to_torch_dtype
+from conftest import (
+    CPU_DTYPES,
+    INT_DTYPES,
+    assert_tensor,
+    at_thread_counts,
+    dtype_id,
+    run_python,
+    to_torch_dtype,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import types
@@ -481,3 +489,17 @@ print(sum(sum(x.cache_hits.values()) for x in s), sum(sum(x.cache_misses.values(
     run_python(code)  # fills the default cache if this checkout's cache is cold
     hits, misses = map(int, run_python(code).split())
     assert misses == 0 and hits >= 2
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.integers(1, 3), st.integers(1, 300), st.integers(1, 300), st.integers(1, 200),
+       st.sampled_from([np.float32, np.float64]))
+def test_blas_products_are_the_same_bits_at_any_thread_count(batch, m, n, k, dtype):
+    """OpenBLAS's result for a row depends on where it falls in a call's micro-tiles: the
+    split of a product into BLAS calls must not follow the thread count."""
+    rng = np.random.default_rng(m * 7 + n * 3 + k)
+    a = jt.tensor(rng.standard_normal((batch, m, k)).astype(dtype))
+    b = jt.tensor(rng.standard_normal((k, n)).astype(dtype))
+    first, *rest = at_thread_counts(lambda: (a @ b).numpy().copy())
+    for other in rest:
+        np.testing.assert_array_equal(first, other)

@@ -31,6 +31,7 @@ MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long
 # size from which a second thread pays for entering the pool, for float32 and float64 alike
 # (measured on 2 cores: docs/design.md)
 BLAS_PARALLEL_MIN = 1 << 20
+BLAS_SLAB = 64
 
 
 @register_jitable
@@ -267,11 +268,13 @@ def matmul(out, a, b, ia, ib):
             (a, ta), (b, tb) = _stack(a), _stack(b)
             nmat, m, n = out.shape
             k = a.shape[1] if ta else a.shape[2]
-            # slabs of at least 16 rows or columns, up to one per thread, from BLAS_PARALLEL_MIN
+            # Slabs of BLAS_SLAB rows or columns, however many threads share them: OpenBLAS's
+            # result for a row depends on where the row falls in its call's micro-tiles, so a
+            # split by the thread count gave other bits at other thread counts.
+            parts = max(1, max(m, n) // BLAS_SLAB)
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
-                and not single_thread()
-            parts = min(num_threads(), max(1, max(m, n) // 16)) if parallel else 1
-            kernel = gemm_blas if parallel and nmat * parts > 1 else gemm_blas_serial
+                and not single_thread() and nmat * parts > 1
+            kernel = gemm_blas if parallel else gemm_blas_serial
             kernel(out, a, b, ia, ib, ta, tb, parts)
         return
     nmat, m, n = out.shape
