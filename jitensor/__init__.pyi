@@ -22,6 +22,7 @@ from . import accelerator as accelerator
 from . import amp as amp
 from . import autograd as autograd
 from . import backends as backends
+from . import compiler as compiler
 from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
@@ -29,10 +30,13 @@ from . import distributed as distributed
 from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
+from . import jit as jit
 from . import kernels as kernels
 from . import legacy_types as legacy_types
 from . import linalg as linalg
+from . import multiprocessing as multiprocessing
 from . import nn as nn
+from . import onnx as onnx
 from . import ops as ops
 from . import optim as optim
 from . import random as random
@@ -40,6 +44,7 @@ from . import special as special
 from . import testing as testing
 from . import threads as threads
 from . import utils as utils
+from . import version as version
 from .amp.autocast_mode import autocast as autocast
 from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
@@ -78,6 +83,7 @@ __all__ = [
     "acosh",
     "acosh_",
     "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
     "add",
     "addbmm",
     "addcdiv",
@@ -87,6 +93,7 @@ __all__ = [
     "addmv_",
     "addr",
     "adjoint",
+    "affine_grid_generator",
     "all",
     "allclose",
     "alpha_dropout",
@@ -139,6 +146,8 @@ __all__ = [
     "bartlett_window",
     "batch_norm",
     "bernoulli",
+    "bfloat16",
+    "bilinear",
     "binary_cross_entropy_with_logits",
     "bincount",
     "bitwise_and",
@@ -163,7 +172,9 @@ __all__ = [
     "ceil_",
     "celu",
     "celu_",
+    "chain_matmul",
     "channel_shuffle",
+    "cholesky",
     "cholesky_inverse",
     "cholesky_solve",
     "chunk",
@@ -178,14 +189,18 @@ __all__ = [
     "clone",
     "column_stack",
     "combinations",
+    "compile",
+    "compiler",
     "concat",
     "concatenate",
     "constant_pad_nd",
     "contiguous_format",
     "conv1d",
     "conv2d",
+    "conv3d",
     "conv_transpose1d",
     "conv_transpose2d",
+    "conv_transpose3d",
     "copysign",
     "corrcoef",
     "cos",
@@ -230,6 +245,7 @@ __all__ = [
     "dstack",
     "dtype",
     "e",
+    "eig",
     "einsum",
     "elementwise",
     "embedding",
@@ -298,6 +314,9 @@ __all__ = [
     "get_rng_state",
     "greater",
     "greater_equal",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_3d",
     "group_norm",
     "gt",
     "half",
@@ -354,6 +373,7 @@ __all__ = [
     "isneginf",
     "isposinf",
     "isreal",
+    "jit",
     "kaiser_window",
     "kl_div",
     "kron",
@@ -393,17 +413,24 @@ __all__ = [
     "logspace",
     "logsumexp",
     "long",
+    "lstsq",
     "lt",
+    "lu",
+    "lu_solve",
+    "lu_unpack",
     "manual_seed",
     "margin_ranking_loss",
     "masked_fill",
     "masked_scatter",
     "masked_select",
     "matmul",
+    "matrix_power",
+    "matrix_rank",
     "max",
     "max_pool1d",
     "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool3d",
     "maximum",
     "mean",
     "median",
@@ -418,6 +445,7 @@ __all__ = [
     "mul",
     "multinomial",
     "multiply",
+    "multiprocessing",
     "mv",
     "mvlgamma",
     "nan",
@@ -446,6 +474,7 @@ __all__ = [
     "numel",
     "ones",
     "ones_like",
+    "onnx",
     "optim",
     "outer",
     "pairwise_distance",
@@ -537,6 +566,7 @@ __all__ = [
     "slice_scatter",
     "slogdet",
     "softmax",
+    "solve",
     "sort",
     "special",
     "split",
@@ -553,8 +583,10 @@ __all__ = [
     "sub",
     "subtract",
     "sum",
+    "svd",
     "swapaxes",
     "swapdims",
+    "symeig",
     "t",
     "take",
     "take_along_dim",
@@ -574,6 +606,7 @@ __all__ = [
     "transpose",
     "trapezoid",
     "trapz",
+    "triangular_solve",
     "tril",
     "tril_indices",
     "triplet_margin_loss",
@@ -599,6 +632,7 @@ __all__ = [
     "var",
     "var_mean",
     "vdot",
+    "version",
     "vmap",
     "vsplit",
     "vstack",
@@ -609,6 +643,7 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+bfloat16: _DType
 bool: _DType
 contiguous_format: _MemoryFormat
 default_generator: Generator
@@ -800,6 +835,16 @@ class return_types:
         @property
         def Vh(self) -> Tensor: ...
 
+    class lu_unpack(tuple[Tensor, Tensor, Tensor]):
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def P(self) -> Tensor: ...
+        @property
+        def L(self) -> Tensor: ...
+        @property
+        def U(self) -> Tensor: ...
+
     class max(tuple[Tensor, Tensor]):
         """The (values, indices) that jitensor.max(input, dim) returns."""
 
@@ -868,6 +913,16 @@ class return_types:
         @property
         def indices(self) -> Tensor: ...
 
+    class svd(tuple[Tensor, Tensor, Tensor]):
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def U(self) -> Tensor: ...
+        @property
+        def S(self) -> Tensor: ...
+        @property
+        def V(self) -> Tensor: ...
+
     class topk(tuple[Tensor, Tensor]):
         """The (values, indices) that jitensor.topk(input, k, dim) returns."""
 
@@ -877,6 +932,14 @@ class return_types:
         def values(self) -> Tensor: ...
         @property
         def indices(self) -> Tensor: ...
+
+    class triangular_solve(tuple[Tensor, Tensor]):
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def solution(self) -> Tensor: ...
+        @property
+        def cloned_coefficient(self) -> Tensor: ...
 
 def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """|input|."""
@@ -900,6 +963,7 @@ def acosh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.acosh_(...)``: torch's module-level form of the in-place method."""
 
 def adaptive_avg_pool1d(input: Tensor, output_size: _int) -> Tensor: ...
+def adaptive_max_pool1d(input: Tensor, output_size: _int) -> Tensor: ...
 def add(
     input: Tensor,
     other: Tensor | _float | _int | _bool,
@@ -970,6 +1034,9 @@ def addr(
 def adjoint(input: Tensor) -> Tensor:
     """The (conjugate) transpose of the last two dims: a view."""
 
+def affine_grid_generator(
+    theta: Any, size: _int | Sequence[_int], align_corners: Any
+) -> Tensor: ...
 def all(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -1229,6 +1296,9 @@ def bernoulli(
     """0/1 draws in input's dtype: each element is 1 with probability input[i] (or, given a
     number `p`, with probability p for every element of input's shape)."""
 
+def bilinear(
+    input1: Any, input2: Any, weight: Tensor | _float | _int | _bool, bias: Any = None
+) -> Tensor: ...
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Any,
@@ -1336,7 +1406,13 @@ def ceil_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 def celu(input: Tensor, alpha: _float = 1.0) -> Tensor: ...
 def celu_(input: Tensor, alpha: _float = 1.0) -> Tensor: ...
+def chain_matmul(*matrices: Any, out: Tensor | None = None) -> Tensor:
+    """The product of the matrices, in the cheapest order (linalg.multi_dot)."""
+
 def channel_shuffle(input: Tensor, groups: Any) -> Tensor: ...
+def cholesky(input: Tensor, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
+    """The Cholesky factor L (``input = L L^T``), or U = L^T with `upper`."""
+
 def cholesky_inverse(L: Tensor, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
     """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
 
@@ -1390,6 +1466,23 @@ def combinations(input: Tensor, r: _int = 2, with_replacement: _bool = False) ->
     """The r-length combinations of the 1-D input's elements (itertools.combinations' order;
     with_replacement: combinations_with_replacement's), one per row: shape (count, r)."""
 
+def compile(
+    model: Any = None,
+    *,
+    fullgraph: Any = False,
+    dynamic: Any = None,
+    backend: Any = None,
+    mode: Any = None,
+    options: Any = None,
+    name: str | None = None,
+    disable: Any = False,
+    recompile_limit: Any = None,
+    isolate_recompiles: Any = False,
+    shapes_spec: Any = None,
+) -> Any:
+    """torch.compile: `model` (a function or an nn.Module) to run compiled — for now eagerly,
+    with the same results; without `model`, a decorator."""
+
 def concat(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` joined along `dim`, in their promoted dtype (or out's)."""
 
@@ -1415,6 +1508,15 @@ def conv2d(
     dilation: Any = 1,
     groups: Any = 1,
 ) -> Tensor: ...
+def conv3d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: Any = 1,
+) -> Tensor: ...
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor | _float | _int | _bool,
@@ -1426,6 +1528,16 @@ def conv_transpose1d(
     dilation: Any = 1,
 ) -> Tensor: ...
 def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any = None,
+    stride: _int | Sequence[_int] = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: Any = 1,
+    dilation: Any = 1,
+) -> Tensor: ...
+def conv_transpose3d(
     input: Tensor,
     weight: Tensor | _float | _int | _bool,
     bias: Any = None,
@@ -1597,6 +1709,10 @@ def dsplit(
 
 def dstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """cat along the depth (dim 2), after atleast_3d."""
+
+def eig(*args: Any, **kwargs: Any) -> Tensor:
+    """Removed from torch: `torch.linalg.eig` returns complex tensors of dtype `cfloat` or
+    `cdouble` rather than real tensors mimicking complex tensors."""
 
 def einsum(*args: Any) -> Tensor:
     """Sums of products of the operands' elements along the dims named by an equation, as
@@ -1861,6 +1977,24 @@ def greater_equal(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
     """input >= other, elementwise (bool)."""
+
+def grid_sampler(
+    input: Tensor, grid: Any, interpolation_mode: Any, padding_mode: Any, align_corners: Any
+) -> Tensor:
+    """F.grid_sample with torch's int modes: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection."""
+
+def grid_sampler_2d(
+    input: Tensor, grid: Any, interpolation_mode: Any, padding_mode: Any, align_corners: Any
+) -> Tensor:
+    """F.grid_sample with torch's int modes: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection."""
+
+def grid_sampler_3d(
+    input: Tensor, grid: Any, interpolation_mode: Any, padding_mode: Any, align_corners: Any
+) -> Tensor:
+    """F.grid_sample with torch's int modes: interpolation 0 bilinear, 1 nearest, 2 bicubic;
+    padding 0 zeros, 1 border, 2 reflection."""
 
 def group_norm(
     input: Tensor,
@@ -2259,10 +2393,30 @@ def logsumexp(
     """log(sum(exp(input))) over `dim`, stable (the max is subtracted first) and fused: one pass
     over the data, blocks in cache for the exp."""
 
+def lstsq(*args: Any, **kwargs: Any) -> Tensor:
+    """Removed from torch: `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`."""
+
 def lt(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
     """input < other, elementwise (bool)."""
+
+def lu(A: Tensor, pivot: Any = True, get_infos: Any = False, out: Tensor | None = None) -> Tensor:
+    """(LU, pivots) of linalg.lu_factor_ex, and its infos with `get_infos`; a singular matrix
+    factors without error, as in torch."""
+
+def lu_solve(b: Tensor, LU_data: Any, LU_pivots: Any, *, out: Tensor | None = None) -> Tensor:
+    """linalg.lu_solve with torch.lu_solve's argument order (right-hand side first)."""
+
+def lu_unpack(
+    LU_data: Any,
+    LU_pivots: Any,
+    unpack_data: Any = True,
+    unpack_pivots: Any = True,
+    *,
+    out: Sequence[Tensor] | None = None,
+) -> return_types.lu_unpack:
+    """(P, L, U) from a packed LU factorisation: ``A = P @ L @ U``."""
 
 def manual_seed(seed: _int) -> Generator: ...
 def margin_ranking_loss(
@@ -2281,6 +2435,10 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d dot,
     a 1-D operand is a row (left) or column (right) whose dim is then removed, and (..., m, k)
     @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
+
+def matrix_power(input: Tensor, n: _int) -> Tensor: ...
+def matrix_rank(*args: Any, **kwargs: Any) -> Tensor:
+    """Removed from torch: Please use the `torch.linalg.matrix_rank` function instead."""
 
 @overload
 def max(
@@ -2323,6 +2481,14 @@ def max_pool1d_with_indices(
     ceil_mode: Any = False,
 ) -> Tensor: ...
 def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: _int | Sequence[_int] = (),
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: Any = False,
+) -> Tensor: ...
+def max_pool3d(
     input: Tensor,
     kernel_size: Any,
     stride: _int | Sequence[_int] = (),
@@ -3016,6 +3182,9 @@ def softmax(input: Tensor, dim: _int, dtype: _DType | str | None = None) -> Tens
     """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
     that writes the exponentials and sums them, one that scales."""
 
+def solve(*args: Any, **kwargs: Any) -> Tensor:
+    """Removed from torch: `torch.solve` is deprecated in favor of `torch.linalg.solve`."""
+
 def sort(
     input: Tensor, dim: _int = -1, descending: _bool = False, *, stable: _bool = False
 ) -> return_types.sort:
@@ -3098,11 +3267,24 @@ def sum(
 ) -> Tensor:
     """Sum over `dim` (None or () for all dims)."""
 
+def svd(
+    input: Tensor,
+    some: _bool = True,
+    compute_uv: Any = True,
+    *,
+    out: Sequence[Tensor] | None = None,
+) -> return_types.svd:
+    """(U, S, V) with ``input = U diag(S) V^T``: V, not linalg.svd's Vh."""
+
 def swapaxes(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
 
 def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+
+def symeig(*args: Any, **kwargs: Any) -> Tensor:
+    """Removed from torch: The default behavior has changed from using the upper triangular
+    portion of the matrix by default to using the lower triangular portion."""
 
 def t(input: Tensor) -> Tensor:
     """transpose(0, 1) for 2-D tensors; 0-D and 1-D tensors come back as views of themselves."""
@@ -3181,6 +3363,17 @@ def trapz(
     y: Tensor, x: Tensor | None = None, *, dx: _float | None = None, dim: _int = -1
 ) -> Tensor:
     """trapezoid under its older name."""
+
+def triangular_solve(
+    b: Tensor,
+    A: Tensor,
+    upper: _bool = True,
+    transpose: Any = False,
+    unitriangular: Any = False,
+    *,
+    out: Sequence[Tensor] | None = None,
+) -> return_types.triangular_solve:
+    """(X, A's copy) with ``A X = b`` (``A^T X = b`` with `transpose`) for triangular A."""
 
 def tril(input: Tensor, diagonal: _int = 0) -> Tensor:
     """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched over

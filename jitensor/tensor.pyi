@@ -22,11 +22,15 @@ strided: _Layout
 class Size(tuple[int, ...]):
     """torch.Size: a tuple of ints that prints as ``jitensor.Size([2, 3])``."""
 
+    def __add__(self, other: Tensor | _float | _int | _bool) -> Any: ...
     @overload
     def __getitem__(self, key: SupportsIndex) -> _int: ...
     @overload
     def __getitem__(self, key: slice) -> Size: ...
+    def __mul__(self, n: _int) -> Any: ...
+    def __radd__(self, other: Tensor | _float | _int | _bool) -> Any: ...
     def __repr__(self) -> str: ...
+    def __rmul__(self, n: _int) -> Any: ...
     def numel(self) -> _int: ...
 
 class Tensor:
@@ -428,6 +432,7 @@ class Tensor:
     def bernoulli_(self, p: Tensor | _float = 0.5, *, generator: Generator | None = None) -> Tensor:
         """Fill self with 0/1 draws that are 1 with probability `p` (a number, or a tensor that
         broadcasts to self's shape)."""
+    def bfloat16(self) -> Any: ...
     def bincount(input, weights: Tensor | None = None, minlength: _int = 0) -> Tensor:
         """How often each of 0, 1, ..., max(input) occurs in `input` (1-D, non-negative
         integers), as int64, at least `minlength` bins; with `weights` (1-D, input's length)
@@ -474,6 +479,8 @@ class Tensor:
         """Round up (integers are returned as they are)."""
     def ceil_(self) -> Tensor: ...
     def char(self) -> Tensor: ...
+    def cholesky(input, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
+        """The Cholesky factor L (``input = L L^T``), or U = L^T with `upper`."""
     def cholesky_inverse(L, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
         """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
     def cholesky_solve(B, L: Tensor, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
@@ -650,6 +657,9 @@ class Tensor:
         """tensor_split along the depth (dim 2) of a tensor of 3 or more dims."""
     @property
     def dtype(self) -> _DType: ...
+    def eig(*args: Any, **kwargs: Any) -> Tensor:
+        """Removed from torch: `torch.linalg.eig` returns complex tensors of dtype `cfloat` or
+        `cdouble` rather than real tensors mimicking complex tensors."""
     def element_size(self) -> _int: ...
     def eq(input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None) -> Tensor:
         """input == other, elementwise (bool)."""
@@ -1017,9 +1027,16 @@ class Tensor:
         """log(sum(exp(input))) over `dim`, stable (the max is subtracted first) and fused: one
         pass over the data, blocks in cache for the exp."""
     def long(self) -> Tensor: ...
+    def lstsq(*args: Any, **kwargs: Any) -> Tensor:
+        """Removed from torch: `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`."""
     def lt(input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None) -> Tensor:
         """input < other, elementwise (bool)."""
     def lt_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
+    def lu(A, pivot: Any = True, get_infos: Any = False, out: Tensor | None = None) -> Tensor:
+        """(LU, pivots) of linalg.lu_factor_ex, and its infos with `get_infos`; a singular matrix
+        factors without error, as in torch."""
+    def lu_solve(b, LU_data: Any, LU_pivots: Any, *, out: Tensor | None = None) -> Tensor:
+        """linalg.lu_solve with torch.lu_solve's argument order (right-hand side first)."""
     @property
     def mH(self) -> Any: ...
     @property
@@ -1038,6 +1055,7 @@ class Tensor:
         """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d
         dot, a 1-D operand is a row (left) or column (right) whose dim is then removed, and
         (..., m, k) @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
+    def matrix_power(input, n: _int) -> Tensor: ...
     @overload
     def max(
         input,
@@ -1225,6 +1243,9 @@ class Tensor:
         """-input."""
     def negative_(self) -> Tensor: ...
     def nelement(self) -> _int: ...
+    def new(self, *args: Any, device: _Device | str | _int | None = None) -> Any:
+        """The legacy constructor of this tensor's type: ``new(*sizes)`` uninitialised,
+        ``new(data)`` the data converted, ``new(tensor)`` that tensor if of this type."""
     def new_empty(
         self,
         *size: _int | Sequence[_int],
@@ -1502,6 +1523,8 @@ class Tensor:
     def softmax(input, dim: _int, dtype: _DType | str | None = None) -> Tensor:
         """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
         that writes the exponentials and sums them, one that scales."""
+    def solve(*args: Any, **kwargs: Any) -> Tensor:
+        """Removed from torch: `torch.solve` is deprecated in favor of `torch.linalg.solve`."""
     def sort(
         input, dim: _int = -1, descending: _bool = False, *, stable: _bool = False
     ) -> return_types.sort:
@@ -1569,12 +1592,19 @@ class Tensor:
     def sum_to_size(self, *size: _int | Sequence[_int]) -> Tensor:
         """self summed over the dims where `size` (which self's shape must expand from) is 1 or
         missing: the reverse of expand."""
+    def svd(
+        input, some: _bool = True, compute_uv: Any = True, *, out: Sequence[Tensor] | None = None
+    ) -> return_types.svd:
+        """(U, S, V) with ``input = U diag(S) V^T``: V, not linalg.svd's Vh."""
     def swapaxes(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
     def swapaxes_(self, dim0: _int, dim1: _int) -> Tensor: ...
     def swapdims(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
     def swapdims_(self, dim0: _int, dim1: _int) -> Tensor: ...
+    def symeig(*args: Any, **kwargs: Any) -> Tensor:
+        """Removed from torch: The default behavior has changed from using the upper triangular
+        portion of the matrix by default to using the lower triangular portion."""
     def t(input) -> Tensor:
         """transpose(0, 1) for 2-D tensors; 0-D and 1-D tensors come back as views of themselves."""
     def t_(self) -> Tensor: ...
@@ -1622,6 +1652,16 @@ class Tensor:
     def transpose(input, dim0: _int, dim1: _int) -> Tensor:
         """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
     def transpose_(self, dim0: _int, dim1: _int) -> Tensor: ...
+    def triangular_solve(
+        b,
+        A: Tensor,
+        upper: _bool = True,
+        transpose: Any = False,
+        unitriangular: Any = False,
+        *,
+        out: Sequence[Tensor] | None = None,
+    ) -> return_types.triangular_solve:
+        """(X, A's copy) with ``A X = b`` (``A^T X = b`` with `transpose`) for triangular A."""
     def tril(input, diagonal: _int = 0) -> Tensor:
         """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched
         over leading dims)."""
