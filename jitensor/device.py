@@ -77,13 +77,13 @@ def to_device(value):
     tensor on "cuda" does not ask again."""
     c = value.__class__
     if c is str:
-        found = _parsed.get(value) or value == "cuda" and _cuda.get(_current[0])
+        found = _parsed.get(value) or value == "cuda" and _cuda.get(_current.index)
         if found:
             return found
     elif value is None:
         return CPU
     elif c is device and value.type == "cuda":
-        found = _cuda.get(_current[0] if value.index is None else value.index)
+        found = _cuda.get(_current.index if value.index is None else value.index)
         if found is not None:
             return found
     return _resolve(value)

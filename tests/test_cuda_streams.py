@@ -5,6 +5,7 @@ Without a GPU these run in numba's simulator, whose kernels finish as they are l
 streams and events are stand-ins that wait for nothing); on a GPU the same tests run unchanged
 on real streams."""
 import gc
+import threading
 
 import numpy as np
 import pytest
@@ -146,7 +147,7 @@ def test_record_stream_holds_a_freed_block_until_that_stream_is_done(monkeypatch
 
     def handed_out():
         """The addresses of every free 4 KiB block of the pool, and of one more."""
-        held = [jt.empty(1000, device="cuda") for _ in range(len(memory._cached[4096]) + 1)]
+        held = [jt.empty(1000, device="cuda") for _ in range(len(memory._pool.current[4096]) + 1)]
         return {t.data_ptr() for t in held}
 
     other = _Stream()
@@ -261,3 +262,23 @@ def test_dlpack_and_the_array_interface_order_streams(monkeypatch):
         jt.from_dlpack(_Producer(t, version=3, stream=0x99))
         jt.from_dlpack(_Producer(t, version=2, stream=None))  # torch's: the legacy stream
         assert side.calls == [("wait", foreign[0x99]), ("wait", foreign[1])]
+
+
+@pytest.mark.cuda
+def test_the_current_stream_and_device_are_per_thread():
+    side = jt.cuda.Stream()
+    seen = {}
+
+    def other():
+        seen["stream"] = jt.cuda.current_stream()
+        seen["device"] = jt.cuda.current_device()
+        seen["sum"] = (jt.ones(4, device="cuda") * 2).sum().item()
+
+    with jt.cuda.stream(side):
+        assert jt.cuda.current_stream() == side
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+        assert jt.cuda.current_stream() == side
+    assert seen["stream"] == jt.cuda.default_stream() and seen["stream"] != side
+    assert seen["device"] == 0 and seen["sum"] == 8.0

@@ -1,13 +1,19 @@
 """jt.cuda: device queries, streams and events, memory statistics, random-number seeding and
 device properties, with torch.cuda's names. Nothing here touches the CUDA driver until it is
 called, and `import jitensor` never imports numba.cuda. `jt.cuda.amp` is torch.cuda.amp's
-surface (mixed precision itself is not supported yet)."""
+surface (GradScaler; autocast disabled only)."""
 import collections
 import functools
 import os
+import threading
 import warnings
 
-_current = [0]
+
+class _Device(threading.local):
+    index = 0  # this thread's current device (torch keeps it per thread)
+
+
+_current = _Device()
 _initialized = [False]  # set by the first successful init(): torch's lazy CUDA initialization
 
 
@@ -59,14 +65,14 @@ def is_initialized():
 
 def current_device():
     init()
-    return _current[0]
+    return _current.index
 
 
 def set_device(device):
     from ..device import device as device_cls
     index = device if isinstance(device, int) else device_cls(device).index or 0
     init(index)
-    _current[0] = index
+    _current.index = index
 
 
 class OutOfMemoryError(RuntimeError):

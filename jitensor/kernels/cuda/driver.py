@@ -12,6 +12,7 @@ device memory is host memory, a "pointer" argument is the NumPy array of its who
 (kernels index it from an element offset, exactly as they index the real pointer), and launches
 go through the simulator's `kernel[grid, block](...)`."""
 import itertools
+import threading
 
 import numba
 import numpy as np
@@ -48,10 +49,17 @@ def _check(result):
 _state = {}
 
 
+class _Current(threading.local):
+    stream = None  # this thread's current stream (torch keeps it per thread); None: the default
+
+
+_current = _Current()
+
+
 def init():
-    """Bind numba's and cuda.core's view of device 0's primary context once per process. The
-    current stream starts as the legacy default stream (see streams.py)."""
-    if "stream" not in _state:
+    """Bind numba's and cuda.core's view of device 0's primary context once per process. A
+    thread's current stream starts as the legacy default stream (see streams.py)."""
+    if "default" not in _state:
         from numba import cuda
         if SIM:
             _state["default"] = _SimStream(0, 0)
@@ -63,8 +71,17 @@ def init():
             Device().set_current()
             _state["default"] = ndrv._to_core_stream(0)
             _state["sms"] = cuda.get_current_device().MULTIPROCESSOR_COUNT
-        _state["stream"] = _state["default"]
     return _state
+
+
+def current_stream():
+    """The calling thread's current stream."""
+    stream = _current.stream
+    return stream if stream is not None else (_state.get("default") or init()["default"])
+
+
+def set_current_stream(core):
+    _current.stream = core
 
 
 def synchronize():
@@ -183,7 +200,7 @@ def to_device(dst, host, nbytes, storage):
         storage[dst - storage.ctypes.data:][:nbytes] = host.reshape(-1).view(np.uint8)
     else:
         from cuda.bindings import driver
-        _check(driver.cuMemcpyHtoDAsync(dst, host.ctypes.data, nbytes, init()["stream"].handle))
+        _check(driver.cuMemcpyHtoDAsync(dst, host.ctypes.data, nbytes, current_stream().handle))
 
 
 def to_host(host, src, nbytes, storage):
@@ -195,7 +212,7 @@ def to_host(host, src, nbytes, storage):
         from cuda.bindings import driver
         # after the current stream's kernels, which write it; into pageable memory, the call
         # returns when the copy is done
-        _check(driver.cuMemcpyDtoHAsync(host.ctypes.data, src, nbytes, init()["stream"].handle))
+        _check(driver.cuMemcpyDtoHAsync(host.ctypes.data, src, nbytes, current_stream().handle))
 
 
 def memset(dst, word, count, storage):
@@ -208,7 +225,7 @@ def memset(dst, word, count, storage):
     from cuda.bindings import driver
     fn = {1: driver.cuMemsetD8Async, 2: driver.cuMemsetD16Async,
           4: driver.cuMemsetD32Async}[word.itemsize]
-    _check(fn(dst, int(word), count, init()["stream"].handle))
+    _check(fn(dst, int(word), count, current_stream().handle))
 
 
 # -- kernels ---------------------------------------------------------------------------------
@@ -316,7 +333,7 @@ def launch(kernel, grid, block, *args):
         return
     key = (kernel, *map(type, args))  # the classes name the signature (see Pointer)
     found = _compiled.get(key) or _compile(key, kernel, args)
-    stream = _state["stream"] if "stream" in _state else init()["stream"]
+    stream = current_stream()
     # cuda.core passes a Python int as 8 bytes (a pointer: the address) and a float as a
     # double, as the kernel was compiled for them (numba_type); a bool (an int to cuda.core)
     # goes as NumPy's one byte. Plain ints only: cuda.core converts an int subclass ~15x slower

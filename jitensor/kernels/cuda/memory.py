@@ -14,6 +14,7 @@ after the work that used it before (streams.py). A block marked with `record_str
 on other streams too waits, once freed, until an event recorded then on each of them is done."""
 import ctypes
 import math
+import threading
 
 import numpy as np
 
@@ -21,8 +22,14 @@ from ...cuda import OutOfMemoryError
 from . import driver
 
 ROUND = 512
-_cached = {}  # the current stream's pool: rounded size -> [(address, host storage)] free
-_pools = {0: _cached}  # stream handle -> its pool (0: the legacy default stream)
+_pools = {0: {}}  # stream handle -> its pool: rounded size -> [(address, host storage)] free
+
+
+class _Pool(threading.local):
+    current = _pools[0]  # the pool of this thread's current stream (0: the legacy default)
+
+
+_pool = _Pool()
 _pending = []  # (the list a block returns to, (address, storage), events it waits for)
 _stats = {"allocated": 0, "reserved": 0, "peak": 0}
 
@@ -106,7 +113,7 @@ def _new(size, asked):
     the allocation retried once before OutOfMemoryError."""
     if _pending:
         _collect()
-        free = _cached.get(size)
+        free = _pool.current.get(size)
         if free:
             return free.pop()
     try:
@@ -122,7 +129,7 @@ def _new(size, asked):
                 f"reserved in all. Free tensors you no longer need (del), call "
                 f"jitensor.cuda.empty_cache(), or use smaller tensors") from None
     _stats["reserved"] += size
-    _cached.setdefault(size, [])  # where the block goes when it is freed
+    _pool.current.setdefault(size, [])  # where the block goes when it is freed
     return found
 
 
@@ -151,8 +158,7 @@ def empty_cache():
 
 def use_pool(handle):
     """Allocate from (and free into) the pool of the stream `handle` from now on."""
-    global _cached
-    _cached = _pools.setdefault(handle, {})
+    _pool.current = _pools.setdefault(handle, {})
 
 
 def record_stream(a, core):
@@ -244,7 +250,7 @@ def empty(shape, dtype):
             raise ValueError(f"negative dimensions are not allowed: {shape}")
     nbytes = math.prod(shape) * dtype.itemsize
     size = -(-nbytes // ROUND) * ROUND or ROUND
-    pool = _cached
+    pool = _pool.current
     free = pool.get(size)  # the pool's fast path, inline: it is most of `empty`'s cost
     address, storage = free.pop() if free else _new(size, nbytes)
     b = _Bytes.from_address(address)

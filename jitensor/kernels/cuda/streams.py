@@ -1,6 +1,7 @@
 """CUDA streams: which one kernels, copies and allocations go on.
 
-Every launch, copy and memset goes on the *current* stream (driver._state["stream"]). Each
+Every launch, copy and memset goes on the calling thread's *current* stream
+(driver.current_stream(): per thread, as torch's). Each
 stream has its own pool of freed blocks (memory.py), so a block freed by work on one stream is
 reused only by work queued after it on that same stream: stream order alone keeps the block's
 old readers ahead of its new writers. A tensor used on a stream other than the one it was
@@ -16,7 +17,7 @@ _pooled = {}  # high priority? -> (its streams, how many were handed out)
 
 
 def current():
-    return driver.init()["stream"]
+    return driver.current_stream()
 
 
 def default():
@@ -35,8 +36,9 @@ def pooled(priority):
 
 
 def use(core):
-    """Make `core` the current stream: launches and copies go on it, blocks come from its pool."""
-    driver.init()["stream"] = core
+    """Make `core` this thread's current stream: its launches and copies go on it, its blocks
+    come from the stream's pool."""
+    driver.set_current_stream(core)
     memory.use_pool(handle(core))
 
 
