@@ -100,7 +100,12 @@ def test_values_match_numpy_on_any_shape_and_layout(data, name, dtype):
         t, x = t.transpose(0, -1), x.swapaxes(0, -1)
     out = run(name, t)
     assert out.dtype is dtype and out.shape == x.shape
-    np.testing.assert_allclose(out.numpy(), expected(name, x), **TOL[dtype])
+    tol = dict(TOL[dtype])
+    if name == "gelu_tanh" and x.size:
+        # 1 + tanh(u) cancels for u << 0: an absolute error of a few ulps of |x| / 2 in any
+        # float64 evaluation (torch's gives jitensor's bits there: gelu_tanh(-5.25))
+        tol["atol"] = max(tol["atol"], 4 * np.finfo(np.float64).eps * float(np.abs(x).max()))
+    np.testing.assert_allclose(out.numpy(), expected(name, x), **tol)
 
 
 def test_a_large_input_runs_the_parallel_kernels():
