@@ -695,8 +695,6 @@ def _swap(name, dunder, symbol):
                   dunder, f"other {symbol} self: jitensor.{name}(other, self).")
 
 
-
-
 def _fast_inplace(op, x, y):
     """`x op= y` into a C-contiguous CPU x for the commonest calls (y a tensor of x's dtype and
     device that is x or does not overlap it, of x's shape or a trailing part of it, as a bias

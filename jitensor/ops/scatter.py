@@ -237,7 +237,6 @@ def index_fill_(self, dim, index, value):
     return _index_fill(self, dim, index, value, True)
 
 
-
 # -- index_put, put, masked_scatter ------------------------------------------------------------
 def _index_put(input, indices, values, accumulate, inplace):
     fn = "index_put_" if inplace else "index_put"
