@@ -90,6 +90,7 @@ from .ops import factor_legacy as _factor_legacy
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import matrix as _matrix
+from .ops import native as _native
 from .ops import nn_functional as _nn_functional
 from .ops import pointwise as _pointwise
 from .ops import reduction as _reduction
@@ -105,6 +106,7 @@ from .ops.factor_legacy import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
+from .ops.native import *  # noqa: F401,F403
 from .ops.nn_functional import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
@@ -152,7 +154,8 @@ __all__ = [
     "zeros", "zeros_like",
 ]
 for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
-           _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort, _statistics):
+           _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
+           _statistics):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
