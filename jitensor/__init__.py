@@ -26,6 +26,21 @@ from ._settings import (
     use_deterministic_algorithms,
 )
 from .amp import autocast
+from .amp.autocast_mode import (
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
+)
 from .autograd import (
     enable_grad,
     inference_mode,
@@ -33,6 +48,11 @@ from .autograd import (
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+)
+from .autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
 )
 from .creation import (
     arange,
@@ -60,6 +80,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .cuda import OutOfMemoryError
 from .device import device
 from .dtypes import (
     bfloat16,
@@ -124,7 +145,18 @@ from .random import (
     seed,
     set_rng_state,
 )
-from .tensor import Size, Tensor, contiguous_format, preserve_format, strided
+from .tensor import (
+    Size,
+    Tensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    legacy_contiguous_format,
+    preserve_format,
+    strided,
+)
+from .tensor import _Layout as layout
+from .tensor import _MemoryFormat as memory_format
 from .threads import get_num_threads, set_num_threads
 
 float = float32
@@ -169,6 +201,13 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
+__all__ += ["OutOfMemoryError", "channels_last", "channels_last_3d", "clear_autocast_cache",
+            "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
+            "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",
+            "is_autocast_cpu_enabled", "is_autocast_enabled", "layout",
+            "legacy_contiguous_format", "memory_format", "set_anomaly_enabled",
+            "set_autocast_cache_enabled", "set_autocast_cpu_dtype", "set_autocast_cpu_enabled",
+            "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype"]
 __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack", "has_mkl",
             "has_openmp", "has_spectral", "iinfo", "inf", "nan", "newaxis", "pi", "typename",
             *_CPU_TYPES]

@@ -14,8 +14,10 @@ from .dtypes import to_dtype
 from .kernels.registry import backend
 from .random import default_generator
 from .tensor import (
+    _CHANNELS_LAST,
     Size,
     Tensor,
+    _channels_last_rank,
     _new,
     _wrap,
     check_fill_value,
@@ -123,7 +125,7 @@ def _check_layout(layout, memory_format=None, fn="", allow_preserve=False):
         raise RuntimeError(f"{fn}(): layout={layout!r} is not supported; jitensor tensors are "
                            f"dense (layout=jitensor.strided)")
     ok = (None, contiguous_format, preserve_format) if allow_preserve else (None, contiguous_format)
-    if memory_format not in ok:
+    if memory_format not in ok and memory_format not in _CHANNELS_LAST:
         raise RuntimeError(f"{fn}(): memory_format={memory_format!r} is not supported; use "
                            f"{' or '.join(map(repr, ok[1:]))}")
 
@@ -181,7 +183,17 @@ def _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory,
             return out
     if requires_grad:
         check_requires_grad(requires_grad, dtype)
+    if memory_format in _CHANNELS_LAST:
+        t = _channels_last(shape, dtype, device, memory_format)
+        return t.requires_grad_() if requires_grad else t
     return allocate(shape, dtype, device, requires_grad)
+
+
+def _channels_last(shape, dtype, device, memory_format):
+    """An uninitialised NCHW (NCDHW) tensor stored channels innermost."""
+    order = _channels_last_rank(memory_format, len(shape))
+    stored = allocate([shape[d] for d in order], dtype, device)
+    return stored.permute([order.index(d) for d in range(len(shape))])
 
 
 def _check_pin(device):
@@ -320,6 +332,8 @@ def _like(fn, input, dtype, layout, device, requires_grad, memory_format):
     check_requires_grad(requires_grad, dtype)
     if device == input.device and memory_format in (None, preserve_format):
         t = input._empty_like(dtype)
+    elif memory_format in _CHANNELS_LAST:
+        t = _channels_last(input._data.shape, dtype, device, memory_format)
     else:
         t = allocate(input._data.shape, dtype, device)
     if requires_grad:

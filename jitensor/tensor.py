@@ -50,13 +50,33 @@ class _Layout:
         return "jitensor." + self.name
 
 
-class _MemoryFormat(_Layout):
-    __slots__ = ()
+class _MemoryFormat:
+    """torch.memory_format: how a tensor's elements are laid out in memory."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "jitensor." + self.name
 
 
 strided = _Layout("strided")
 contiguous_format = _MemoryFormat("contiguous_format")
 preserve_format = _MemoryFormat("preserve_format")
+channels_last = _MemoryFormat("channels_last")  # NCHW tensors stored as NHWC
+channels_last_3d = _MemoryFormat("channels_last_3d")  # NCDHW tensors stored as NDHWC
+legacy_contiguous_format = contiguous_format  # (torch's is the same object)
+# the channels-last formats: the rank they need and the dims' order in memory, outermost first
+_CHANNELS_LAST = {channels_last: (4, (0, 2, 3, 1)), channels_last_3d: (5, (0, 2, 3, 4, 1))}
+
+
+def _channels_last_rank(memory_format, ndim):
+    """The dims' order in memory of a channels-last format, checking the rank as torch does."""
+    rank, order = _CHANNELS_LAST[memory_format]
+    if ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    return order
 
 
 def _contiguous_strides(shape):
@@ -203,7 +223,33 @@ class Tensor:
         return strides if dim is None else strides[self._dim(dim)]
 
     def is_contiguous(self, memory_format=contiguous_format):
+        """Whether the elements are dense in `memory_format`'s order (contiguous_format: C
+        order; channels_last(_3d): channels innermost). Dims of size 1 are ignored, as torch
+        does."""
+        if memory_format in _CHANNELS_LAST:
+            rank, order = _CHANNELS_LAST[memory_format]
+            if self._data.ndim != rank:
+                return False
+            expected, shape, strides = 1, self._data.shape, self.stride()
+            for d in reversed(order):
+                if shape[d] != 1:
+                    if strides[d] != expected:
+                        return False
+                    expected *= shape[d]
+            return True
+        if not isinstance(memory_format, _MemoryFormat):
+            raise TypeError(f"is_contiguous(): argument 'memory_format' must be "
+                            f"jitensor.memory_format, not {type(memory_format).__name__}")
         return self._data.flags.c_contiguous
+
+    def _suggest_memory_format(self):
+        """channels_last(_3d) for a tensor laid out so (and not also C-contiguous), else
+        contiguous_format: the format `to(memory_format=...)` compares with."""
+        if not self._data.flags.c_contiguous:
+            for memory_format in _CHANNELS_LAST:
+                if self.is_contiguous(memory_format):
+                    return memory_format
+        return contiguous_format
 
     def is_floating_point(self):
         return self._dtype.is_floating_point
@@ -501,6 +547,10 @@ class Tensor:
         from .creation import allocate
         dtype = self._dtype if dtype is None else dtype
         data = self._data
+        if memory_format in _CHANNELS_LAST:
+            order = _channels_last_rank(memory_format, data.ndim)
+            stored = allocate([data.shape[d] for d in order], dtype, self._device)
+            return stored.permute([order.index(d) for d in range(data.ndim)])
         if memory_format is preserve_format and not data.flags.c_contiguous and data.size \
                 and all(s for s, n in zip(data.strides, data.shape, strict=False) if n > 1):
             # a dense permuted layout is kept; broadcast (stride-0) inputs get C order
@@ -514,6 +564,10 @@ class Tensor:
         return out
 
     def contiguous(self, memory_format=contiguous_format):
+        if memory_format in _CHANNELS_LAST:
+            _channels_last_rank(memory_format, self._data.ndim)
+            return self if self.is_contiguous(memory_format) else \
+                self.clone(memory_format=memory_format)
         if self._data.flags.c_contiguous:
             return self
         return self.clone(memory_format=contiguous_format)
@@ -524,7 +578,9 @@ class Tensor:
         device, dtype = _parse_to(args, kwargs)
         device = self._device if device is None else device
         dtype = self._dtype if dtype is None else dtype
-        if device == self._device and dtype is self._dtype and not copy:
+        if device == self._device and dtype is self._dtype and not copy and (
+                memory_format is preserve_format or
+                memory_format is self._suggest_memory_format()):
             return self
         if device == self._device:
             out = self._empty_like(dtype, memory_format)
@@ -534,6 +590,8 @@ class Tensor:
             if dtype is not self._dtype:
                 host = _wrap(host, self._dtype, CPU).to(dtype)._data
             out = _wrap(backend(device).from_numpy(host), dtype, device)
+            if memory_format in _CHANNELS_LAST and not out.is_contiguous(memory_format):
+                out = out.clone(memory_format=memory_format)
         return out
 
     def cpu(self):

@@ -13,16 +13,20 @@ from .grad_mode import (
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
+    is_multithreading_enabled,
+    is_view_replay_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
 __all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "grad",
            "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled", "is_tensor_like", "no_grad", "set_detect_anomaly",
-           "set_grad_enabled"]
+           "is_inference_mode_enabled", "is_multithreading_enabled", "is_tensor_like",
+           "is_view_replay_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+           "set_multithreading_enabled"]
 
 
 def is_tensor_like(inp):

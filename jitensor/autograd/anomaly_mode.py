@@ -57,3 +57,8 @@ class detect_anomaly:
             with self.__class__(self.check_nan):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """torch.set_anomaly_enabled: turn anomaly detection on or off (no warning, no restore)."""
+    _enabled[0], _check_nan[0] = bool(enabled), bool(check_nan)

@@ -147,3 +147,36 @@ class inference_mode:
             with inference_mode(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+# torch.autograd.set_multithreading_enabled: whether torch's engine may run a backward's CPU and
+# device work on its own worker threads. jitensor's engine runs every backward in the calling
+# thread, which is what torch does with it disabled (and, for CPU work, with it enabled too); the
+# switch is kept so that code reading it back sees what it set.
+_multithreading = [True]
+
+
+def is_multithreading_enabled():
+    return _multithreading[0]
+
+
+class set_multithreading_enabled:
+    """Set whether backward may use worker threads: at once when called, or for a block as a
+    context manager (jitensor's backward runs in the calling thread either way)."""
+
+    def __init__(self, mode):
+        self.prev, _multithreading[0] = _multithreading[0], bool(mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self.prev
+
+    def clone(self):
+        return self.__class__(_multithreading[0])
+
+
+def is_view_replay_enabled():
+    """False: autograd does not replay views (torch's default); jitensor never does."""
+    return False
