@@ -57,11 +57,14 @@ from .autograd.anomaly_mode import (
 from .creation import (
     arange,
     as_tensor,
+    asarray,
     empty,
     empty_like,
+    empty_permuted,
     eye,
     from_dlpack,
     from_numpy,
+    frombuffer,
     full,
     full_like,
     get_debug_empty,
@@ -80,6 +83,7 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .creation import range_inclusive as range
 from .cuda import OutOfMemoryError
 from .device import device
 from .dtypes import (
@@ -201,6 +205,7 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
+__all__ += ["asarray", "empty_permuted", "frombuffer", "range"]
 __all__ += ["OutOfMemoryError", "channels_last", "channels_last_3d", "clear_autocast_cache",
             "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",

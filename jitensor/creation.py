@@ -643,3 +643,137 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
                memory_format=preserve_format):
     t = _like("randn_like", input, dtype, layout, device, requires_grad, memory_format)
     return randn(t.shape, out=t)
+
+
+# -- torch.range, asarray, frombuffer, empty_permuted -----------------------------------------
+def range_inclusive(start=0, end=None, step=1, *, out=None, dtype=None, layout=None,
+                    device=None, requires_grad=False):
+    """start, start + step, ... up to `end` included; the default float dtype whatever the
+    arguments' types. Deprecated, as torch's (with its warning): use arange."""
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number(v, "range", n) for v, n in ((start, "start"), (end, "end"),
+                                                            (step, "step")))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not all(map(math.isfinite, (start, end, step))):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    t = _target("range", (n,), out, dtype, layout, device, requires_grad, False,
+                default_dtype=dtypes.get_default_dtype())
+    kind = float if t.dtype.is_floating_point else int
+    backend(t._device).arange(t._data, kind(start), kind(step))
+    return t
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D CPU tensor over the memory of an object with the buffer protocol (bytes,
+    bytearray, array.array, memoryview, ...): `count` elements of `dtype` (all: -1) from byte
+    `offset`. Writes through the tensor change the buffer, as torch's; a read-only buffer
+    (bytes) is copied, where torch warns that writes would change it."""
+    dtype = to_dtype(dtype)
+    view = memoryview(buffer)
+    length, item = view.nbytes, dtype.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % item:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({item})")
+        count = (length - offset) // item
+    elif offset + count * item > length:
+        raise ValueError(f"requested buffer length ({count} * {item} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    raw = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                        np.uint8, count * item, offset)
+    data = raw.view(np.bool_ if dtype is dtypes.bool_ else dtype.np)
+    if view.readonly:  # (bytes: the tensor could not be written; torch's would write through)
+        data = data.copy()
+    t = _wrap(data, dtype, CPU)
+    if requires_grad:
+        check_requires_grad(requires_grad, dtype)
+        t.requires_grad_()
+    return t
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """`obj` as a tensor, sharing its memory where it can (a tensor of the same dtype and
+    device, a NumPy array, an object with the buffer protocol); copy=True always copies,
+    copy=False raises ValueError where a copy is needed, as torch's."""
+    dtype = None if dtype is None else to_dtype(dtype)
+    device = None if device is None else to_device(device)
+    if isinstance(obj, Tensor):
+        result = obj
+        if dtype is not None and dtype is not obj.dtype or \
+                device is not None and device != obj.device:
+            if copy is False:
+                raise ValueError(f"can't alias tensor with dtype {obj.dtype} into dtype "
+                                 f"{dtype or obj.dtype} on {device or obj.device}.")
+            result = obj.to(device or obj.device, dtype or obj.dtype)
+        elif copy:
+            result = obj.clone()
+    elif isinstance(obj, (np.ndarray, np.generic)):
+        array = np.asarray(obj)
+        if array.ndim == 0 or copy or any(s < 0 for s in array.strides):
+            if copy is False:
+                raise ValueError("can't alias a NumPy scalar or negatively strided array into "
+                                 "a tensor.")
+            result = tensor(array, dtype=dtype, device=device)
+        else:
+            result = from_numpy(array)
+            if dtype is not None and dtype is not result.dtype or \
+                    device is not None and device != result.device:
+                if copy is False:
+                    raise ValueError(f"can't alias NumPy array with dtype {result.dtype} into "
+                                     f"dtype {dtype or result.dtype} on "
+                                     f"{device or result.device}.")
+                result = result.to(device or result.device, dtype or result.dtype)
+    elif isinstance(obj, (bytes, bytearray, memoryview)):
+        result = frombuffer(obj, dtype=dtype or dtypes.get_default_dtype())
+        if copy:
+            result = result.clone()
+        if device is not None:
+            result = result.to(device)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        result = tensor(obj, dtype=dtype, device=device)
+    if requires_grad and not result.requires_grad:
+        if result is obj:
+            result = obj.detach()
+        result.requires_grad_()
+    return result
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of `size` whose dims are laid out in memory in the order
+    `physical_layout` (outermost first): empty_permuted((N, C, H, W), (0, 2, 3, 1)) is
+    channels-last."""
+    shape, order = _shape(size, "empty_permuted"), tuple(map(operator.index, physical_layout))
+    if len(shape) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(shape)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    if sorted(order) != list(range(len(order))):
+        raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order) else
+                           f"physical_layout {list(order)} is not a permutation of the dims")
+    stored = _target("empty_permuted", [shape[d] for d in order], None, dtype, layout, device,
+                     False, pin_memory)
+    t = stored.permute([order.index(d) for d in range(len(order))])
+    return t.requires_grad_() if requires_grad else t
+
+
+
+range_inclusive.__name__ = range_inclusive.__qualname__ = "range"
