@@ -672,6 +672,158 @@ class Tensor:
         return self
 
     # -- new_* creation routines: self's dtype and device unless given -------------------------
+    # -- torch's odds and ends for real, strided tensors --------------------------------------
+    def is_conj(self):
+        """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
+        return False
+
+    def is_neg(self):
+        """False: jitensor never negates lazily (torch does so only for complex views)."""
+        return False
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    @property
+    def output_nr(self):
+        """Which output of its grad_fn this tensor is (0 for leaves and tensors that record
+        nothing)."""
+        meta = self._meta
+        return meta.output_nr if meta is not None and meta.grad_fn is not None else 0
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from outermost to innermost in memory (by stride; ties keep dim order)."""
+        if ambiguity_check is not False and not isinstance(ambiguity_check, (bool, list)):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                            "formats.")
+        strides = self.stride()
+        return tuple(sorted(range(self.ndim), key=lambda d: -strides[d]))
+
+    def hardshrink(self, lambd=0.5):
+        from .nn import functional
+        return functional.hardshrink(self, lambd)
+
+    def prelu(self, weight):
+        from .nn import functional
+        return functional.prelu(self, weight)
+
+    def resize(self, *sizes):
+        """A tensor of the given sizes over self's elements (deprecated, as torch's: the number
+        of elements must stay the same)."""
+        import math
+        import warnings
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        from .ops.shape import _ints
+        size = _ints(sizes, "resize")
+        if math.prod(size) != self.numel():
+            raise RuntimeError(
+                f"requested resize to {'x'.join(map(str, size))} ({math.prod(size)} elements "
+                f"in total), but the given tensor has a size of "
+                f"{'x'.join(map(str, self.shape))} ({self.numel()} elements). autograd's resize "
+                f"can only change the shape of a given tensor, while preserving the number of "
+                f"elements. ")
+        return self.contiguous().view(size)
+
+    def resize_as(self, tensor):
+        import warnings
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return self.resize(tensor.shape)
+
+    def set_(self, source=None, storage_offset=None, size=None, stride=None):
+        """Make self a view of `source`'s memory (its sizes and strides, or the given ones from
+        storage_offset), or of no memory (set_()). jitensor has no storage objects: source is
+        a tensor."""
+        from .ops import shape
+        if self.requires_grad:
+            raise RuntimeError("set_(): cannot set the storage of a tensor that requires grad "
+                               "(a leaf Variable that requires grad is being used in an "
+                               "in-place operation)")
+        if source is None:
+            view = shape.strided_view(self, (0,), (1,))
+        else:
+            if not isinstance(source, Tensor):
+                raise TypeError(f"set_(): jitensor has no storage objects; pass a Tensor, got "
+                                f"{type(source).__name__}")
+            if source._dtype is not self._dtype:
+                raise RuntimeError(f"Expected object of scalar type {self._dtype} but got "
+                                   f"scalar type {source._dtype} for argument 'source'")
+            if source._device != self._device:
+                raise RuntimeError(f"Attempted to set the storage of a tensor on device "
+                                   f"{self._device} to a storage on device {source._device}")
+            view = source if size is None else shape.as_strided(
+                source, size, stride if stride is not None else _contiguous_strides(size),
+                0 if storage_offset is None else storage_offset)
+        self._data = view._data
+        return self
+
+    def is_set_to(self, tensor):
+        """Whether self and tensor view the same memory with the same sizes and strides."""
+        from .ops.shape import _storage
+        return (self._device == tensor._device and self._dtype is tensor._dtype and
+                self._data.shape == tensor._data.shape and self.stride() == tensor.stride() and
+                self.data_ptr() == tensor.data_ptr() and
+                _storage(self._data) is _storage(tensor._data))
+
+    def apply_(self, callable):
+        """Replace each element x of this CPU tensor by callable(x), in place (a Python loop,
+        slow, as torch's)."""
+        self._python_map("apply_", callable)
+        return self
+
+    def map_(self, tensor, callable):
+        """self[i] = callable(self[i], tensor[i]) for every element (tensor broadcast to self's
+        shape); CPU only."""
+        self._python_map("map_", callable, tensor)
+        return self
+
+    def map2_(self, x, y, callable):
+        """self[i] = callable(self[i], x[i], y[i]) for every element (x and y broadcast to
+        self's shape); CPU only."""
+        self._python_map("map2_", callable, x, y)
+        return self
+
+    def _python_map(self, fn, callable, *others):
+        if self._device.type != "cpu":
+            raise TypeError(f"{fn} is only implemented on CPU tensors")
+        from .autograd.grad_mode import is_grad_enabled
+        if self.requires_grad and self.is_leaf and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        for o in others:
+            if not isinstance(o, Tensor):
+                raise TypeError(f"{fn}(): expected a Tensor, got {type(o).__name__}")
+            if o._device.type != "cpu":
+                raise TypeError(f"{fn} is only implemented on CPU tensors")
+        try:
+            args = [np.broadcast_to(o._data, self._data.shape) for o in others]
+        except ValueError:
+            raise RuntimeError(f"{fn}(): the other tensors' shapes "
+                               f"{[list(o.shape) for o in others]} do not broadcast to self's "
+                               f"{list(self.shape)}") from None
+        data = self._data
+        for index in np.ndindex(data.shape):
+            data[index] = callable(data[index].item(), *(a[index].item() for a in args))
+        from .autograd import versions
+        versions.bump(data)
+
+    def as_subclass(self, cls):
+        """A `cls` instance (a Tensor subclass) viewing self's data, attached to its graph."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): cls must be a subclass of Tensor, got {cls!r}")
+        view = self.view_as(self)
+        out = object.__new__(cls)
+        out._data, out._dtype, out._device, out._meta = (view._data, view._dtype, view._device,
+                                                         view._meta)
+        return out
+
     def new(self, *args, device=None):
         """The legacy constructor of this tensor's type: ``new(*sizes)`` uninitialised,
         ``new(data)`` the data converted, ``new(tensor)`` that tensor if of this type."""

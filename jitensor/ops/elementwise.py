@@ -815,7 +815,8 @@ TENSOR_METHODS.update(
 TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U
                        if n not in ("isnan", "isinf", "isfinite") and n in _FUNCTIONS})
 TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "copysign",
-                                                               "xlogy")})
+                                                               "xlogy", "bitwise_left_shift",
+                                                               "bitwise_right_shift")})
 TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})
 TENSOR_METHODS.update({name + "_": in_place(_module[name]) for name in COMPOSED})
 TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]

@@ -2,9 +2,9 @@
 recurrent forms of torch._VF (`torch.lstm`, `torch.gru`, `torch.rnn_tanh`, `torch.rnn_relu`
 and their `*_cell`s), the `native_*` norms and dropout with their saved statistics, the
 SyncBatchNorm helpers (`batch_norm_stats`, `batch_norm_elemt`, ...), `torch.convolution` and
-the older norms (`frobenius_norm`, `nuclear_norm`, `norm_except_dim`). Each is composed of
-jitensor's ops, so each differentiates through them; statistics torch returns as
-non-differentiable outputs are computed without grad."""
+the older norms (`frobenius_norm`, `nuclear_norm`, `norm_except_dim`), and `torch.fill`. Each
+is composed of jitensor's ops, so each differentiates through them; statistics torch returns
+as non-differentiable outputs are computed without grad."""
 import importlib
 import numbers
 import warnings
@@ -17,7 +17,7 @@ from . import elementwise, recurrent, reduction, shape
 
 __all__ = ["batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
            "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts", "batch_norm_stats",
-           "batch_norm_update_stats", "convolution", "frobenius_norm", "gru", "gru_cell",
+           "batch_norm_update_stats", "convolution", "fill", "frobenius_norm", "gru", "gru_cell",
            "lstm", "lstm_cell", "native_batch_norm", "native_dropout", "native_group_norm",
            "native_layer_norm", "norm_except_dim", "nuclear_norm", "rnn_relu", "rnn_relu_cell",
            "rnn_tanh", "rnn_tanh_cell"]
@@ -425,3 +425,15 @@ def norm_except_dim(v, pow=2, dim=0):
     size = [1] * v.ndim
     size[dim] = v.shape[dim]
     return _linalg().vector_norm(rows, pow, 1).reshape(size)
+
+
+def fill(input, value):
+    """A new tensor of input's shape, dtype and device holding `value` (a number, or a 0-d
+    tensor, whose gradient is then the sum of the result's)."""
+    _check_tensor("fill", "input", input)
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return value.to(input.device, input.dtype).expand(input.shape).clone()
+    return input.detach().new_full(input.shape, value)
