@@ -646,8 +646,8 @@ def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 # -- torch.range, asarray, frombuffer, empty_permuted -----------------------------------------
-def range_inclusive(start=0, end=None, step=1, *, out=None, dtype=None, layout=None,
-                    device=None, requires_grad=False):
+def range_inclusive(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
+                    requires_grad=False):
     """start, start + step, ... up to `end` included; the default float dtype whatever the
     arguments' types. Deprecated, as torch's (with its warning): use arange."""
     import warnings
@@ -655,8 +655,6 @@ def range_inclusive(start=0, end=None, step=1, *, out=None, dtype=None, layout=N
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,
                   stacklevel=2)
-    if end is None:
-        start, end = 0, start
     start, end, step = (_number(v, "range", n) for v, n in ((start, "start"), (end, "end"),
                                                             (step, "step")))
     if step == 0:
