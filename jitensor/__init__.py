@@ -112,9 +112,11 @@ from .ops import einsum as _einsum
 from .ops import elementwise as _elementwise
 from .ops import factor as _factor
 from .ops import factor_legacy as _factor_legacy
+from .ops import householder as _householder
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
 from .ops import matrix as _matrix
+from .ops import matrix_function as _matrix_function
 from .ops import native as _native
 from .ops import nn_functional as _nn_functional
 from .ops import pointwise as _pointwise
@@ -128,9 +130,11 @@ from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.factor import *  # noqa: F401,F403
 from .ops.factor_legacy import *  # noqa: F401,F403
+from .ops.householder import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
+from .ops.matrix_function import *  # noqa: F401,F403
 from .ops.native import *  # noqa: F401,F403
 from .ops.nn_functional import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
@@ -194,7 +198,7 @@ __all__ = [
 ]
 for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
            _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
-           _statistics):
+           _statistics, _householder, _matrix_function):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below

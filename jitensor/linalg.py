@@ -3,7 +3,7 @@ Cholesky, triangular solves, Householder QR, the symmetric eigenproblem by Jacob
 their kernels are jitensor's own, on both devices) and the norms and products composed from
 other ops.
 
-Not here yet: eig, eigvals and matrix_exp."""
+Not here yet: eig and eigvals."""
 import math
 
 from . import dtypes
@@ -35,9 +35,11 @@ from .ops.factor import (
 )
 from .ops.factor import linalg_qr as qr
 from .ops.factor import linalg_svd as svd
+from .ops.householder import orgqr as householder_product
 from .ops.linalg import cross as _cross
 from .ops.linalg import matmul
 from .ops.matrix import diagonal as _diagonal
+from .ops.matrix_function import matrix_exp
 from .ops.reduction import amax, amin
 from .ops.reduction import norm as _norm
 from .ops.shape import scalar_name
@@ -45,8 +47,9 @@ from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
            "vecdot", "vector_norm"]
 

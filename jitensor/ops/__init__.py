@@ -10,10 +10,12 @@ from . import (
     elementwise,
     factor,
     factor_legacy,
+    householder,
     indexing,
     linalg,
     loss,
     matrix,
+    matrix_function,
     norm,
     pointwise,
     pool,
@@ -28,9 +30,10 @@ from . import (
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm, conv, pool, factor, pointwise, sampling, statistics, recurrent))
+         norm, conv, pool, factor, pointwise, sampling, statistics, recurrent, matrix_function))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
-                factor_legacy, pointwise, sampling, statistics):
+                factor_legacy, pointwise, sampling, statistics, householder,
+                matrix_function):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

@@ -24,6 +24,7 @@ from . import (
     linalg,
     loss,
     matrix,
+    matrix_function,
     norm,
     pool,
     recurrent,
