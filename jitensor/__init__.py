@@ -115,6 +115,7 @@ from .ops import factor_legacy as _factor_legacy
 from .ops import householder as _householder
 from .ops import indexing as _indexing
 from .ops import linalg as _linalg
+from .ops import lowrank as _lowrank
 from .ops import matrix as _matrix
 from .ops import matrix_function as _matrix_function
 from .ops import native as _native
@@ -133,6 +134,7 @@ from .ops.factor_legacy import *  # noqa: F401,F403
 from .ops.householder import *  # noqa: F401,F403
 from .ops.indexing import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
+from .ops.lowrank import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
 from .ops.matrix_function import *  # noqa: F401,F403
 from .ops.native import *  # noqa: F401,F403
@@ -198,13 +200,14 @@ __all__ = [
 ]
 for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
            _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
-           _statistics, _householder, _matrix_function):
+           _statistics, _householder, _matrix_function, _lowrank):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
-            "version", "distributions", "vmap", "distributed"]
+            "version", "distributions", "vmap", "distributed", "functional", "overrides",
+            "signal", "types"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -227,13 +230,13 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 
 def __getattr__(name):
-    """backends, compiler, distributed, func, jit, linalg, multiprocessing, nn, onnx, optim,
-    serialization, special, testing, utils, version, compile, save, load and vmap (torch.vmap is
-    torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
-    on everything above)."""
-    if name in ("backends", "compiler", "distributed", "distributions", "func", "jit", "linalg",
-                "multiprocessing", "nn", "onnx", "optim", "serialization", "special", "testing",
-                "utils", "version"):
+    """backends, compiler, distributed, func, functional, jit, linalg, multiprocessing, nn, onnx,
+    optim, overrides, serialization, signal, special, testing, types, utils, version, compile,
+    save, load and vmap (torch.vmap is torch.func.vmap) are imported on first use, which keeps
+    `import jitensor` light (they build on everything above)."""
+    if name in ("backends", "compiler", "distributed", "distributions", "func", "functional",
+                "jit", "linalg", "multiprocessing", "nn", "onnx", "optim", "overrides",
+                "serialization", "signal", "special", "testing", "types", "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

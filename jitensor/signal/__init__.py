@@ -1,0 +1,4 @@
+"""torch.signal: signal processing (its `windows` module)."""
+from . import windows
+
+__all__ = ["windows"]
