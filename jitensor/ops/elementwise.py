@@ -58,7 +58,7 @@ def _is_binary(row):
 # the families whose ops this module fronts (the activations' and losses': ops/activation.py,
 # ops/loss.py)
 _FAMILIES = ("unary", "predicate", "arith", "compare", "bitwise", "math", "math2", "special",
-             "special2")
+             "special2", "bessel", "polynomial")
 _ROWS = [row for row in table.OPS if row.family in _FAMILIES]
 U = {row.name: _Op.of(row) for row in _ROWS if not _is_binary(row) and row.public}
 B = {row.name: _Op.of(row) for row in _ROWS if _is_binary(row)}
@@ -331,7 +331,7 @@ def _unary_fn(name):
     def fn(input, *, out=None):
         fast = op.fast.get(input._dtype) if out is None and input.__class__ is Tensor else None
         if fast is None:
-            if op.family == "special" and not isinstance(input, Tensor):
+            if op.family in ("special", "bessel") and not isinstance(input, Tensor):
                 raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                                 f"{type(input).__name__}")  # (torch's; older ops take numbers)
             return _unary(op, input, out)
@@ -460,6 +460,30 @@ fmin = _binary_fn("fmin")
 xlogy = _binary_fn("xlogy")
 xlog1py = _binary_fn("xlog1py")
 zeta = _binary_fn("zeta")
+airy_ai = _unary_fn("airy_ai")
+bessel_y0 = _unary_fn("bessel_y0")
+bessel_y1 = _unary_fn("bessel_y1")
+modified_bessel_i0 = _unary_fn("modified_bessel_i0")
+modified_bessel_i1 = _unary_fn("modified_bessel_i1")
+modified_bessel_k0 = _unary_fn("modified_bessel_k0")
+modified_bessel_k1 = _unary_fn("modified_bessel_k1")
+scaled_modified_bessel_k0 = _unary_fn("scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = _unary_fn("scaled_modified_bessel_k1")
+spherical_bessel_j0 = _unary_fn("spherical_bessel_j0")
+igamma = _binary_fn("igamma")
+igammac = _binary_fn("igammac")
+chebyshev_polynomial_t = _binary_fn("chebyshev_polynomial_t")
+chebyshev_polynomial_u = _binary_fn("chebyshev_polynomial_u")
+chebyshev_polynomial_v = _binary_fn("chebyshev_polynomial_v")
+chebyshev_polynomial_w = _binary_fn("chebyshev_polynomial_w")
+shifted_chebyshev_polynomial_t = _binary_fn("shifted_chebyshev_polynomial_t")
+shifted_chebyshev_polynomial_u = _binary_fn("shifted_chebyshev_polynomial_u")
+shifted_chebyshev_polynomial_v = _binary_fn("shifted_chebyshev_polynomial_v")
+shifted_chebyshev_polynomial_w = _binary_fn("shifted_chebyshev_polynomial_w")
+hermite_polynomial_h = _binary_fn("hermite_polynomial_h")
+hermite_polynomial_he = _binary_fn("hermite_polynomial_he")
+laguerre_polynomial_l = _binary_fn("laguerre_polynomial_l")
+legendre_polynomial_p = _binary_fn("legendre_polynomial_p")
 # NumPy's and torch's other names (functions, methods and in-place forms)
 _ALIASES = {alias: row.name for row in _ROWS for alias in row.aliases}
 _module = globals()
@@ -816,7 +840,8 @@ TENSOR_METHODS.update({n + "_": _inplace_unary(n) for n in U
                        if n not in ("isnan", "isinf", "isfinite") and n in _FUNCTIONS})
 TENSOR_METHODS.update({n + "_": _inplace_binary(n) for n in ("atan2", "hypot", "copysign",
                                                                "xlogy", "bitwise_left_shift",
-                                                               "bitwise_right_shift")})
+                                                               "bitwise_right_shift", "igamma",
+                                                               "igammac")})
 TENSOR_METHODS.update({alias + "_": TENSOR_METHODS[name + "_"] for alias, name in _ALIASES.items()})
 TENSOR_METHODS.update({name + "_": in_place(_module[name]) for name in COMPOSED})
 TENSOR_METHODS["clip_"] = TENSOR_METHODS["clamp_"]

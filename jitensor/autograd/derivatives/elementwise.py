@@ -118,7 +118,7 @@ def _no_derivative(name, operand):
     """torch's error for an operand whose derivative it does not implement (None otherwise:
     the operand needs no gradient)."""
     if isinstance(operand, Tensor) and operand.requires_grad:
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 
 
 def _table_rule(op):

@@ -35,6 +35,7 @@ ARGUMENTS = {
     "bitwise": ("x", "y", "c", "d"), "ternary": ("c", "x", "y", "d"),
     "math": ("x", "b", "c", "d"), "math2": ("x", "y", "c", "d"),
     "special": ("x", "b", "c", "d"), "special2": ("x", "y", "c", "d"),
+    "bessel": ("x", "b", "c", "d"), "polynomial": ("x", "y", "c", "d"),
     "activation": ("x", "p", "q", "r"), "activation_grad": ("g", "x", "c", "d"),
     "loss": ("x", "y", "c", "d"), "loss_grad": ("x", "y", "c", "d"),
 }
@@ -290,6 +291,107 @@ OPS = [
        grad=(None, "g * -input * zeta(input + 1.0, other)")),
     Op("polygamma", "special2", "sp.polygamma(int(x), y)", rule=FLOAT, heavy=True,
        public=False),  # polygamma(n, input): ops/pointwise.py
+    Op("igamma", "special2", "sp.igamma(x, y)",
+       "The regularized lower incomplete gamma function P(input, other) "
+       "(torch.special.gammainc); a derivative for other only, as in torch.",
+       rule=FLOATS_ONLY, heavy=True,
+       grad=(None, "g * exp((input - 1) * log(other) - other - lgamma(input))")),
+    Op("igammac", "special2", "sp.igammac(x, y)",
+       "The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other) "
+       "(torch.special.gammaincc); a derivative for other only, as in torch.",
+       rule=FLOATS_ONLY, heavy=True,
+       grad=(None, "-g * exp((input - 1) * log(other) - other - lgamma(input))")),
+    # -- bessel, polynomial: torch.special's functions without derivatives (as in torch): the
+    # Bessel functions of the second kind, modified and spherical ones, Airy's Ai, and the
+    # orthogonal polynomials of (input, n); families of their own, so that the special
+    # families' CUDA compiles (lgamma, digamma, ...) stay as they were ---------------------------
+    Op("airy_ai", "bessel", "sp.airy_ai(x)",
+       "Airy's function Ai (not differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("bessel_y0", "bessel", "sp.bessel_y0(x)",
+       "The Bessel function of the second kind of order 0: -inf at 0, NaN below (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("bessel_y1", "bessel", "sp.bessel_y1(x)",
+       "The Bessel function of the second kind of order 1: -inf at 0, NaN below (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("modified_bessel_i0", "bessel", "sp.i0(x)",
+       "The modified Bessel function of the first kind of order 0, i0 (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("modified_bessel_i1", "bessel", "sp.i1(x)",
+       "The modified Bessel function of the first kind of order 1, i1 (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("modified_bessel_k0", "bessel", "sp.modified_bessel_k0(x)",
+       "The modified Bessel function of the second kind of order 0: inf at 0, NaN below (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("modified_bessel_k1", "bessel", "sp.modified_bessel_k1(x)",
+       "The modified Bessel function of the second kind of order 1: inf at 0, NaN below (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("scaled_modified_bessel_k0", "bessel", "sp.scaled_modified_bessel_k0(x)",
+       "exp(input) modified_bessel_k0(input), without underflow (not differentiable, as in "
+       "torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("scaled_modified_bessel_k1", "bessel", "sp.scaled_modified_bessel_k1(x)",
+       "exp(input) modified_bessel_k1(input), without underflow (not differentiable, as in "
+       "torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("spherical_bessel_j0", "bessel", "sp.spherical_bessel_j0(x)",
+       "The spherical Bessel function of the first kind of order 0, sin(input) / input (not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("chebyshev_polynomial_t", "polynomial", "sp.chebyshev_polynomial_t(x, y)",
+       "The Chebyshev polynomial of the first kind T_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("chebyshev_polynomial_u", "polynomial", "sp.chebyshev_polynomial_u(x, y)",
+       "The Chebyshev polynomial of the second kind U_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("chebyshev_polynomial_v", "polynomial", "sp.chebyshev_polynomial_v(x, y)",
+       "The Chebyshev polynomial of the third kind V_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("chebyshev_polynomial_w", "polynomial", "sp.chebyshev_polynomial_w(x, y)",
+       "The Chebyshev polynomial of the fourth kind W_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("shifted_chebyshev_polynomial_t", "polynomial", "sp.shifted_chebyshev_polynomial_t(x, y)",
+       "T_n(2 input - 1), the shifted Chebyshev polynomial of the first kind (n truncated to an "
+       "integer; not differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("shifted_chebyshev_polynomial_u", "polynomial", "sp.shifted_chebyshev_polynomial_u(x, y)",
+       "U_n(2 input - 1), the shifted Chebyshev polynomial of the second kind (n truncated to an"
+       " integer; not differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("shifted_chebyshev_polynomial_v", "polynomial", "sp.shifted_chebyshev_polynomial_v(x, y)",
+       "V_n(2 input - 1), the shifted Chebyshev polynomial of the third kind (n truncated to an "
+       "integer; not differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("shifted_chebyshev_polynomial_w", "polynomial", "sp.shifted_chebyshev_polynomial_w(x, y)",
+       "W_n(2 input - 1), the shifted Chebyshev polynomial of the fourth kind (n truncated to an"
+       " integer; not differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("hermite_polynomial_h", "polynomial", "sp.hermite_polynomial_h(x, y)",
+       "The physicists' Hermite polynomial H_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("hermite_polynomial_he", "polynomial", "sp.hermite_polynomial_he(x, y)",
+       "The probabilists' Hermite polynomial He_n(input) (n truncated to an integer; not "
+       "differentiable, as in torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("laguerre_polynomial_l", "polynomial", "sp.laguerre_polynomial_l(x, y)",
+       "The Laguerre polynomial L_n(input) (n truncated to an integer; not differentiable, as in"
+       " torch).",
+       rule=FLOAT, heavy=True, special_only=True),
+    Op("legendre_polynomial_p", "polynomial", "sp.legendre_polynomial_p(x, y)",
+       "The Legendre polynomial P_n(input) (n truncated to an integer; not differentiable, as in"
+       " torch).",
+       rule=FLOAT, heavy=True, special_only=True),
     # -- activation: torch.nn.functional's pointwise layers (ops/activation.py), parameters
     # p, q, r; their "activation_grad" kernels take g, x and parameters c, d ---------------------
     Op("gelu", "activation", "s.gelu(x)", heavy=True, kernel_grad="s.gelu_grad(g, x)",
