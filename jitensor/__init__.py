@@ -119,6 +119,7 @@ from .ops import lowrank as _lowrank
 from .ops import matrix as _matrix
 from .ops import matrix_function as _matrix_function
 from .ops import native as _native
+from .ops import native_extra as _native_extra
 from .ops import nn_functional as _nn_functional
 from .ops import pointwise as _pointwise
 from .ops import reduction as _reduction
@@ -138,6 +139,7 @@ from .ops.lowrank import *  # noqa: F401,F403
 from .ops.matrix import *  # noqa: F401,F403
 from .ops.matrix_function import *  # noqa: F401,F403
 from .ops.native import *  # noqa: F401,F403
+from .ops.native_extra import *  # noqa: F401,F403
 from .ops.nn_functional import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
@@ -167,7 +169,7 @@ from .tensor import (
 )
 from .tensor import _Layout as layout
 from .tensor import _MemoryFormat as memory_format
-from .threads import get_num_threads, set_num_threads
+from .threads import get_num_threads, init_num_threads, set_num_threads
 
 float = float32
 double = float64
@@ -200,14 +202,14 @@ __all__ = [
 ]
 for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
            _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
-           _statistics, _householder, _matrix_function, _lowrank):
+           _statistics, _householder, _matrix_function, _lowrank, _native_extra):
     __all__ += _m.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
             "version", "distributions", "vmap", "distributed", "functional", "overrides",
-            "signal", "types"]
+            "signal", "types", "init_num_threads"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",

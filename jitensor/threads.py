@@ -47,6 +47,18 @@ def set_num_threads(n):
             f"pool, and GNU OpenMP cannot run in such a child: its CPU kernels run on one thread "
             f"(start worker processes with the 'spawn' or 'forkserver' method for more)")
     numba.set_num_threads(n)
+    _REQUESTED[0] = n
+
+
+_REQUESTED = [None]  # the count set_num_threads was last given, in any thread
+
+
+def init_num_threads():
+    """torch.init_num_threads: give the calling thread the count set_num_threads was last
+    given (in any thread: Numba's counts are per thread, and a new thread starts with all)."""
+    n = _REQUESTED[0]
+    if n is not None and not (kernels.FORKED[0] and n > 1):
+        numba.set_num_threads(n)
 
 
 # Numba's workqueue threading layer (NUMBA_THREADING_LAYER=workqueue, or the fallback when

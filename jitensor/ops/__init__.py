@@ -16,6 +16,7 @@ from . import (
     loss,
     matrix,
     matrix_function,
+    native_extra,
     norm,
     pointwise,
     pool,
@@ -34,6 +35,6 @@ install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort,
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 factor_legacy, pointwise, sampling, statistics, householder,
-                matrix_function):
+                matrix_function, native_extra):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)
