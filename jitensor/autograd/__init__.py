@@ -22,6 +22,9 @@ from .grad_mode import (
 from .gradcheck import gradcheck, gradgradcheck
 from .variable import Variable
 
+# torch.autograd re-exports the protocol helpers of torch.overrides; loaded on first use
+_OVERRIDES = ("handle_torch_function", "has_torch_function")
+
 __all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", "grad",
            "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "is_multithreading_enabled", "is_tensor_like",
@@ -109,3 +112,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                f"the desired behavior.")
         result.append(t.new_zeros(t.shape) if g is None and materialize_grads else g)
     return tuple(result)
+
+
+def __getattr__(name):
+    if name in _OVERRIDES:
+        import importlib
+        return getattr(importlib.import_module("jitensor.overrides"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,6 +32,12 @@ from ..ops.pool import max_pool2d_with_indices as _max_pool2d_kernel
 from ..ops.reduction import var_mean
 from ..ops.shape import cat, stack
 from ..ops.statistics import bucketize
+from ..overrides import (  # noqa: F401 (torch's names here)
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+)
 from ..tensor import Tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
