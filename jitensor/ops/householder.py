@@ -15,7 +15,6 @@ from ..tensor import Tensor
 from ._common import same_device, write_out, write_pair
 from .factor import _own
 from .reduction import _return_type, return_types
-from .shape import transpose
 
 __all__ = ["geqrf", "orgqr", "ormqr"]
 
@@ -93,9 +92,9 @@ def _apply(C, A, tau, order, left):
         v = _reflector(A, j)
         t = tau[..., j:j + 1].unsqueeze(-1)
         if left:
-            C = C - (v * t) @ (transpose(v, -2, -1) @ C)
+            C = C - (v * t) @ (v.transpose(-2, -1) @ C)
         else:
-            C = C - ((C @ v) * t) @ transpose(v, -2, -1)
+            C = C - ((C @ v) * t) @ v.transpose(-2, -1)
     return C
 
 

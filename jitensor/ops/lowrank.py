@@ -9,8 +9,6 @@ import importlib
 from .. import dtypes
 from ..creation import randn
 from ..tensor import Tensor
-from .linalg import matmul
-from .shape import transpose
 
 __all__ = ["pca_lowrank", "svd_lowrank"]
 
@@ -20,7 +18,11 @@ def _linalg():
 
 
 def _h(X):
-    return transpose(X, -2, -1)
+    return X.transpose(-2, -1)  # (methods: the recording ops, where grad is on)
+
+
+def matmul(X, Y):
+    return X @ Y
 
 
 def _floating_dtype(A):
