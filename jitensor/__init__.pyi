@@ -30,6 +30,7 @@ from . import distributed as distributed
 from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
+from . import functional as functional
 from . import jit as jit
 from . import kernels as kernels
 from . import legacy_types as legacy_types
@@ -39,10 +40,13 @@ from . import nn as nn
 from . import onnx as onnx
 from . import ops as ops
 from . import optim as optim
+from . import overrides as overrides
 from . import random as random
+from . import signal as signal
 from . import special as special
 from . import testing as testing
 from . import threads as threads
+from . import types as types
 from . import utils as utils
 from . import version as version
 from .amp.autocast_mode import autocast as autocast
@@ -50,6 +54,7 @@ from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
 from .autograd.grad_mode import no_grad as no_grad
 from .autograd.grad_mode import set_grad_enabled as set_grad_enabled
+from .cuda import OutOfMemoryError as OutOfMemoryError
 from .device import device as _Device
 from .device import device as device
 from .dtypes import dtype as _DType
@@ -60,6 +65,8 @@ from .random import Generator as Generator
 from .tensor import Size as Size
 from .tensor import Tensor as Tensor
 from .tensor import _Layout, _MemoryFormat
+from .tensor import _Layout as layout
+from .tensor import _MemoryFormat as memory_format
 
 __all__ = [
     "BoolTensor",
@@ -71,6 +78,7 @@ __all__ = [
     "HalfTensor",
     "IntTensor",
     "LongTensor",
+    "OutOfMemoryError",
     "ShortTensor",
     "Size",
     "Tensor",
@@ -126,6 +134,7 @@ __all__ = [
     "as_strided_",
     "as_strided_scatter",
     "as_tensor",
+    "asarray",
     "asin",
     "asin_",
     "asinh",
@@ -145,11 +154,19 @@ __all__ = [
     "baddbmm",
     "bartlett_window",
     "batch_norm",
+    "batch_norm_backward_elemt",
+    "batch_norm_backward_reduce",
+    "batch_norm_elemt",
+    "batch_norm_gather_stats",
+    "batch_norm_gather_stats_with_counts",
+    "batch_norm_stats",
+    "batch_norm_update_stats",
     "bernoulli",
     "bfloat16",
     "bilinear",
     "binary_cross_entropy_with_logits",
     "bincount",
+    "binomial",
     "bitwise_and",
     "bitwise_left_shift",
     "bitwise_not",
@@ -174,6 +191,8 @@ __all__ = [
     "celu_",
     "chain_matmul",
     "channel_shuffle",
+    "channels_last",
+    "channels_last_3d",
     "cholesky",
     "cholesky_inverse",
     "cholesky_solve",
@@ -184,6 +203,7 @@ __all__ = [
     "clamp_max_",
     "clamp_min",
     "clamp_min_",
+    "clear_autocast_cache",
     "clip",
     "clip_",
     "clone",
@@ -193,14 +213,17 @@ __all__ = [
     "compiler",
     "concat",
     "concatenate",
+    "cond",
     "constant_pad_nd",
     "contiguous_format",
     "conv1d",
     "conv2d",
     "conv3d",
+    "conv_tbc",
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "convolution",
     "copysign",
     "corrcoef",
     "cos",
@@ -212,6 +235,7 @@ __all__ = [
     "count_nonzero",
     "cov",
     "cross",
+    "ctc_loss",
     "cuda",
     "cummax",
     "cummin",
@@ -249,8 +273,10 @@ __all__ = [
     "einsum",
     "elementwise",
     "embedding",
+    "embedding_renorm_",
     "empty",
     "empty_like",
+    "empty_permuted",
     "empty_strided",
     "enable_grad",
     "eq",
@@ -271,6 +297,7 @@ __all__ = [
     "feature_alpha_dropout_",
     "feature_dropout",
     "feature_dropout_",
+    "fill",
     "fill_",
     "finfo",
     "fix",
@@ -293,16 +320,23 @@ __all__ = [
     "frac",
     "frac_",
     "frexp",
+    "frobenius_norm",
     "from_dlpack",
     "from_numpy",
+    "frombuffer",
     "full",
     "full_like",
     "func",
+    "functional",
     "gather",
     "gcd",
     "gcd_",
     "ge",
+    "geqrf",
     "ger",
+    "get_autocast_cpu_dtype",
+    "get_autocast_dtype",
+    "get_autocast_gpu_dtype",
     "get_debug_empty",
     "get_default_device",
     "get_default_dtype",
@@ -312,12 +346,15 @@ __all__ = [
     "get_num_interop_threads",
     "get_num_threads",
     "get_rng_state",
+    "gradient",
     "greater",
     "greater_equal",
     "grid_sampler",
     "grid_sampler_2d",
     "grid_sampler_3d",
     "group_norm",
+    "gru",
+    "gru_cell",
     "gt",
     "half",
     "hamming_window",
@@ -331,11 +368,14 @@ __all__ = [
     "hinge_embedding_loss",
     "histc",
     "histogram",
+    "histogramdd",
     "hsplit",
     "hstack",
     "hypot",
     "i0",
     "i0_",
+    "igamma",
+    "igammac",
     "iinfo",
     "index_add",
     "index_copy",
@@ -346,6 +386,7 @@ __all__ = [
     "index_select",
     "inf",
     "inference_mode",
+    "init_num_threads",
     "initial_seed",
     "inner",
     "instance_norm",
@@ -355,11 +396,19 @@ __all__ = [
     "int32",
     "int64",
     "inverse",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled",
+    "is_autocast_enabled",
     "is_complex",
+    "is_conj",
     "is_deterministic_algorithms_warn_only_enabled",
     "is_floating_point",
     "is_grad_enabled",
+    "is_inference",
     "is_inference_mode_enabled",
+    "is_neg",
     "is_nonzero",
     "is_same_size",
     "is_signed",
@@ -379,11 +428,13 @@ __all__ = [
     "kron",
     "kthvalue",
     "layer_norm",
+    "layout",
     "lcm",
     "lcm_",
     "ldexp",
     "ldexp_",
     "le",
+    "legacy_contiguous_format",
     "lerp",
     "less",
     "less_equal",
@@ -413,6 +464,8 @@ __all__ = [
     "logspace",
     "logsumexp",
     "long",
+    "lstm",
+    "lstm_cell",
     "lstsq",
     "lt",
     "lu",
@@ -424,6 +477,7 @@ __all__ = [
     "masked_scatter",
     "masked_select",
     "matmul",
+    "matrix_exp",
     "matrix_power",
     "matrix_rank",
     "max",
@@ -434,6 +488,7 @@ __all__ = [
     "maximum",
     "mean",
     "median",
+    "memory_format",
     "meshgrid",
     "min",
     "minimum",
@@ -457,7 +512,11 @@ __all__ = [
     "nansum",
     "narrow",
     "narrow_copy",
+    "native_batch_norm",
     "native_channel_shuffle",
+    "native_dropout",
+    "native_group_norm",
+    "native_layer_norm",
     "ne",
     "neg",
     "neg_",
@@ -468,16 +527,23 @@ __all__ = [
     "nn",
     "no_grad",
     "nonzero",
+    "nonzero_static",
     "norm",
+    "norm_except_dim",
     "normal",
     "not_equal",
+    "nuclear_norm",
     "numel",
     "ones",
     "ones_like",
     "onnx",
     "optim",
+    "orgqr",
+    "ormqr",
     "outer",
+    "overrides",
     "pairwise_distance",
+    "pca_lowrank",
     "pdist",
     "permute",
     "pi",
@@ -505,6 +571,7 @@ __all__ = [
     "randn",
     "randn_like",
     "randperm",
+    "range",
     "ravel",
     "reciprocal",
     "reciprocal_",
@@ -516,9 +583,15 @@ __all__ = [
     "repeat_interleave",
     "reshape",
     "resize_as_",
+    "resolve_conj",
+    "resolve_neg",
     "result_type",
     "return_types",
     "rms_norm",
+    "rnn_relu",
+    "rnn_relu_cell",
+    "rnn_tanh",
+    "rnn_tanh_cell",
     "roll",
     "rot90",
     "round",
@@ -536,13 +609,22 @@ __all__ = [
     "scatter_reduce",
     "searchsorted",
     "seed",
+    "segment_reduce",
     "select",
     "select_scatter",
     "selu",
     "selu_",
+    "set_anomaly_enabled",
+    "set_autocast_cache_enabled",
+    "set_autocast_cpu_dtype",
+    "set_autocast_cpu_enabled",
+    "set_autocast_dtype",
+    "set_autocast_enabled",
+    "set_autocast_gpu_dtype",
     "set_debug_empty",
     "set_default_device",
     "set_default_dtype",
+    "set_default_tensor_type",
     "set_deterministic_debug_mode",
     "set_float32_matmul_precision",
     "set_grad_enabled",
@@ -556,6 +638,7 @@ __all__ = [
     "sigmoid",
     "sigmoid_",
     "sign",
+    "signal",
     "signbit",
     "sin",
     "sin_",
@@ -584,6 +667,7 @@ __all__ = [
     "subtract",
     "sum",
     "svd",
+    "svd_lowrank",
     "swapaxes",
     "swapdims",
     "symeig",
@@ -616,6 +700,7 @@ __all__ = [
     "trunc",
     "trunc_",
     "typename",
+    "types",
     "uint8",
     "unbind",
     "unflatten",
@@ -637,6 +722,7 @@ __all__ = [
     "vsplit",
     "vstack",
     "where",
+    "while_loop",
     "xlogy",
     "xlogy_",
     "zero_",
@@ -645,6 +731,8 @@ __all__ = [
 ]
 bfloat16: _DType
 bool: _DType
+channels_last: _MemoryFormat
+channels_last_3d: _MemoryFormat
 contiguous_format: _MemoryFormat
 default_generator: Generator
 double: _DType
@@ -664,6 +752,7 @@ int16: _DType
 int32: _DType
 int64: _DType
 int8: _DType
+legacy_contiguous_format: _MemoryFormat
 long: _DType
 nan: _float
 newaxis: Any
@@ -717,9 +806,25 @@ class return_types:
         @property
         def exponent(self) -> Tensor: ...
 
+    class geqrf(tuple[Tensor, Tensor]):
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def a(self) -> Tensor: ...
+        @property
+        def tau(self) -> Tensor: ...
+
     class histogram(tuple[Tensor, Tensor]):
         """The (hist, bin_edges) that jitensor.histogram(input, bins) returns."""
 
+        _fields: ClassVar[tuple[str, ...]]
+        def __new__(cls, *items: Tensor) -> Self: ...
+        @property
+        def hist(self) -> Tensor: ...
+        @property
+        def bin_edges(self) -> Tensor: ...
+
+    class histogramdd(tuple[Tensor, Tensor]):
         _fields: ClassVar[tuple[str, ...]]
         def __new__(cls, *items: Tensor) -> Self: ...
         @property
@@ -1205,6 +1310,18 @@ def as_tensor(
     """`data` as a tensor, sharing memory when it already is one (or a NumPy array) of the
     requested dtype and device."""
 
+def asarray(
+    obj: object,
+    *,
+    dtype: _DType | str | None = None,
+    device: _Device | str | _int | None = None,
+    copy: _bool | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """`obj` as a tensor, sharing its memory where it can (a tensor of the same dtype and device,
+    a NumPy array, an object with the buffer protocol); copy=True always copies, copy=False
+    raises ValueError where a copy is needed, as torch's."""
+
 def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Arcsine."""
 
@@ -1286,6 +1403,79 @@ def batch_norm(
     eps: _float,
     cudnn_enabled: Any,
 ) -> Tensor: ...
+def batch_norm_backward_elemt(
+    grad_out: Any,
+    input: Tensor,
+    mean: _float,
+    invstd: Any,
+    weight: Tensor | _float | _int | _bool,
+    sum_dy: Any,
+    sum_dy_xmu: Any,
+    count: Any,
+) -> Tensor:
+    """The input's gradient from the reduced sums of all processes, count (world,) holding each
+    process's element count (an integer tensor, as torch's)."""
+
+def batch_norm_backward_reduce(
+    grad_out: Any,
+    input: Tensor,
+    mean: _float,
+    invstd: Any,
+    weight: Tensor | _float | _int | _bool,
+    input_g: Any,
+    weight_g: Any,
+    bias_g: Any,
+) -> Tensor:
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel: the sums of grad_out and of
+    grad_out * (input - mean) (for input_g), sum_dy_xmu * invstd (for weight_g, with a weight)
+    and sum_dy (for bias_g); each not asked for is an empty tensor."""
+
+def batch_norm_elemt(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    mean: _float,
+    invstd: Any,
+    eps: _float,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """(input - mean) * invstd * weight + bias per channel (eps is unused, as torch's)."""
+
+def batch_norm_gather_stats(
+    input: Tensor,
+    mean: _float,
+    invstd: Any,
+    running_mean: Any,
+    running_var: Any,
+    momentum: Any,
+    eps: _float,
+    count: Any,
+) -> Tensor:
+    """batch_norm_gather_stats_with_counts with `count` elements in each process."""
+
+def batch_norm_gather_stats_with_counts(
+    input: Tensor,
+    mean: _float,
+    invstd: Any,
+    running_mean: Any,
+    running_var: Any,
+    momentum: Any,
+    eps: _float,
+    counts: Any,
+) -> Tensor:
+    """The global (mean, invstd) of per-process statistics mean and invstd (world, C), each over
+    counts[i] elements; running_mean and running_var are updated in place."""
+
+def batch_norm_stats(input: Tensor, eps: _float) -> Tensor:
+    """(mean, invstd) per channel (dim 1) of input: invstd = 1 / sqrt(biased var + eps)."""
+
+def batch_norm_update_stats(
+    input: Tensor, running_mean: Any, running_var: Any, momentum: Any
+) -> Tensor:
+    """(mean, biased variance) per channel of input, blending running_mean and running_var
+    (unbiased) in place."""
+
 def bernoulli(
     input: Tensor,
     p: Tensor | _float | None = None,
@@ -1310,6 +1500,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: _int = 0) 
     """How often each of 0, 1, ..., max(input) occurs in `input` (1-D, non-negative integers), as
     int64, at least `minlength` bins; with `weights` (1-D, input's length) their sums instead:
     floating weights keep their dtype, other weights sum as float64 (torch's)."""
+
+def binomial(count: Any, prob: Any, generator: Generator | None = None) -> Tensor:
+    """torch.binomial: Binomial(count, prob) samples, float tensors of one dtype broadcast
+    together; drawn from jitensor's generator (a seed repeats them; the values are not
+    torch's)."""
 
 def bitwise_and(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
@@ -1444,6 +1639,9 @@ def clamp_min(input: Tensor, min: Tensor | _float | _int | _bool) -> Tensor: ...
 def clamp_min_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.clamp_min_(...)``: torch's module-level form of the in-place method."""
 
+def clear_autocast_cache() -> Any:
+    """Drop autocast's cached casts: jitensor never autocasts, so the cache is always empty."""
+
 def clip(
     input: Tensor,
     min: Tensor | _float | _int | _bool | None = None,
@@ -1489,6 +1687,9 @@ def concat(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = Non
 def concatenate(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` joined along `dim`, in their promoted dtype (or out's)."""
 
+def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Tensor:
+    """torch.cond, eagerly: true_fn(*operands) if pred else false_fn(*operands)."""
+
 def constant_pad_nd(input: Tensor, pad: Any, value: _float = 0) -> Tensor: ...
 def conv1d(
     input: Tensor,
@@ -1517,6 +1718,12 @@ def conv3d(
     dilation: Any = 1,
     groups: Any = 1,
 ) -> Tensor: ...
+def conv_tbc(
+    input: Tensor, weight: Tensor | _float | _int | _bool, bias: Any, pad: Any = 0
+) -> Tensor:
+    """torch.conv_tbc: a 1-D convolution in (time, batch, channels) layout: input (T, B, C_in),
+    weight (K, C_in, C_out), bias (C_out) -> (T + 2 pad - K + 1, B, C_out)."""
+
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor | _float | _int | _bool,
@@ -1547,6 +1754,19 @@ def conv_transpose3d(
     groups: Any = 1,
     dilation: Any = 1,
 ) -> Tensor: ...
+def convolution(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    stride: _int | Sequence[_int],
+    padding: Any,
+    dilation: Any,
+    transposed: Any,
+    output_padding: Any,
+    groups: Any,
+) -> Tensor:
+    """conv1d/2d/3d (or their transposes, with output_padding) by input's dims."""
+
 def copysign(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -1595,6 +1815,18 @@ def cross(
 ) -> Tensor:
     """The cross product of 3-vectors along `dim` (broadcast over the other dims); without dim,
     the first dim of input of size 3, torch's deprecated default."""
+
+def ctc_loss(
+    log_probs: Any,
+    targets: Any,
+    input_lengths: Any,
+    target_lengths: Any,
+    blank: Any = 0,
+    reduction: Any = 1,
+    zero_infinity: Any = False,
+) -> Tensor:
+    """torch.ctc_loss: nn.functional.ctc_loss with torch's native arguments (reduction an int: 0
+    none, 1 mean, 2 sum)."""
 
 def cummax(input: Tensor, dim: _int, *, out: Sequence[Tensor] | None = None) -> return_types.cummax:
     """``return_types.cummax(values, indices)``: the running maximum along `dim` and where it was
@@ -1729,6 +1961,11 @@ def embedding(
     scale_grad_by_freq: Any = False,
     sparse: Any = False,
 ) -> Tensor: ...
+def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: Any, norm_type: Any) -> Tensor:
+    """torch.embedding_renorm_: rows `indices` of `input` whose norm_type-norm exceeds max_norm
+    rescaled in place to max_norm / (norm + 1e-7) times themselves (each row once); returns
+    input."""
+
 def empty(
     *size: _int | Sequence[_int],
     out: Tensor | None = None,
@@ -1751,6 +1988,20 @@ def empty_like(
     requires_grad: _bool = False,
     memory_format: _MemoryFormat = ...,
 ) -> Tensor: ...
+def empty_permuted(
+    size: _int | Sequence[_int],
+    physical_layout: Any,
+    *,
+    dtype: _DType | str | None = None,
+    layout: _Layout | None = None,
+    device: _Device | str | _int | None = None,
+    requires_grad: _bool = False,
+    pin_memory: _bool = False,
+) -> Tensor:
+    """An uninitialised tensor of `size` whose dims are laid out in memory in the order
+    `physical_layout` (outermost first): empty_permuted((N, C, H, W), (0, 2, 3, 1)) is
+    channels-last."""
+
 def empty_strided(
     size: _int | Sequence[_int],
     stride: _int | Sequence[_int],
@@ -1830,6 +2081,10 @@ def feature_dropout(input: Tensor, p: _float, train: Any) -> Tensor:
 def feature_dropout_(input: Tensor, p: _float, train: Any) -> Tensor:
     """In-place feature_dropout."""
 
+def fill(input: Tensor, value: _float) -> Tensor:
+    """A new tensor of input's shape, dtype and device holding `value` (a number, or a 0-d
+    tensor, whose gradient is then the sum of the result's)."""
+
 def fill_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.fill_(...)``: torch's module-level form of the in-place method."""
 
@@ -1894,6 +2149,11 @@ def frexp(input: Tensor, *, out: Sequence[Tensor] | None = None) -> return_types
     """(mantissa, exponent): input = mantissa * 2 ** exponent with |mantissa| in [0.5, 1) (0, inf
     and nan: themselves and 0); exponent int32."""
 
+def frobenius_norm(
+    input: Tensor, dim: _int, keepdim: _bool = False, *, out: Tensor | None = None
+) -> Tensor:
+    """sqrt of the sum of squares over dim (at most 2 dims; none: all)."""
+
 def from_dlpack(ext: Any) -> Tensor:
     """A tensor sharing memory with `ext`: an object with __dlpack__ (NumPy, torch, CuPy, JAX
     arrays, on the CPU or CUDA) or __cuda_array_interface__ (numba device arrays), or a DLPack
@@ -1901,6 +2161,17 @@ def from_dlpack(ext: Any) -> Tensor:
 
 def from_numpy(ndarray: NDArray[Any]) -> Tensor:
     """A CPU tensor sharing memory with `ndarray`: writes through either show in the other."""
+
+def frombuffer(
+    buffer: Any,
+    *,
+    dtype: _DType | str,
+    count: Any = -1,
+    offset: _int = 0,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """A 1-D CPU tensor over the memory of an object with the buffer protocol (bytes, bytearray,
+    array.array, memoryview, ...): `count` elements of `dtype` (all: -1) from byte `offset`."""
 
 def full(
     size: _int | Sequence[_int],
@@ -1948,9 +2219,18 @@ def ge(
 ) -> Tensor:
     """input >= other, elementwise (bool)."""
 
+def geqrf(input: Tensor, *, out: Sequence[Tensor] | None = None) -> return_types.geqrf:
+    """torch.geqrf: ``(a, tau)``, LAPACK's geqrf of each matrix of input (*, m, n)."""
+
 def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
 
+def get_autocast_cpu_dtype() -> Any: ...
+def get_autocast_dtype(device_type: Any) -> Any:
+    """The dtype autocast would run `device_type`'s ops in: bfloat16 on the CPU and float16 on
+    CUDA unless set (set_autocast_dtype, or the dtype of an enclosing autocast)."""
+
+def get_autocast_gpu_dtype() -> Any: ...
 def get_debug_empty() -> _bool: ...
 def get_default_device() -> Tensor:
     """The device tensors are created on when no device is given (a CUDA one with its index)."""
@@ -1968,6 +2248,17 @@ def get_num_threads() -> _int:
     """The number of threads the calling thread's CPU kernels run on."""
 
 def get_rng_state() -> Tensor: ...
+def gradient(
+    input: Tensor,
+    *,
+    spacing: Any = 1,
+    dim: _int | Sequence[_int] | None = None,
+    edge_order: Any = 1,
+) -> Tensor:
+    """torch.gradient: a tuple of the derivative estimates of `input` along each dim of `dim`
+    (all by default): central differences inside, one-sided ones of order `edge_order` (1 or
+    2) at the ends."""
+
 def greater(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -2004,6 +2295,16 @@ def group_norm(
     eps: _float = 1e-05,
     cudnn_enabled: Any = True,
 ) -> Tensor: ...
+def gru(*args: Any) -> Tensor:
+    """torch.gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n); or (data, batch_sizes, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional) for a packed batch's data."""
+
+def gru_cell(
+    input: Tensor, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
+) -> Tensor:
+    """h' of one GRU step (gates r, z, n)."""
+
 def gt(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -2065,6 +2366,20 @@ def histogram(
     equal bins over `range`, default the data's min and max, widened by 0.5 each way where
     they are equal) or a 1-D tensor of increasing edges."""
 
+def histogramdd(
+    input: Tensor,
+    bins: _int | Sequence[_float] | Tensor,
+    *,
+    range: tuple[_float, _float] | None = None,
+    weight: Tensor | _float | _int | _bool | None = None,
+    density: _bool = False,
+    out: Sequence[Tensor] | None = None,
+) -> return_types.histogramdd:
+    """torch.histogramdd: the D-dimensional histogram of the points input (..., D) as ``(hist,
+    bin_edges)``: `bins` an int (for every dim), D ints, or D 1-D tensors of increasing edges;
+    `range` (2D floats: each dim's min and max; default the data's, widened by 0.5 each way
+    where they are equal)."""
+
 def hsplit(
     input: Tensor, indices_or_sections: _int | Sequence[_int] | Tensor
 ) -> tuple[Tensor, ...]:
@@ -2084,6 +2399,18 @@ def i0(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def i0_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.i0_(...)``: torch's module-level form of the in-place method."""
+
+def igamma(
+    input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
+) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other) (torch.special.gammainc);
+    a derivative for other only, as in torch."""
+
+def igammac(
+    input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
+) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)
+    (torch.special.gammaincc); a derivative for other only, as in torch."""
 
 def index_add(
     input: Tensor, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1
@@ -2124,6 +2451,10 @@ def index_reduce(
 def index_select(input: Tensor, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The entries of `input` at positions `index` (a vector) along `dim`."""
 
+def init_num_threads() -> Any:
+    """torch.init_num_threads: give the calling thread the count set_num_threads was last given
+    (in any thread: Numba's counts are per thread, and a new thread starts with all)."""
+
 def initial_seed() -> _int: ...
 def inner(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Sums of products over the last dim of both (shape input.shape[:-1] + other.shape[:-1]);
@@ -2143,15 +2474,32 @@ def instance_norm(
 def inverse(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.inverse: linalg.inv."""
 
+def is_anomaly_check_nan_enabled() -> _bool: ...
+def is_anomaly_enabled() -> _bool: ...
+def is_autocast_cache_enabled() -> _bool: ...
+def is_autocast_cpu_enabled() -> _bool: ...
+def is_autocast_enabled(device_type: Any = None) -> _bool:
+    """False: jitensor never autocasts (`device_type` None is CUDA, as torch's)."""
+
 def is_complex(input: Tensor) -> _bool:
     """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
+
+def is_conj(self: Tensor) -> _bool:
+    """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
 
 def is_deterministic_algorithms_warn_only_enabled() -> _bool: ...
 def is_floating_point(input: Tensor) -> _bool:
     """Whether input's dtype is a floating-point dtype."""
 
 def is_grad_enabled() -> _bool: ...
+def is_inference(self: Tensor) -> _bool:
+    """False: torch marks tensors created in `inference_mode` as inference tensors; jitensor does
+    not tag them (see jitensor.inference_mode), so no tensor is one."""
+
 def is_inference_mode_enabled() -> _bool: ...
+def is_neg(self: Tensor) -> _bool:
+    """False: jitensor never negates lazily (torch does so only for complex views)."""
+
 def is_nonzero(input: Tensor) -> _bool:
     """Whether the single element of input is nonzero (NaN is); errors for zero or several
     elements, as torch's."""
@@ -2393,6 +2741,17 @@ def logsumexp(
     """log(sum(exp(input))) over `dim`, stable (the max is subtracted first) and fused: one pass
     over the data, blocks in cache for the exp."""
 
+def lstm(*args: Any) -> Tensor:
+    """torch.lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n, c_n); or (data, batch_sizes, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional) for a packed batch's data."""
+
+def lstm_cell(
+    input: Tensor, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
+) -> Tensor:
+    """(h', c') of one LSTM step: hx = (h, c); gates i, f, g, o of input w_ih^T + b_ih + h w_hh^T
+    + b_hh."""
+
 def lstsq(*args: Any, **kwargs: Any) -> Tensor:
     """Removed from torch: `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`."""
 
@@ -2435,6 +2794,9 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d dot,
     a 1-D operand is a row (left) or column (right) whose dim is then removed, and (..., m, k)
     @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """torch.matrix_exp: e^A of each square matrix of a batch (*, n, n), float32 or float64."""
 
 def matrix_power(input: Tensor, n: _int) -> Tensor: ...
 def matrix_rank(*args: Any, **kwargs: Any) -> Tensor:
@@ -2675,7 +3037,51 @@ def narrow_copy(
 ) -> Tensor:
     """narrow's elements as a new contiguous tensor."""
 
+def native_batch_norm(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    running_mean: Any,
+    running_var: Any,
+    training: Any,
+    momentum: Any,
+    eps: _float,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """(batch_norm(...), save_mean, save_invstd): training, the batch's mean and 1 / sqrt(biased
+    variance + eps) per channel (running_mean and running_var updated in place, when given);
+    otherwise the running statistics normalise, and the saved ones are empty."""
+
 def native_channel_shuffle(input: Tensor, groups: Any) -> Tensor: ...
+def native_dropout(input: Tensor, p: _float, train: Any) -> Tensor:
+    """(output, mask): training (train True or None), each element kept (mask True) with
+    probability 1 - p and scaled by 1 / (1 - p); otherwise a copy of input and an all-True
+    mask."""
+
+def native_group_norm(
+    input: Tensor,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    N: _int,
+    C: Any,
+    HxW: Any,
+    group: Any,
+    eps: _float,
+) -> Tensor:
+    """(group_norm(input, group, weight, bias, eps), mean, rstd): mean and rstd (N, group), input
+    holding N * C * HxW elements."""
+
+def native_layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | _float | _int | _bool,
+    bias: Any,
+    eps: _float,
+) -> Tensor:
+    """(layer_norm(input, ...), mean, rstd): mean and rstd over the normalized dims, shaped
+    input.shape[:-len(normalized_shape)] + (1,) * len(normalized_shape)."""
+
 def ne(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
 ) -> Tensor:
@@ -2701,6 +3107,12 @@ def nonzero(input: Tensor, *, as_tuple: _bool = False) -> Any:
     """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout: each
     coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
 
+def nonzero_static(
+    input: Tensor, *, size: _int | Sequence[_int], fill_value: Tensor | _float | _int | _bool = -1
+) -> Tensor:
+    """torch.nonzero_static: nonzero(input) cut or padded (with fill_value rows) to exactly
+    `size` rows."""
+
 def norm(
     input: Tensor,
     p: _float | str = "fro",
@@ -2711,6 +3123,10 @@ def norm(
     """The p-norm of input over `dim` (every element by default): p = 2 or "fro" (the root of the
     sum of squares), 1, inf, -inf, 0 (the count of non-zero elements) or any other number
     ((sum |x|^p)^(1/p))."""
+
+def norm_except_dim(v: Any, pow: Any = 2, dim: _int = 0) -> Tensor:
+    """The pow-norm of v over every dim but `dim` (kept, the others of size 1); dim=-1: the norm
+    of all of v (weight_norm's helper)."""
 
 def normal(
     mean: Tensor | _float,
@@ -2735,6 +3151,16 @@ def not_equal(
 ) -> Tensor:
     """input != other, elementwise (bool)."""
 
+def nuclear_norm(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = None,
+    keepdim: _bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The sum of the singular values of the matrices over `dim` (two dims; default the last
+    two): nuclear_norm(input, keepdim=False) or nuclear_norm(input, dim, keepdim=False)."""
+
 def numel(input: Tensor) -> _int:
     """The number of elements of input."""
 
@@ -2758,12 +3184,32 @@ def ones_like(
     requires_grad: _bool = False,
     memory_format: _MemoryFormat = ...,
 ) -> Tensor: ...
+def orgqr(input: Tensor, tau: Any) -> Tensor:
+    """torch.orgqr (torch.linalg.householder_product): the first n columns of H_1 ..."""
+
+def ormqr(
+    input: Tensor,
+    tau: Any,
+    other: Tensor | _float | _int | _bool,
+    left: Any = True,
+    transpose: Any = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """torch.ormqr: Q other, Q^T other (left) or other Q, other Q^T, Q = H_1 ..."""
+
 def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
 
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False
 ) -> Tensor: ...
+def pca_lowrank(
+    A: Tensor, q: Tensor | _float | None = None, center: Any = True, niter: Any = 2
+) -> Tensor:
+    """torch.pca_lowrank: svd_lowrank of A less its column means (`center`), q = min(6, m, n) by
+    default."""
+
 def pdist(input: Tensor, p: _float = 2.0) -> Tensor: ...
 def permute(input: Tensor, *dims_: _int | Sequence[_int]) -> Tensor:
     """A view with the dims in the order `dims_`."""
@@ -2923,6 +3369,19 @@ def randperm(
     that sorts n float64 uniforms, redrawn in the (rare) case of a tie so that every order is
     equally likely."""
 
+def range(
+    start: Tensor | _float | _int | _bool,
+    end: Tensor | _float | _int | _bool,
+    step: _float | _int | _bool = 1,
+    *,
+    out: Tensor | None = None,
+    dtype: _DType | str | None = None,
+    layout: _Layout | None = None,
+    device: _Device | str | _int | None = None,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """start, start + step, ..."""
+
 def ravel(input: Tensor) -> Tensor:
     """`input` as 1-D: a view when it is contiguous, else a copy (torch tests contiguity, not
     whether the strides happen to allow a flat view, as reshape does)."""
@@ -2970,6 +3429,8 @@ def reshape(input: Tensor, *shape: _int | Sequence[_int]) -> Tensor:
 def resize_as_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.resize_as_(...)``: torch's module-level form of the in-place method."""
 
+def resolve_conj(self: Tensor) -> Any: ...
+def resolve_neg(self: Tensor) -> Any: ...
 def result_type(*operands: Tensor | _float | _int | _bool) -> _DType:
     """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars; a
     lower-priority operand only matters when it is of a higher category (bool < int < float)."""
@@ -2980,6 +3441,26 @@ def rms_norm(
     weight: Tensor | _float | _int | _bool | None = None,
     eps: _float | None = None,
 ) -> Tensor: ...
+def rnn_relu(*args: Any) -> Tensor:
+    """torch.rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n); or (data, batch_sizes, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional) for a packed batch's data."""
+
+def rnn_relu_cell(
+    input: Tensor, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
+) -> Tensor:
+    """h' = relu(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+
+def rnn_tanh(*args: Any) -> Tensor:
+    """torch.rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) -> (output, h_n); or (data, batch_sizes, hx, params, has_biases, num_layers,
+    dropout, train, bidirectional) for a packed batch's data."""
+
+def rnn_tanh_cell(
+    input: Tensor, hx: Any, w_ih: Any, w_hh: Any, b_ih: Any = None, b_hh: Any = None
+) -> Tensor:
+    """h' = tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+
 def roll(
     input: Tensor, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] | None = None
 ) -> Tensor:
@@ -3083,6 +3564,20 @@ def searchsorted(
     with right=True / side='right' the last."""
 
 def seed() -> _int: ...
+def segment_reduce(
+    data: Any,
+    reduce: Any,
+    *,
+    lengths: Any = None,
+    indices: Tensor | None = None,
+    offsets: Any = None,
+    axis: Any = 0,
+    unsafe: Any = False,
+    initial: Any = None,
+) -> Tensor:
+    """torch.segment_reduce: data reduced along `axis` over consecutive segments given by
+    `lengths` (*, S) or `offsets` (*, S + 1), whose leading dims are data's before `axis`."""
+
 def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     """The slice at `index` of dim `dim`, without that dim: a view (narrow, then squeeze, so that
     autograd records it)."""
@@ -3092,6 +3587,19 @@ def select_scatter(input: Tensor, src: Tensor, dim: _int, index: Tensor) -> Tens
 
 def selu(input: Tensor) -> Tensor: ...
 def selu_(input: Tensor) -> Tensor: ...
+def set_anomaly_enabled(enabled: _bool, check_nan: Any = True) -> None:
+    """torch.set_anomaly_enabled: turn anomaly detection on or off (no warning, no restore)."""
+
+def set_autocast_cache_enabled(enabled: _bool) -> None: ...
+def set_autocast_cpu_dtype(dtype: _DType | str) -> None: ...
+def set_autocast_cpu_enabled(enabled: _bool) -> None: ...
+def set_autocast_dtype(device_type: Any, dtype: _DType | str) -> None: ...
+def set_autocast_enabled(device_type: Any, enabled: _bool | None = None) -> None:
+    """set_autocast_enabled(device_type, enabled), or the older set_autocast_enabled(enabled) for
+    CUDA: False is the state jitensor is always in; True raises NotImplementedError, as an
+    enabled autocast does."""
+
+def set_autocast_gpu_dtype(dtype: _DType | str) -> None: ...
 def set_debug_empty(enabled: _bool) -> None:
     """Fill every `empty` tensor with NaN (floats) or the dtype's max (integers, True for bool)
     so that reads of never-written memory show, like torch's fill_uninitialized_memory."""
@@ -3102,6 +3610,10 @@ def set_default_device(device: _Device | str | _int) -> None:
     input) put tensors on `device` when none is given; None goes back to the CPU."""
 
 def set_default_dtype(d: _DType) -> None: ...
+def set_default_tensor_type(t: Any, /) -> None:
+    """torch.set_default_tensor_type (deprecated): the default dtype (and device) of a legacy
+    type or its name, 'torch.DoubleTensor', say; only floating types."""
+
 def set_deterministic_debug_mode(debug_mode: Any) -> None:
     """``"default"`` / 0: deterministic algorithms off; ``"warn"`` / 1: on, warn only;
     ``"error"`` / 2: on, raising (torch's three levels)."""
@@ -3275,6 +3787,10 @@ def svd(
     out: Sequence[Tensor] | None = None,
 ) -> return_types.svd:
     """(U, S, V) with ``input = U diag(S) V^T``: V, not linalg.svd's Vh."""
+
+def svd_lowrank(A: Tensor, q: Tensor | _float = 6, niter: Any = 2, M: Any = None) -> Tensor:
+    """torch.svd_lowrank: (U, S, V), A - M ~ U diag(S) V^T of rank q (q <= min(m, n); 6 by
+    default), after `niter` subspace iterations."""
 
 def swapaxes(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
@@ -3530,6 +4046,10 @@ def where(
 ) -> Any:
     """`input` where `condition` holds, else `other` (broadcast); ``where(condition)`` is
     ``nonzero(condition, as_tuple=True)``."""
+
+def while_loop(cond_fn: Any, body_fn: Any, carried_inputs: Any) -> Tensor:
+    """torch.while_loop, eagerly: while cond_fn(*values): values = body_fn(*values), from
+    `carried_inputs` (a tuple or list of tensors or ints)."""
 
 def xlogy(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None

@@ -252,9 +252,9 @@ def _sort_imports(lines):
     `x as y` imports one a line; by module, then member (constants, classes, the rest)."""
     def key(line):
         _, module, _, rest = line.split(" ", 3)
-        member = rest.split(" as ")[0]
+        member = rest.split(" as ")[0].split(",")[0]  # a merged line sorts by its first member
         kind = 0 if member.isupper() and len(member) > 1 else 1 if member[:1].isupper() else 2
-        return (module, kind, member.lower(), rest)
+        return (module, kind, member.lower(), " as " in rest, rest)
     merged = {}
     for line in lines:
         _, module, _, rest = line.split(" ", 3)

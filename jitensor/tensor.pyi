@@ -14,8 +14,12 @@ from .device import device as _Device
 from .dtypes import dtype as _DType
 from .random import Generator
 
+_CHANNELS_LAST: Any
 _new: Callable[..., Any]
+channels_last: _MemoryFormat
+channels_last_3d: _MemoryFormat
 contiguous_format: _MemoryFormat
+legacy_contiguous_format: _MemoryFormat
 preserve_format: _MemoryFormat
 strided: _Layout
 
@@ -185,6 +189,10 @@ class Tensor:
         kw: dict[str, Any],
     ) -> dict[str, Any]: ...
     def _one(self, kind: str) -> _float | _int | _bool: ...
+    def _python_map(self, fn: Callable[..., Any], callable: Any, *others: Any) -> Any: ...
+    def _suggest_memory_format(self) -> Any:
+        """channels_last(_3d) for a tensor laid out so (and not also C-contiguous), else
+        contiguous_format: the format `to(memory_format=...)` compares with."""
     @property
     def _version(self) -> _int:
         """How many in-place writes this tensor's memory has had, through it or any alias."""
@@ -320,6 +328,9 @@ class Tensor:
         *,
         out: Tensor | None = None,
     ) -> Tensor: ...
+    def apply_(self, callable: Any) -> Any:
+        """Replace each element x of this CPU tensor by callable(x), in place (a Python loop,
+        slow, as torch's)."""
     def arccos(input, *, out: Tensor | None = None) -> Tensor:
         """Arccosine."""
     def arccos_(self) -> Tensor: ...
@@ -382,6 +393,8 @@ class Tensor:
     ) -> Tensor:
         """A copy of input (contiguous, its own storage) with its view as_strided(size, stride,
         storage_offset) set to src."""
+    def as_subclass(self, cls: Any) -> Any:
+        """A `cls` instance (a Tensor subclass) viewing self's data, attached to its graph."""
     def asin(input, *, out: Tensor | None = None) -> Tensor:
         """Arcsine."""
     def asin_(self) -> Tensor: ...
@@ -447,6 +460,7 @@ class Tensor:
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
         """input << other for integer tensors (0 for a shift by the width or more, or negative)."""
+    def bitwise_left_shift_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     def bitwise_not(input, *, out: Tensor | None = None) -> Tensor:
         """~input for integers; logical not for bool."""
     def bitwise_not_(self) -> Tensor: ...
@@ -460,6 +474,7 @@ class Tensor:
     ) -> Tensor:
         """input >> other for integer tensors (the sign bits for a shift by the width or more, or
         negative)."""
+    def bitwise_right_shift_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     def bitwise_xor(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
@@ -520,6 +535,7 @@ class Tensor:
         max: Tensor | _float | _int | _bool | None = None,
     ) -> Tensor: ...
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
+    def const_data_ptr(self) -> Any: ...
     def contiguous(self, memory_format: _MemoryFormat = ...) -> Tensor: ...
     def copy_(self, src: Any, non_blocking: _bool = False) -> Tensor:
         """Copy `src` (broadcast to self's shape, converted to self's dtype) into self."""
@@ -623,6 +639,8 @@ class Tensor:
         negative integers."""
     def digamma_(self) -> Tensor: ...
     def dim(self) -> _int: ...
+    def dim_order(self, *, ambiguity_check: Any = False) -> Any:
+        """The dims from outermost to innermost in memory (by stride; ties keep dim order)."""
     def dist(input, other: Tensor, p: _float = 2) -> Tensor:
         """The p-norm of input - other (broadcast) as a 0-d tensor: `norm`'s p (inf, -inf, 0, any
         number) and gradient (0 at a zero distance)."""
@@ -753,6 +771,8 @@ class Tensor:
     def geometric_(self, p: _float, *, generator: Generator | None = None) -> Tensor:
         """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...):
         1 + floor(log(U) / log(1 - p))."""
+    def geqrf(input, *, out: Sequence[Tensor] | None = None) -> return_types.geqrf:
+        """torch.geqrf: ``(a, tau)``, LAPACK's geqrf of each matrix of input (*, m, n)."""
     def ger(input, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
         """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
     def get_device(input) -> _int:
@@ -777,6 +797,7 @@ class Tensor:
         """input > other, elementwise (bool)."""
     def gt_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     def half(self) -> Tensor: ...
+    def hardshrink(self, lambd: _float = 0.5) -> Any: ...
     def heaviside(input, values: Tensor, *, out: Tensor | None = None) -> Tensor:
         """The Heaviside step: 0 where input < 0, `values` where input == 0, 1 where input > 0
         (and 0 for NaN, as torch's kernel gives)."""
@@ -812,6 +833,18 @@ class Tensor:
     def i0(input, *, out: Tensor | None = None) -> Tensor:
         """The modified Bessel function of the first kind of order 0 (Cephes', as torch)."""
     def i0_(self) -> Tensor: ...
+    def igamma(
+        input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
+    ) -> Tensor:
+        """The regularized lower incomplete gamma function P(input, other)
+        (torch.special.gammainc); a derivative for other only, as in torch."""
+    def igamma_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
+    def igammac(
+        input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
+    ) -> Tensor:
+        """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)
+        (torch.special.gammaincc); a derivative for other only, as in torch."""
+    def igammac_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     def index_add(input, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """A copy of input with alpha * source[i] added along `dim` at position index[i];
         repeated indices add up."""
@@ -853,7 +886,11 @@ class Tensor:
         """torch.inverse: linalg.inv."""
     def is_complex(input) -> _bool:
         """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
-    def is_contiguous(self, memory_format: _MemoryFormat = ...) -> _bool: ...
+    def is_conj(self) -> _bool:
+        """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
+    def is_contiguous(self, memory_format: _MemoryFormat = ...) -> _bool:
+        """Whether the elements are dense in `memory_format`'s order (contiguous_format: C order;
+        channels_last(_3d): channels innermost)."""
     @property
     def is_cpu(self) -> _bool: ...
     @property
@@ -876,6 +913,8 @@ class Tensor:
     def is_mps(self) -> Any: ...
     @property
     def is_mtia(self) -> Any: ...
+    def is_neg(self) -> _bool:
+        """False: jitensor never negates lazily (torch does so only for complex views)."""
     @property
     def is_nested(self) -> Any: ...
     def is_nonzero(input) -> _bool:
@@ -885,6 +924,8 @@ class Tensor:
     def is_quantized(self) -> Any: ...
     def is_same_size(input, other: Tensor) -> _bool:
         """Whether the two tensors have the same shape."""
+    def is_set_to(self, tensor: Tensor) -> _bool:
+        """Whether self and tensor view the same memory with the same sizes and strides."""
     def is_signed(input) -> _bool:
         """Whether input's dtype is signed (not bool or uint8)."""
     @property
@@ -1041,6 +1082,12 @@ class Tensor:
     def mH(self) -> Any: ...
     @property
     def mT(self) -> Tensor: ...
+    def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Any:
+        """self[i] = callable(self[i], x[i], y[i]) for every element (x and y broadcast to self's
+        shape); CPU only."""
+    def map_(self, tensor: Tensor, callable: Any) -> Any:
+        """self[i] = callable(self[i], tensor[i]) for every element (tensor broadcast to self's
+        shape); CPU only."""
     def masked_fill(input, mask: Tensor, value: Tensor | _float | _int | _bool) -> Tensor:
         """A copy of `input` (broadcast with `mask`) with `value` where `mask` is true."""
     def masked_fill_(self, mask: Tensor, value: Tensor | _float | _int | _bool) -> Tensor:
@@ -1055,6 +1102,8 @@ class Tensor:
         """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d
         dot, a 1-D operand is a row (left) or column (right) whose dim is then removed, and
         (..., m, k) @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
+    def matrix_exp(input) -> Tensor:
+        """torch.matrix_exp: e^A of each square matrix of a batch (*, n, n), float32 or float64."""
     def matrix_power(input, n: _int) -> Tensor: ...
     @overload
     def max(
@@ -1308,6 +1357,11 @@ class Tensor:
     def nonzero(input, *, as_tuple: _bool = False) -> Any:
         """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout:
         each coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
+    def nonzero_static(
+        input, *, size: _int | Sequence[_int], fill_value: Tensor | _float | _int | _bool = -1
+    ) -> Tensor:
+        """torch.nonzero_static: nonzero(input) cut or padded (with fill_value rows) to exactly
+        `size` rows."""
     def norm(
         input,
         p: _float | str = "fro",
@@ -1330,8 +1384,24 @@ class Tensor:
     def numel(self) -> _int: ...
     def numpy(self, *, force: _bool = False) -> NDArray[Any]:
         """The tensor's values as a NumPy array sharing memory (CPU tensors only)."""
+    def orgqr(input, tau: Any) -> Tensor:
+        """torch.orgqr (torch.linalg.householder_product): the first n columns of H_1 ..."""
+    def ormqr(
+        input,
+        tau: Any,
+        other: Tensor | _float | _int | _bool,
+        left: Any = True,
+        transpose: Any = False,
+        *,
+        out: Tensor | None = None,
+    ) -> Tensor:
+        """torch.ormqr: Q other, Q^T other (left) or other Q, other Q^T, Q = H_1 ..."""
     def outer(input, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
         """out[i, j] = input[i] * vec2[j], in the promoted dtype of the two 1-D tensors."""
+    @property
+    def output_nr(self) -> _int:
+        """Which output of its grad_fn this tensor is (0 for leaves and tensors that record
+        nothing)."""
     def permute(input, *dims_: _int | Sequence[_int]) -> Tensor:
         """A view with the dims in the order `dims_`."""
     def pinverse(input, rcond: _float = 1e-15) -> Tensor:
@@ -1347,6 +1417,7 @@ class Tensor:
         torch."""
     def pow_(self, exponent: Tensor | _float | _int | _bool) -> Tensor:
         """pow_ and **=: the exact forms of `_POWERS` too, written into self."""
+    def prelu(self, weight: Tensor | _float | _int | _bool) -> Any: ...
     def prod(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -1429,14 +1500,20 @@ class Tensor:
     def reshape(input, *shape: _int | Sequence[_int]) -> Tensor:
         """`input` with a new shape: a view when the strides allow it, else a contiguous copy."""
     def reshape_as(self, other: Tensor) -> Tensor: ...
+    def resize(self, *sizes: _int | Sequence[_int]) -> Any:
+        """A tensor of the given sizes over self's elements (deprecated, as torch's: the number
+        of elements must stay the same)."""
     def resize_(
         self, *sizes: _int | Sequence[_int], memory_format: _MemoryFormat | None = None
     ) -> Tensor:
         """self with the given sizes, contiguous from its storage offset: the elements it keeps
         are its storage's in order."""
+    def resize_as(self, tensor: Tensor) -> Any: ...
     def resize_as_(
         self, the_template: Any, memory_format: _MemoryFormat | None = None
     ) -> Tensor: ...
+    def resolve_conj(self) -> Any: ...
+    def resolve_neg(self) -> Any: ...
     def retain_grad(self) -> None: ...
     @property
     def retains_grad(self) -> _bool: ...
@@ -1480,6 +1557,15 @@ class Tensor:
         that autograd records it)."""
     def select_scatter(input, src: Tensor, dim: _int, index: Tensor) -> Tensor:
         """A copy of input with input.select(dim, index) set to src."""
+    def set_(
+        self,
+        source: Tensor | None = None,
+        storage_offset: Any = None,
+        size: _int | Sequence[_int] | None = None,
+        stride: _int | Sequence[_int] | None = None,
+    ) -> None:
+        """Make self a view of `source`'s memory (its sizes and strides, or the given ones from
+        storage_offset), or of no memory (set_())."""
     def sgn(input, *, out: Tensor | None = None) -> Tensor:
         """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
     # at runtime (self, *args, **kwargs), forwarded to sign()
@@ -1777,7 +1863,15 @@ class _Layout:
     def __init__(self, name: str) -> None: ...
     def __repr__(self) -> str: ...
 
-class _MemoryFormat(_Layout): ...
+class _MemoryFormat:
+    """torch.memory_format: how a tensor's elements are laid out in memory."""
+
+    name: str
+    def __init__(self, name: str) -> None: ...
+    def __repr__(self) -> str: ...
+
+def _channels_last_rank(memory_format: _MemoryFormat, ndim: Any) -> Any:
+    """The dims' order in memory of a channels-last format, checking the rank as torch does."""
 
 def _contiguous_strides(shape: Sequence[_int]) -> tuple[_int, ...]: ...
 def _parse_to(
