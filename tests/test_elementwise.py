@@ -789,3 +789,34 @@ def test_empty_operands_broadcast_as_torch(a, b):
     shape = np.broadcast_shapes(a, b)
     for got in (x + y, y * x, jt.where(x > 0, y, 2.0), jt.maximum(x, y), x == y):
         assert got.shape == shape and got.numel() == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("rows", [(1,), (5,), (3, 4)])
+def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
+    # a last-dim row of at least elementwise.ROW_MIN elements broadcast over the other dims runs
+    # row by row without copying its broadcast: both operand orders, in place and into out=
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((*rows, 40)) * 8).astype(dtype)
+    row = (rng.standard_normal(40) * 8 + 20).astype(dtype)
+    xt, rt = jt.tensor(x), jt.tensor(row)
+    for name in ("add", "sub", "mul", "maximum"):
+        fn = getattr(np, {"sub": "subtract", "mul": "multiply"}.get(name, name))
+        for got, want in ((getattr(jt, name)(xt, rt), fn(x, row)),
+                          (getattr(jt, name)(rt, xt), fn(row, x))):
+            assert got.dtype == jt.tensor(want).dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(), want)
+    got = jt.where(jt.tensor(x > 0), xt, rt)
+    np.testing.assert_array_equal(got.numpy(), np.where(x > 0, x, row))
+    for name in ("add_", "sub_", "mul_"):
+        target = xt.clone()
+        getattr(target, name)(rt)
+        want = {"add_": x + row, "sub_": x - row, "mul_": x * row}[name]
+        np.testing.assert_array_equal(target.numpy(), want)
+    out = jt.empty_like(xt)
+    jt.add(xt, rt, alpha=2, out=out)
+    np.testing.assert_array_equal(out.numpy(), x + 2 * row)
+    # a row broadcast but strided (every other element) and a short row take the other paths
+    wide = (rng.standard_normal(80) * 8).astype(dtype)
+    np.testing.assert_array_equal((xt + jt.tensor(wide)[::2]).numpy(), x + wide[::2])
+    np.testing.assert_array_equal((xt[..., :4] + rt[:4]).numpy(), x[..., :4] + row[:4])

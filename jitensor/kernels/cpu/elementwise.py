@@ -157,6 +157,41 @@ def _span_impl(x, lo, hi):
     return lambda x, lo, hi: x
 
 
+ROW_MIN = 16  # elements of a broadcast row worth a loop per row (shorter: one copy, one loop)
+
+
+def _bias_row(x):
+    """The length of x's last dim when x is that one row broadcast over its other dims (strides
+    0 there, unit stride along it: a bias added to every row), at least ROW_MIN; else 0."""
+
+
+@overload(_bias_row, inline="always")
+def _bias_row_impl(x):
+    if not isinstance(x, types.Array) or x.layout != "A" or x.ndim < 2:
+        return lambda x: 0  # (C- and F-typed arrays are not broadcast)
+
+    def impl(x):
+        if x.shape[-1] < ROW_MIN or x.strides[-1] != x.itemsize:
+            return 0
+        for stride in x.strides[:-1]:
+            if stride:
+                return 0
+        return x.shape[-1]
+    return impl
+
+
+def _first_row(x):
+    """x's first row along the last dim as a C-contiguous 1-D array; a scalar passes through."""
+
+
+@overload(_first_row, inline="always")
+def _first_row_impl(x):
+    if not isinstance(x, types.Array):
+        return lambda x: x
+    first = (0,) * (x.ndim - 1)
+    return lambda x: np.ascontiguousarray(x[first])
+
+
 @register_jitable
 def _work(out):
     """Work items of one row slice of at most BLOCK elements each, so that threads split rows
@@ -197,7 +232,19 @@ def _shells(family, body):
     """The (flat, 4-D) kernels of the family whose switch is `body`, named `<family>_flat` and
     `<family>_4d` (the name keys each one's on-disk cache)."""
     def flat(op, out, a, b, c, d):
-        body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+        o, bias_a, bias_b = out.reshape(-1), _bias_row(a), _bias_row(b)
+        if (bias_a or bias_b) and not (bias_a and bias_b) and not _bias_row(c):
+            # a or b one row broadcast down (x + bias): row by row, read in place (a copy of
+            # its broadcast cost more than the op)
+            n = bias_a or bias_b
+            x = _first_row(a) if bias_a else _flat(a)
+            y = _first_row(b) if bias_b else _flat(b)
+            z = _flat(c)
+            for lo in range(0, o.size, n):
+                body(op, o[lo:lo + n], x if bias_a else _span(x, lo, lo + n),
+                     y if bias_b else _span(y, lo, lo + n), _span(z, lo, lo + n), d)
+            return
+        body(op, o, _flat(a), _flat(b), _flat(c), d)
 
     def four_d(op, out, a, b, c, d, tasks, streamed):
         """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
@@ -275,9 +322,15 @@ _arith_inplace = _switch("arith", "_arith_inplace", ("y", "alpha"),
 
 @njit(**_serial)
 def arith_inplace_flat(op, out, y, alpha):
-    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape
-    or a scalar."""
-    _arith_inplace(op, out.reshape(-1), _flat(y), alpha)
+    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape,
+    a row broadcast over out's other dims (`_bias_row`), or a scalar."""
+    o, n = out.reshape(-1), _bias_row(y)
+    if n:
+        row = _first_row(y)
+        for lo in range(0, o.size, n):
+            _arith_inplace(op, o[lo:lo + n], row, alpha)
+        return
+    _arith_inplace(op, o, _flat(y), alpha)
 
 
 @njit(**_serial, parallel=prange_only())
@@ -295,14 +348,17 @@ def arith_inplace(op, out, y, alpha, tasks):
 
 def _inplace(family, op, out, a, b, c):
     """Run `out = a op b` (alpha c; a is out) by arith_inplace when it can (op in INPLACE, b
-    a scalar, a dense array of out's shape, or one element broadcast, which is read as a
-    scalar: a full reduction's gradient); False when it is not."""
+    a scalar, a dense array of out's shape, a row broadcast down a small out, or one element
+    broadcast, which is read as a scalar: a full reduction's gradient); False when it is
+    not."""
     if op not in INPLACE or family != "arith" or not out.flags.c_contiguous:
         return False
     if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
         b = _one(b)
-        if b.__class__ is ndarray:
-            return False
+        if b.__class__ is ndarray and (out.size >= PARALLEL_MIN or b.ndim < 2
+                                       or b.shape[-1] < ROW_MIN or any(b.strides[:-1])
+                                       or b.strides[-1] != b.itemsize):
+            return False  # (a bias row takes arith_inplace_flat's rows, below)
     if out.size < PARALLEL_MIN:
         arith_inplace_flat(op, out, b, c)
     else:
