@@ -243,11 +243,65 @@ def ddp(rank, n):
             np.testing.assert_allclose(layer.weight.grad.numpy(), g / n, rtol=1e-6)
 
 
+def cuda(rank, n):
+    """CUDA tensors (staged through host memory): the NumPy references, in place, on the device
+    (Numba's simulator without a GPU: the test sets NUMBA_ENABLE_CUDASIM=1)."""
+    ranks = range(n)
+
+    def on_device(a):
+        t = jt.tensor(a).to("cuda")
+        assert t.device.type == "cuda", t.device
+        return t
+
+    def check_cuda(t, expected, buffer=None):
+        assert t.device.type == "cuda", t.device
+        assert buffer is None or t._data is buffer  # written into the tensor's own memory
+        check(t.cpu(), expected)
+    for dtype in (np.float32, np.float64, np.int64):
+        t = on_device(value(rank, dtype=dtype))
+        buffer = t._data
+        dist.all_reduce(t)
+        check_cuda(t, sum(value(r, dtype=dtype) for r in ranks), buffer)
+    for op, ref in ((ReduceOp.AVG, lambda v: sum(v) / n), (ReduceOp.MAX, np.maximum.reduce)):
+        t = on_device(value(rank))
+        dist.all_reduce(t, op=op)
+        check_cuda(t, ref([value(r) for r in ranks]).astype(np.float32))
+    t = on_device(value(rank, (4, 6)))[:, ::2]  # not contiguous
+    dist.all_reduce(t)
+    check_cuda(t, sum(value(r, (4, 6)) for r in ranks)[:, ::2])
+    t = on_device(value(rank))
+    dist.all_reduce(t, async_op=True).wait()
+    check_cuda(t, sum(value(r) for r in ranks))
+    for src in ranks:
+        t = on_device(value(rank))
+        buffer = t._data
+        dist.broadcast(t, src=src)
+        check_cuda(t, value(src), buffer)
+    t = on_device(value(rank))
+    dist.broadcast(t, src=n - 1, async_op=True).wait()
+    check_cuda(t, value(n - 1))
+
+    # DistributedDataParallel on a CUDA module: rank 0's weights, then averaged gradients
+    from jitensor import nn
+    from jitensor.nn.parallel import DistributedDataParallel as DDP
+    jt.manual_seed(rank)
+    model = DDP(nn.Linear(3, 2).to("cuda"))
+    jt.manual_seed(0)
+    ref = nn.Linear(3, 2)
+    x = np.arange(3 * n * 2, dtype=np.float32).reshape(2 * n, 3) / 7
+    model(on_device(x[2 * rank:2 * rank + 2])).square().mean().backward()
+    ref(jt.tensor(x)).square().mean().backward()
+    for p, q in zip(model.module.parameters(), ref.parameters(), strict=True):
+        assert p.device.type == "cuda" and p.grad.device.type == "cuda"
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy())
+        np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), rtol=1e-6)
+
+
 def main():
     case = sys.argv[1]
     dist.init_process_group("gloo", timeout=timedelta(seconds=60))
     rank, n = dist.get_rank(), dist.get_world_size()
-    {"collectives": collectives, "errors": errors, "ddp": ddp}[case](rank, n)
+    {"collectives": collectives, "errors": errors, "ddp": ddp, "cuda": cuda}[case](rank, n)
     if case != "errors":
         dist.barrier()
     dist.destroy_process_group()

@@ -1,12 +1,14 @@
 """jitensor.distributed and DistributedDataParallel: 2- and 3-rank MPI jobs on this machine
 (tests/distributed_worker.py, which checks against NumPy references and the single-process
 gradients), under a hard timeout; and the errors a process gives on its own."""
+import glob
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("mpi4py")
@@ -18,13 +20,14 @@ from jitensor.distributed.run import mpiexec_path  # noqa: E402
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 WORKER = Path(__file__).with_name("distributed_worker.py")
+GPT_WORKER = Path(__file__).with_name("distributed_gpt_worker.py")
 REPO = WORKER.parent.parent
 
 
-def launch(args, timeout=240):
+def launch(args, timeout=240, **env_vars):
     """Run `args` in a session of its own, killed whole (mpiexec and its ranks) on timeout."""
     # one thread a rank: the ranks share the machine's cores
-    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1", **env_vars)
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, cwd=REPO, start_new_session=True)
     try:
@@ -36,8 +39,9 @@ def launch(args, timeout=240):
     return proc.returncode, out
 
 
-def job(case, n):
-    rc, out = launch([mpiexec_path(), "-n", str(n), sys.executable, str(WORKER), case])
+def job(case, n, **env_vars):
+    rc, out = launch([mpiexec_path(), "-n", str(n), sys.executable, str(WORKER), case],
+                     **env_vars)
     assert rc == 0, out  # mpiexec's status: non-zero when any rank failed
 
 
@@ -54,6 +58,35 @@ def test_errors_and_timeout(n):
 @pytest.mark.parametrize("n", [2, 3])
 def test_ddp_gradients(n):
     job("ddp", n)
+
+
+@pytest.mark.cuda
+def test_cuda_collectives():
+    # CUDA tensors are staged through host memory: all_reduce, broadcast and DDP give the NumPy
+    # references and stay on the device (Numba's simulator where there is no GPU)
+    env = {} if glob.glob("/dev/nvidia[0-9]*") else {"NUMBA_ENABLE_CUDASIM": "1"}
+    job("cuda", 2, **env)
+
+
+def test_ddp_gpt_matches_one_process(tmp_path):
+    """A tiny nanoGPT trained for a few Adam steps with DDP on 2 ranks, each on half of every
+    global batch, gives the losses and final weights of one process on the whole batches."""
+    # the reference first: it compiles (or loads) the kernels the ranks then load from disk
+    rc, out = launch([sys.executable, str(GPT_WORKER), "single", str(tmp_path)])
+    assert rc == 0, out
+    rc, out = launch([mpiexec_path(), "-n", "2", sys.executable, str(GPT_WORKER), "ddp",
+                      str(tmp_path)])
+    assert rc == 0, out
+    ref, ranks = np.load(tmp_path / "single0.npz"), [np.load(tmp_path / f"ddp{r}.npz")
+                                                      for r in range(2)]
+    assert ref.files == ranks[0].files and len(ref.files) > 20
+    np.testing.assert_allclose(ranks[0]["losses"], ref["losses"], rtol=1e-5)
+    for name in ref.files:
+        # Adam's steps are lr (1e-3) in size: atol 1e-5 is 1% of one, for the parameters near
+        # zero whose gradient is rounding noise (the attention's key biases)
+        np.testing.assert_allclose(ranks[0][name], ref[name], rtol=1e-5, atol=1e-5,
+                                   err_msg=name)
+        np.testing.assert_array_equal(ranks[1][name], ranks[0][name], err_msg=name)
 
 
 def test_launcher(tmp_path):
