@@ -11,6 +11,7 @@ from . import (  # noqa: F401 (ops attaches the Tensor methods)
     cuda,
     ops,
 )
+from . import storage as _storage_module
 from ._format import set_printoptions
 from ._settings import (
     are_deterministic_algorithms_enabled,
@@ -157,6 +158,7 @@ from .random import (
     seed,
     set_rng_state,
 )
+from .storage import *  # noqa: F401,F403
 from .tensor import (
     Size,
     Tensor,
@@ -204,6 +206,7 @@ for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _
            _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
            _statistics, _householder, _matrix_function, _lowrank, _native_extra):
     __all__ += _m.__all__
+__all__ += _storage_module.__all__
 
 # F405: not star-imported but loaded on first use by __getattr__ below
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405

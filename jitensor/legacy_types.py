@@ -35,6 +35,9 @@ class tensortype(type):
             raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, "
                             f"got {len(args)} arguments")
         data = args[0]
+        from .storage import is_storage
+        if is_storage(data):  # a tensor viewing the storage
+            return empty(0, dtype=cls.dtype, device=where).set_(data)
         if isinstance(data, Tensor):  # torch aliases a tensor of the right type, refuses others
             if not isinstance(data, cls):
                 raise TypeError(f"{cls.__name__}(): expected a {cls.dtype} tensor on "

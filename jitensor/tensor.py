@@ -159,6 +159,9 @@ class Tensor:
             return creation.empty(0, **kwargs)
         if all(isinstance(a, int) for a in args) or isinstance(args[0], Size):
             return creation.empty(*args, **kwargs)
+        from .storage import is_storage
+        if len(args) == 1 and is_storage(args[0]):  # a tensor viewing the storage, as torch's
+            return creation.empty(0, **kwargs).set_(args[0])
         return creation.tensor(args[0], dtype=dtypes.get_default_dtype(), **kwargs)
 
     # -- description ---------------------------------------------------------------------------
@@ -738,10 +741,29 @@ class Tensor:
             return self.resize(tensor.shape)
 
     def set_(self, source=None, storage_offset=None, size=None, stride=None):
-        """Make self a view of `source`'s memory (its sizes and strides, or the given ones from
-        storage_offset), or of no memory (set_()). jitensor has no storage objects: source is
-        a tensor."""
+        """Make self a view of `source`'s memory: a tensor's (its sizes and strides, or the given
+        ones from storage_offset), a storage's (all its elements, or the given geometry), or
+        no memory (set_())."""
         from .ops import shape
+        from .storage import TypedStorage, UntypedStorage, set_source
+        if isinstance(source, (UntypedStorage, TypedStorage)):
+            if self.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            if (storage_offset is None) != (size is None):
+                got = ", ".join([f"jitensor.storage.{type(source).__name__}"] +
+                                [f"{n}={type(v).__name__}" for n, v in (
+                                    ("storage_offset", storage_offset), ("size", size),
+                                    ("stride", stride)) if v is not None])
+                raise TypeError(f"set_() received an invalid combination of arguments - got "
+                                f"({got}), but expected one of:\n * ()\n"
+                                f" * (jitensor.Storage source)\n"
+                                f" * (jitensor.Storage source, int storage_offset, tuple of ints "
+                                f"size, tuple of ints stride = None)\n * (Tensor source)\n"
+                                f" * (Tensor source, int storage_offset, tuple of ints size, "
+                                f"tuple of ints stride = None)")
+            self._data = set_source(self, source, storage_offset, size, stride)
+            return self
         if self.requires_grad:
             raise RuntimeError("set_(): cannot set the storage of a tensor that requires grad "
                                "(a leaf Variable that requires grad is being used in an "
@@ -750,7 +772,7 @@ class Tensor:
             view = shape.strided_view(self, (0,), (1,))
         else:
             if not isinstance(source, Tensor):
-                raise TypeError(f"set_(): jitensor has no storage objects; pass a Tensor, got "
+                raise TypeError(f"set_(): expected a Tensor or a storage, got "
                                 f"{type(source).__name__}")
             if source._dtype is not self._dtype:
                 raise RuntimeError(f"Expected object of scalar type {self._dtype} but got "
@@ -763,6 +785,29 @@ class Tensor:
                 0 if storage_offset is None else storage_offset)
         self._data = view._data
         return self
+
+    def untyped_storage(self):
+        """The storage (jt.UntypedStorage) of self's memory: its whole base buffer, which it
+        aliases; every view of one base has the same one."""
+        from .storage import UntypedStorage
+        return UntypedStorage._of(self)
+
+    def storage(self):
+        """self's storage as a TypedStorage of self's dtype (deprecated, as torch's: warns)."""
+        from .storage import TypedStorage, UntypedStorage, _warn_typed_storage_removal
+        _warn_typed_storage_removal(stacklevel=2)
+        return TypedStorage(wrap_storage=UntypedStorage._of(self), dtype=self._dtype,
+                            _internal=True)
+
+    def _typed_storage(self):
+        from .storage import TypedStorage, UntypedStorage
+        return TypedStorage(wrap_storage=UntypedStorage._of(self), dtype=self._dtype,
+                            _internal=True)
+
+    def storage_type(self):
+        """The legacy storage class of self's dtype (jt.FloatStorage, ...)."""
+        from .storage import legacy_class
+        return legacy_class(self._dtype)
 
     def is_set_to(self, tensor):
         """Whether self and tensor view the same memory with the same sizes and strides."""
