@@ -468,3 +468,25 @@ if pid == 0:
 print(os.waitpid(pid, 0)[1])
 """
     assert run_python(code) == "0"
+
+
+def test_any_layout_serves_every_layout_mix_from_one_build():
+    # strided.any_layout: the elementwise 4-D kernels take every array typed layout "A" (the
+    # operands read-only), so operands in C, F and A layouts, broadcast, strided, writeable or
+    # not, share one compiled build
+    from jitensor.kernels.cpu import elementwise
+    x = np.arange(2 * 3 * 80, dtype=np.float64).reshape(2, 3, 80)
+    wide = np.arange(2 * 3 * 160, dtype=np.float64).reshape(2, 3, 160)
+    mixes = [(x, x[:, :1]), (x, np.asfortranarray(x)), (wide[:, :, ::2], x[:1]),
+             (np.asfortranarray(x), wide[:, :, 1::2])]
+    for a, b in mixes:
+        want = a + b
+        for out in (jt.empty(2, 3, 80, dtype=jt.float64),  # C; F and A below
+                    jt.empty(80, 3, 2, dtype=jt.float64).permute(2, 1, 0),
+                    jt.empty(2, 3, 160, dtype=jt.float64)[:, :, ::2]):
+            jt.add(jt.from_numpy(a), jt.from_numpy(b), out=out)
+            np.testing.assert_array_equal(out.numpy(), want)
+    add_4d = elementwise._KERNELS["arith"][elementwise.table.codes("arith", "add")[0]][1]
+    arrays = [[t for t in sig if hasattr(t, "layout")] for sig in add_4d.signatures]
+    assert arrays and all(t.layout == "A" for ts in arrays for t in ts), add_4d.signatures
+    assert all(t.mutable != (k > 0) for ts in arrays for k, t in enumerate(ts))  # out only

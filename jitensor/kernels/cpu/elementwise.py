@@ -27,7 +27,7 @@ from ..scalar import libm, table
 from ..scalar import loss as ls  # noqa: F401 (named by the generated formulas)
 from ..scalar import special as sp  # noqa: F401 (named by the generated formulas)
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
-from .strided import as_4d
+from .strided import any_layout, as_4d
 from .vector import LINE, fence, stream, wide
 
 ndarray = np.ndarray
@@ -396,8 +396,8 @@ def launch(family, op, out, a, b=0, c=0, d=0):
         tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
         for views in as_4d(out, *arrays):
             rest = iter(views[1:])
-            nd(op, views[0], *(next(rest) if x.__class__ is ndarray else x
-                               for x in operands), d, tasks, streamed)
+            any_layout(nd, op, views[0], *(next(rest) if x.__class__ is ndarray else x
+                                           for x in operands), d, tasks, streamed)
 
 
 def launch_fresh(family, op, out, a, b, c=0, d=0):
