@@ -9,14 +9,24 @@ from typing import Any, ClassVar, overload
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from . import BoolStorage as BoolStorage
 from . import BoolTensor as BoolTensor
+from . import ByteStorage as ByteStorage
 from . import ByteTensor as ByteTensor
+from . import CharStorage as CharStorage
 from . import CharTensor as CharTensor
+from . import DoubleStorage as DoubleStorage
 from . import DoubleTensor as DoubleTensor
+from . import FloatStorage as FloatStorage
+from . import FloatStorage as Storage
 from . import FloatTensor as FloatTensor
+from . import HalfStorage as HalfStorage
 from . import HalfTensor as HalfTensor
+from . import IntStorage as IntStorage
 from . import IntTensor as IntTensor
+from . import LongStorage as LongStorage
 from . import LongTensor as LongTensor
+from . import ShortStorage as ShortStorage
 from . import ShortTensor as ShortTensor
 from . import accelerator as accelerator
 from . import amp as amp
@@ -44,6 +54,7 @@ from . import overrides as overrides
 from . import random as random
 from . import signal as signal
 from . import special as special
+from . import storage as storage
 from . import testing as testing
 from . import threads as threads
 from . import types as types
@@ -62,6 +73,9 @@ from .dtypes import dtype as dtype
 from .dtypes import finfo as finfo
 from .dtypes import iinfo as iinfo
 from .random import Generator as Generator
+from .storage import TypedStorage as TypedStorage
+from .storage import UntypedStorage as UntypedStorage
+from .storage import _StorageBase as StorageBase
 from .tensor import Size as Size
 from .tensor import Tensor as Tensor
 from .tensor import _Layout, _MemoryFormat
@@ -69,19 +83,32 @@ from .tensor import _Layout as layout
 from .tensor import _MemoryFormat as memory_format
 
 __all__ = [
+    "BoolStorage",
     "BoolTensor",
+    "ByteStorage",
     "ByteTensor",
+    "CharStorage",
     "CharTensor",
+    "DoubleStorage",
     "DoubleTensor",
+    "FloatStorage",
     "FloatTensor",
     "Generator",
+    "HalfStorage",
     "HalfTensor",
+    "IntStorage",
     "IntTensor",
+    "LongStorage",
     "LongTensor",
     "OutOfMemoryError",
+    "ShortStorage",
     "ShortTensor",
     "Size",
+    "Storage",
+    "StorageBase",
     "Tensor",
+    "TypedStorage",
+    "UntypedStorage",
     "abs",
     "abs_",
     "absolute",
@@ -412,6 +439,7 @@ __all__ = [
     "is_nonzero",
     "is_same_size",
     "is_signed",
+    "is_storage",
     "is_tensor",
     "is_warn_always_enabled",
     "isclose",
@@ -2509,6 +2537,9 @@ def is_same_size(input: Tensor, other: Tensor) -> _bool:
 
 def is_signed(input: Tensor) -> _bool:
     """Whether input's dtype is signed (not bool or uint8)."""
+
+def is_storage(obj: object) -> _bool:
+    """Whether obj is a storage (an UntypedStorage or a TypedStorage)."""
 
 def is_tensor(obj: object) -> _bool:
     """Whether obj is a jitensor Tensor."""

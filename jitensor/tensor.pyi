@@ -193,6 +193,7 @@ class Tensor:
     def _suggest_memory_format(self) -> Any:
         """channels_last(_3d) for a tensor laid out so (and not also C-contiguous), else
         contiguous_format: the format `to(memory_format=...)` compares with."""
+    def _typed_storage(self) -> Any: ...
     @property
     def _version(self) -> _int:
         """How many in-place writes this tensor's memory has had, through it or any alias."""
@@ -1564,8 +1565,9 @@ class Tensor:
         size: _int | Sequence[_int] | None = None,
         stride: _int | Sequence[_int] | None = None,
     ) -> None:
-        """Make self a view of `source`'s memory (its sizes and strides, or the given ones from
-        storage_offset), or of no memory (set_())."""
+        """Make self a view of `source`'s memory: a tensor's (its sizes and strides, or the given
+        ones from storage_offset), a storage's (all its elements, or the given geometry), or
+        no memory (set_())."""
     def sgn(input, *, out: Tensor | None = None) -> Tensor:
         """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
     # at runtime (self, *args, **kwargs), forwarded to sign()
@@ -1642,8 +1644,12 @@ class Tensor:
         out: Tensor | None = None,
     ) -> Tensor:
         """The square root of var, with var's arguments."""
+    def storage(self) -> Any:
+        """self's storage as a TypedStorage of self's dtype (deprecated, as torch's: warns)."""
     def storage_offset(self) -> Tensor:
         """Where self's first element lies in its storage, in elements."""
+    def storage_type(self) -> Any:
+        """The legacy storage class of self's dtype (jt.FloatStorage, ...)."""
     @overload
     def stride(self, dim: None = None) -> tuple[_int, ...]: ...
     @overload
@@ -1816,6 +1822,9 @@ class Tensor:
     def unsqueeze(input, dim: _int) -> Tensor:
         """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
     def unsqueeze_(self, dim: _int) -> Tensor: ...
+    def untyped_storage(self) -> Any:
+        """The storage (jt.UntypedStorage) of self's memory: its whole base buffer, which it
+        aliases; every view of one base has the same one."""
     def var(
         input,
         dim: _int | Sequence[_int] | None = None,
