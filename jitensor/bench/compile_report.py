@@ -130,11 +130,9 @@ def _shorten(name):
 
 
 # -- workloads: one training step each, built for jitensor or torch (`lib`) --------------------
-def gpt_step(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65, batch=8):
-    """One training step of a small GPT (nanoGPT's layout: tied embeddings, pre-LayerNorm
-    blocks, causal scaled_dot_product_attention, GELU MLP, AdamW with weight decay on the
-    matrices only, gradient clipping at 1)."""
-    lib.manual_seed(0)
+def gpt_model(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65):
+    """A small GPT in nanoGPT's layout (tied embeddings, pre-LayerNorm blocks, causal
+    scaled_dot_product_attention, GELU MLP): forward(idx) gives the logits."""
     nn, F = lib.nn, lib.nn.functional
 
     class Block(nn.Module):
@@ -161,14 +159,20 @@ def gpt_step(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65, batch=8):
             self.lm_head = nn.Linear(n_embd, vocab, bias=False)
             self.lm_head.weight = self.wte.weight
 
-        def forward(self, idx, targets):
+        def forward(self, idx):
             x = self.wte(idx) + self.wpe(lib.arange(idx.shape[1]))
             for b in self.blocks:
                 x = b(x)
-            logits = self.lm_head(self.ln_f(x))
-            return F.cross_entropy(logits.view(-1, vocab), targets.view(-1), ignore_index=-1)
+            return self.lm_head(self.ln_f(x))
+    return GPT()
 
-    model = GPT()
+
+def gpt_step(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65, batch=8):
+    """One training step of `gpt_model` (AdamW with weight decay on the matrices only,
+    gradient clipping at 1)."""
+    lib.manual_seed(0)
+    nn, F = lib.nn, lib.nn.functional
+    model = gpt_model(lib, n_layer, n_embd, n_head, block, vocab)
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
@@ -177,7 +181,7 @@ def gpt_step(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65, batch=8):
     y = lib.randint(0, vocab, (batch, block))
 
     def step():
-        loss = model(x, y)
+        loss = F.cross_entropy(model(x).view(-1, vocab), y.view(-1), ignore_index=-1)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from .compile_report import gpt_model
+
 
 def best(fn, repeat, barrier):
     fn()  # warm-up
@@ -67,38 +69,8 @@ def mlp(lib, width=512, depth=3, features=256, classes=10):
 
 
 def gpt(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65):
-    """nanoGPT's layout (tied embeddings, pre-LayerNorm blocks, causal attention, GELU MLP)."""
-    nn, F = lib.nn, lib.nn.functional
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
-            self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
-            self.c_fc, self.mlp_proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
-
-        def forward(self, x):
-            b, t, c = x.shape
-            q, k, v = self.c_attn(self.ln_1(x)).split(n_embd, dim=2)
-            q, k, v = (z.view(b, t, n_head, c // n_head).transpose(1, 2) for z in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
-            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.wte, self.wpe = nn.Embedding(vocab, n_embd), nn.Embedding(block, n_embd)
-            self.blocks = nn.ModuleList(Block() for _ in range(n_layer))
-            self.ln_f = nn.LayerNorm(n_embd)
-            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-            self.lm_head.weight = self.wte.weight
-
-        def forward(self, idx):
-            x = self.wte(idx) + self.wpe(lib.arange(idx.shape[1]))
-            for b in self.blocks:
-                x = b(x)
-            return self.lm_head(self.ln_f(x))
+    """compile_report's small GPT (nanoGPT's layout)."""
+    F = lib.nn.functional
 
     def data(rng, batch):
         tokens = rng.integers(0, vocab, (batch, block + 1))
@@ -106,7 +78,7 @@ def gpt(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65):
 
     def loss(model, x, y):
         return F.cross_entropy(model(x).view(-1, vocab), y.reshape(-1))
-    return GPT(), data, loss
+    return gpt_model(lib, n_layer, n_embd, n_head, block, vocab), data, loss
 
 
 WORKLOADS = {"mlp": (mlp, "MLP 256-512x3-10", 256), "gpt": (gpt, "GPT 2x64, block 32", 16)}
