@@ -460,24 +460,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 def conv_tbc(input, weight, bias, pad=0):
     """torch.conv_tbc: a 1-D convolution in (time, batch, channels) layout: input (T, B, C_in),
-    weight (K, C_in, C_out), bias (C_out) -> (T + 2 pad - K + 1, B, C_out)."""
+    weight (K, C_in, C_out), bias (C_out) -> (T + 2 pad - K + 1, B, C_out); F.conv_tbc with
+    torch's argument checks of the top-level function."""
     for position, (name, t) in enumerate((("self", input), ("weight", weight),
                                           ("bias", bias)), 1):
         _tensor_arg("conv_tbc", t, name, position)
-    if input.ndim != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.ndim != 3:
-        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
-                           "out_channels.")
-    if bias.ndim != 1:
-        raise RuntimeError("Bias must be 1-D")
-    if input.shape[2] != weight.shape[1]:
-        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
-    if weight.shape[2] != bias.shape[0]:
-        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
-    x = input.permute(1, 2, 0)
-    w = weight.permute(2, 1, 0)
-    return _F().conv1d(x, w, bias, padding=pad).permute(2, 0, 1)
+    return _F().conv_tbc(input, weight, bias, pad)
 
 
 # -- settings -----------------------------------------------------------------------------------
