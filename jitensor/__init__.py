@@ -236,12 +236,13 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 def __getattr__(name):
     """backends, compiler, distributed, func, functional, jit, linalg, multiprocessing, nn, onnx,
-    optim, overrides, serialization, signal, special, testing, types, utils, version, compile,
-    save, load and vmap (torch.vmap is torch.func.vmap) are imported on first use, which keeps
-    `import jitensor` light (they build on everything above)."""
+    optim, overrides, profiler, serialization, signal, special, testing, types, utils, version,
+    compile, save, load and vmap (torch.vmap is torch.func.vmap) are imported on first use,
+    which keeps `import jitensor` light (they build on everything above)."""
     if name in ("backends", "compiler", "distributed", "distributions", "func", "functional",
                 "jit", "linalg", "multiprocessing", "nn", "onnx", "optim", "overrides",
-                "serialization", "signal", "special", "testing", "types", "utils", "version"):
+                "profiler", "serialization", "signal", "special", "testing", "types", "utils",
+                "version"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)

@@ -4,8 +4,9 @@
 of each op: derivatives/, a file per ops/ module."""
 from ..creation import allocate
 from ..kernels.registry import backend
+from ..profiler import ProfilerActivity
 from ..tensor import Tensor
-from . import anomaly_mode, function, functional, grad_mode, graph  # noqa: F401 (torch's)
+from . import anomaly_mode, function, functional, grad_mode, graph, profiler  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .grad_mode import (
@@ -20,6 +21,7 @@ from .grad_mode import (
     set_multithreading_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck
+from .profiler import kineto_available
 from .variable import Variable
 
 # torch.autograd re-exports the protocol helpers of torch.overrides; loaded on first use
@@ -30,6 +32,7 @@ __all__ = ["Function", "Variable", "backward", "detect_anomaly", "enable_grad", 
            "is_inference_mode_enabled", "is_multithreading_enabled", "is_tensor_like",
            "is_view_replay_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
            "set_multithreading_enabled"]
+__all__ += ["ProfilerActivity", "kineto_available"]  # (torch's, from torch.profiler)
 
 
 def is_tensor_like(inp):

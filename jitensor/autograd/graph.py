@@ -280,6 +280,10 @@ def _check_versions(node):
                 f"in place, or modify a copy")
 
 
+# while a profiler is active: (node, grad, result) -> what node.rule returns, recorded
+profile_node = None
+
+
 def run(roots, retain_graph, capture=None):
     """Send each root's gradient back through the graph. `roots`: (edge, gradient) pairs. With
     `capture` (`capture_key(t)` -> None for each wanted t, for autograd.grad) the gradients
@@ -322,6 +326,7 @@ def run(roots, retain_graph, capture=None):
         handed[id(g)] = g  # the caller's gradient: never stored as it is
         send(edge, g)
     create_graph = grad_mode._state.enabled
+    hook = profile_node  # (a profiler's, while one is active: jitensor/profiler)
     ready = [n for n in starts if n not in deps]
     while ready:
         node = ready.pop()
@@ -349,7 +354,9 @@ def run(roots, retain_graph, capture=None):
             if create_graph and result is not None:  # outputs link back to the node
                 result = _relinked(node)
             edges = node.edges
-            for i, (t, gi) in enumerate(node.rule(g, result, *node.args, **node.kwargs)):
+            pairs = node.rule(g, result, *node.args, **node.kwargs) if hook is None else \
+                hook(node, g, result)
+            for i, (t, gi) in enumerate(pairs):
                 if gi is not None:
                     if anomaly_mode._enabled[0]:
                         anomaly_mode.check_nan(node, i, gi)
