@@ -51,6 +51,7 @@ from . import onnx as onnx
 from . import ops as ops
 from . import optim as optim
 from . import overrides as overrides
+from . import profiler as profiler
 from . import random as random
 from . import signal as signal
 from . import special as special
@@ -1750,7 +1751,8 @@ def conv_tbc(
     input: Tensor, weight: Tensor | _float | _int | _bool, bias: Any, pad: Any = 0
 ) -> Tensor:
     """torch.conv_tbc: a 1-D convolution in (time, batch, channels) layout: input (T, B, C_in),
-    weight (K, C_in, C_out), bias (C_out) -> (T + 2 pad - K + 1, B, C_out)."""
+    weight (K, C_in, C_out), bias (C_out) -> (T + 2 pad - K + 1, B, C_out); F.conv_tbc with
+    torch's argument checks of the top-level function."""
 
 def conv_transpose1d(
     input: Tensor,
