@@ -161,35 +161,13 @@ ROW_MIN = 16  # elements of a broadcast row worth a loop per row (shorter: one c
 
 
 def _bias_row(x):
-    """The length of x's last dim when x is that one row broadcast over its other dims (strides
-    0 there, unit stride along it: a bias added to every row), at least ROW_MIN; else 0."""
-
-
-@overload(_bias_row, inline="always")
-def _bias_row_impl(x):
-    if not isinstance(x, types.Array) or x.layout != "A" or x.ndim < 2:
-        return lambda x: 0  # (C- and F-typed arrays are not broadcast)
-
-    def impl(x):
-        if x.shape[-1] < ROW_MIN or x.strides[-1] != x.itemsize:
-            return 0
-        for stride in x.strides[:-1]:
-            if stride:
-                return 0
-        return x.shape[-1]
-    return impl
-
-
-def _first_row(x):
-    """x's first row along the last dim as a C-contiguous 1-D array; a scalar passes through."""
-
-
-@overload(_first_row, inline="always")
-def _first_row_impl(x):
-    if not isinstance(x, types.Array):
-        return lambda x: x
-    first = (0,) * (x.ndim - 1)
-    return lambda x: np.ascontiguousarray(x[first])
+    """x's one row when x is an array that is a last-dim row of at least ROW_MIN elements
+    broadcast over its other dims (a bias added to every row: strides 0 but the last, which is
+    unit), as a 1-D view; else None."""
+    if x.__class__ is not ndarray or x.ndim < 2 or x.shape[-1] < ROW_MIN \
+            or x.strides[-1] != x.itemsize or any(x.strides[:-1]):
+        return None
+    return x[(0,) * (x.ndim - 1)]
 
 
 @register_jitable
@@ -229,22 +207,20 @@ _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, 
 
 
 def _shells(family, body):
-    """The (flat, 4-D) kernels of the family whose switch is `body`, named `<family>_flat` and
-    `<family>_4d` (the name keys each one's on-disk cache)."""
+    """The (flat, 4-D, rows) kernels of the family whose switch is `body`, named
+    `<family>_flat`, `<family>_4d` and `<family>_rows` (the name keys each one's on-disk
+    cache). Each compiles on first call, for the signatures it is called with."""
     def flat(op, out, a, b, c, d):
-        o, bias_a, bias_b = out.reshape(-1), _bias_row(a), _bias_row(b)
-        if (bias_a or bias_b) and not (bias_a and bias_b) and not _bias_row(c):
-            # a or b one row broadcast down (x + bias): row by row, read in place (a copy of
-            # its broadcast cost more than the op)
-            n = bias_a or bias_b
-            x = _first_row(a) if bias_a else _flat(a)
-            y = _first_row(b) if bias_b else _flat(b)
-            z = _flat(c)
-            for lo in range(0, o.size, n):
-                body(op, o[lo:lo + n], x if bias_a else _span(x, lo, lo + n),
-                     y if bias_b else _span(y, lo, lo + n), _span(z, lo, lo + n), d)
-            return
-        body(op, o, _flat(a), _flat(b), _flat(c), d)
+        body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+
+    def rows(op, out, a, b, c, d, row):
+        """flat's work with operand `row` (1: a, 2: b) one row of out's last dim, read in place
+        for every row of out (`_bias_row`); the other an array of out's shape or a scalar."""
+        o, n = out.reshape(-1), out.shape[-1]
+        x, y = _flat(a), _flat(b)
+        for lo in range(0, o.size, n):
+            body(op, o[lo:lo + n], x if row == 1 else _span(x, lo, lo + n),
+                 y if row == 2 else _span(y, lo, lo + n), c, d)
 
     def four_d(op, out, a, b, c, d, tasks, streamed):
         """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
@@ -285,10 +261,12 @@ def _shells(family, body):
 
     flat.__name__ = flat.__qualname__ = family + "_flat"
     four_d.__name__ = four_d.__qualname__ = family + "_4d"
-    return njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d)
+    rows.__name__ = rows.__qualname__ = family + "_rows"
+    return (njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d),
+            njit(**_serial)(rows))
 
 
-# family -> op code -> (flat, 4-D) kernels of that op, None until first use (lists: a launch
+# family -> op code -> (flat, 4-D, rows) kernels of that op, None until first use (lists: a launch
 # indexes them without building a key)
 _KERNELS = {family: [None] * (1 + max(case[0] for case in table.switch_cases(family)))
             for family in table.KERNELS}
@@ -296,9 +274,10 @@ _made = threading.Lock()
 
 
 def _kernels(family, op):
-    """The (flat, 4-D) kernels of op code `op` of `family`, `<family>_<op>_flat` and
-    `<family>_<op>_4d`. Made on first use, under a lock: each kernel's cache key pickles its
-    switch by reference to the module global of that name, which must stay the same object."""
+    """The (flat, 4-D, rows) kernels of op code `op` of `family`, `<family>_<op>_flat`,
+    `<family>_<op>_4d` and `<family>_<op>_rows`. Made on first use, under a lock: each
+    kernel's cache key pickles its switch by reference to the module global of that name,
+    which must stay the same object."""
     with _made:
         kernels = _KERNELS[family][op]
         if kernels is None:
@@ -322,15 +301,18 @@ _arith_inplace = _switch("arith", "_arith_inplace", ("y", "alpha"),
 
 @njit(**_serial)
 def arith_inplace_flat(op, out, y, alpha):
-    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape,
-    a row broadcast over out's other dims (`_bias_row`), or a scalar."""
-    o, n = out.reshape(-1), _bias_row(y)
-    if n:
-        row = _first_row(y)
-        for lo in range(0, o.size, n):
-            _arith_inplace(op, o[lo:lo + n], row, alpha)
-        return
-    _arith_inplace(op, o, _flat(y), alpha)
+    """out = out op y for op in INPLACE, out C-contiguous, y a C-contiguous array of out's shape
+    or a scalar."""
+    _arith_inplace(op, out.reshape(-1), _flat(y), alpha)
+
+
+@njit(**_serial)
+def arith_inplace_rows(op, out, row, alpha):
+    """out = out op row for op in INPLACE, out C-contiguous, `row` (1-D) one row of its last
+    dim broadcast down every row (`_bias_row`)."""
+    o, n = out.reshape(-1), row.size
+    for lo in range(0, o.size, n):
+        _arith_inplace(op, o[lo:lo + n], row, alpha)
 
 
 @njit(**_serial, parallel=prange_only())
@@ -355,10 +337,12 @@ def _inplace(family, op, out, a, b, c):
         return False
     if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
         b = _one(b)
-        if b.__class__ is ndarray and (out.size >= PARALLEL_MIN or b.ndim < 2
-                                       or b.shape[-1] < ROW_MIN or any(b.strides[:-1])
-                                       or b.strides[-1] != b.itemsize):
-            return False  # (a bias row takes arith_inplace_flat's rows, below)
+        if b.__class__ is ndarray:
+            row = _bias_row(b) if out.size < PARALLEL_MIN else None
+            if row is None:
+                return False
+            arith_inplace_rows(op, out, row, c)
+            return True
     if out.size < PARALLEL_MIN:
         arith_inplace_flat(op, out, b, c)
     else:
@@ -372,13 +356,14 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     is exactly `out` (in place)."""
     if a is out and _inplace(family, op, out, a, b, c):
         return
-    flat, nd = _KERNELS[family][op] or _kernels(family, op)
+    kernels = _KERNELS[family][op] or _kernels(family, op)
     n = out.size
     if n < PARALLEL_MIN and out.flags.c_contiguous:
         # small: the flat kernel, which copies strided and broadcast operands contiguous (a
         # 64x10 + row: 20 -> 3 us; the 4-D kernel's per-row work cost 0.13 us a row)
-        flat(op, out, a, b, c, d)
+        _small(kernels, op, out, a, b, c, d)
         return
+    nd = kernels[1]
     shape = out.shape
     # inline tests: this is on the path of every op, where each call costs ~0.1 µs
     dense = out.flags.c_contiguous \
@@ -412,12 +397,28 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
             a = _one(a)
         if b.__class__ is ndarray and not b.flags.c_contiguous:
             b = _one(b)
-        (_KERNELS[family][op] or _kernels(family, op))[0](op, out, a, b, c, d)
+        _small(_KERNELS[family][op] or _kernels(family, op), op, out, a, b, c, d)
     else:
         launch(family, op, out, a, b, c, d)
 
 
 _ONE_INPUT = ("unary", "predicate", "math", "activation")  # families whose input is an array
+
+
+def _small(kernels, op, out, a, b, c, d):
+    """A small C-contiguous out: the flat kernel, or the rows kernel when a or b is one row
+    broadcast down (x + bias: read in place, where the flat kernel would copy it out first).
+    The test runs only for a non-contiguous operand, which the flat kernel would copy."""
+    if c.__class__ is not ndarray:
+        for k, x in ((1, a), (2, b)):
+            if x.__class__ is ndarray and not x.flags.c_contiguous:
+                row = _bias_row(x)
+                if row is not None:
+                    args = [a, b]
+                    args[k - 1] = row
+                    kernels[2](op, out, *args, c, d, k)
+                    return
+    kernels[0](op, out, a, b, c, d)
 
 
 def _one(x):
