@@ -60,6 +60,40 @@ def _element_type_name(dtype):
     return _SCALAR_NAMES.get(dtype.name, dtype.name)
 
 
+class _Casts:
+    """The typed copies .double(), .float(), ... of both storage classes: each is
+    `self._cast(dtype)`."""
+
+    __slots__ = ()
+
+    def double(self):
+        return self._cast(dtypes.float64)
+
+    def float(self):
+        return self._cast(dtypes.float32)
+
+    def half(self):
+        return self._cast(dtypes.float16)
+
+    def long(self):
+        return self._cast(dtypes.int64)
+
+    def int(self):
+        return self._cast(dtypes.int32)
+
+    def short(self):
+        return self._cast(dtypes.int16)
+
+    def char(self):
+        return self._cast(dtypes.int8)
+
+    def byte(self):
+        return self._cast(dtypes.uint8)
+
+    def bool(self):
+        return self._cast(dtypes.bool_)
+
+
 class _StorageBase:
     """What UntypedStorage shares with torch's _StorageBase."""
 
@@ -68,7 +102,7 @@ class _StorageBase:
     is_sparse_csr = False
 
 
-class UntypedStorage(_StorageBase):
+class UntypedStorage(_StorageBase, _Casts):
     """A buffer of bytes on a device (torch.UntypedStorage): ``UntypedStorage(nbytes,
     device=...)``, ``UntypedStorage([byte, ...])``, or a tensor's (`Tensor.untyped_storage()`),
     which it aliases."""
@@ -377,32 +411,7 @@ class UntypedStorage(_StorageBase):
             storage = storage.clone()
         return storage
 
-    def double(self):
-        return self._to(dtypes.float64)
-
-    def float(self):
-        return self._to(dtypes.float32)
-
-    def half(self):
-        return self._to(dtypes.float16)
-
-    def long(self):
-        return self._to(dtypes.int64)
-
-    def int(self):
-        return self._to(dtypes.int32)
-
-    def short(self):
-        return self._to(dtypes.int16)
-
-    def char(self):
-        return self._to(dtypes.int8)
-
-    def byte(self):
-        return self._to(dtypes.uint8)
-
-    def bool(self):
-        return self._to(dtypes.bool_)
+    _cast = _to
 
 
 # -- TypedStorage ------------------------------------------------------------------------------
@@ -446,7 +455,7 @@ def _tensor_of(storage, dtype):
     return empty(0, dtype=dtype, device=storage._untyped_storage.device).set_(storage)
 
 
-class TypedStorage:
+class TypedStorage(_Casts):
     """An UntypedStorage seen as elements of a dtype (torch.TypedStorage, deprecated in torch:
     every use warns, once a process)."""
 
@@ -756,41 +765,9 @@ class TypedStorage:
             storage = storage.clone()
         return storage
 
-    def double(self):
+    def _cast(self, dtype):
         _warn_typed_storage_removal()
-        return self._to(dtypes.float64)
-
-    def float(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.float32)
-
-    def half(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.float16)
-
-    def long(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.int64)
-
-    def int(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.int32)
-
-    def short(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.int16)
-
-    def char(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.int8)
-
-    def byte(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.uint8)
-
-    def bool(self):
-        _warn_typed_storage_removal()
-        return self._to(dtypes.bool_)
+        return self._to(dtype)
 
     def _get_legacy_storage_class(self):
         if self._untyped_storage.device.type != "cpu":

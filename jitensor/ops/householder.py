@@ -76,13 +76,19 @@ def _check_tau(fn, A, tau):
     if A.ndim - tau.ndim != 1:
         raise RuntimeError(f"{fn}: input.dim() - tau.dim() must be equal to 1 but got "
                            f"{A.ndim - tau.ndim}")
-    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
-        raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
-                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
-    if tau.dtype is not A.dtype:
-        raise RuntimeError(f"{fn}: tau dtype {_type_name(tau.dtype)} does not match input "
-                           f"dtype {_type_name(A.dtype)}")
-    same_device(fn, A, tau)
+    _like_input(fn, "tau", A, tau, tau.shape[:-1])
+
+
+def _like_input(fn, name, input, t, batch):
+    """torch's checks that operand `name` (t, whose batch dims are `batch`) has input's batch
+    dims, dtype and device."""
+    if tuple(batch) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{fn}: Expected batch dimensions of {name} to be equal to "
+                           f"input.shape[:-2], but got {list(batch)}")
+    if t.dtype is not input.dtype:
+        raise RuntimeError(f"{fn}: {name} dtype {_type_name(t.dtype)} does not match input "
+                           f"dtype {_type_name(input.dtype)}")
+    same_device(fn, input, t)
 
 
 def _apply(C, A, tau, order, left):
@@ -141,13 +147,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     _check_tau(fn, input, tau)
     if other.ndim != input.ndim:
         raise RuntimeError(f"{fn}: input.dim() must be equal to other.dim()")
-    if tuple(other.shape[:-2]) != tuple(input.shape[:-2]):
-        raise RuntimeError(f"{fn}: Expected batch dimensions of other to be equal to "
-                           f"input.shape[:-2], but got {list(other.shape[:-2])}")
-    if other.dtype is not input.dtype:
-        raise RuntimeError(f"{fn}: other dtype {_type_name(other.dtype)} does not match input "
-                           f"dtype {_type_name(input.dtype)}")
-    same_device(fn, input, other)
+    _like_input(fn, "other", input, other, other.shape[:-2])
     _floating(fn, input)
     k = tau.shape[-1]
     forward = range(k)
