@@ -361,7 +361,11 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     if n < PARALLEL_MIN and out.flags.c_contiguous:
         # small: the flat kernel, which copies strided and broadcast operands contiguous (a
         # 64x10 + row: 20 -> 3 us; the 4-D kernel's per-row work cost 0.13 us a row)
-        _small(kernels, op, out, a, b, c, d)
+        if not (a.__class__ is ndarray and not a.flags.c_contiguous
+                and _by_rows(kernels, op, out, a, b, c, d, 1)
+                or b.__class__ is ndarray and not b.flags.c_contiguous
+                and _by_rows(kernels, op, out, a, b, c, d, 2)):
+            kernels[0](op, out, a, b, c, d)
         return
     nd = kernels[1]
     shape = out.shape
@@ -393,11 +397,16 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
     if a is out and _inplace(family, op, out, a, b, c):
         return
     if out.size < PARALLEL_MIN:
+        kernels = _KERNELS[family][op] or _kernels(family, op)
         if not a.flags.c_contiguous and family not in _ONE_INPUT:
             a = _one(a)
+            if _by_rows(kernels, op, out, a, b, c, d, 1):
+                return
         if b.__class__ is ndarray and not b.flags.c_contiguous:
             b = _one(b)
-        _small(_KERNELS[family][op] or _kernels(family, op), op, out, a, b, c, d)
+            if _by_rows(kernels, op, out, a, b, c, d, 2):
+                return
+        kernels[0](op, out, a, b, c, d)
     else:
         launch(family, op, out, a, b, c, d)
 
@@ -405,20 +414,15 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
 _ONE_INPUT = ("unary", "predicate", "math", "activation")  # families whose input is an array
 
 
-def _small(kernels, op, out, a, b, c, d):
-    """A small C-contiguous out: the flat kernel, or the rows kernel when a or b is one row
-    broadcast down (x + bias: read in place, where the flat kernel would copy it out first).
-    The test runs only for a non-contiguous operand, which the flat kernel would copy."""
-    if c.__class__ is not ndarray:
-        for k, x in ((1, a), (2, b)):
-            if x.__class__ is ndarray and not x.flags.c_contiguous:
-                row = _bias_row(x)
-                if row is not None:
-                    args = [a, b]
-                    args[k - 1] = row
-                    kernels[2](op, out, *args, c, d, k)
-                    return
-    kernels[0](op, out, a, b, c, d)
+def _by_rows(kernels, op, out, a, b, c, d, k):
+    """Run the rows kernel when operand k (1: a, 2: b), which is not C-contiguous, is one row
+    broadcast down a small out (x + bias: read in place, where the flat kernel would copy it
+    out first); False when it is not. Called only for such operands, off the common path."""
+    row = _bias_row(a if k == 1 else b) if c.__class__ is not ndarray else None
+    if row is None:
+        return False
+    kernels[2](op, out, *((row, b) if k == 1 else (a, row)), c, d, k)
+    return True
 
 
 def _one(x):
