@@ -2,8 +2,10 @@
 parallel threshold, `empty` never running a kernel (instrumented), the debug-empty poison, the
 on-disk kernel cache across processes, and a light `import jitensor`."""
 import json
+import operator
 import os
 
+import numba
 import numpy as np
 import pytest
 from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
@@ -486,10 +488,24 @@ def test_any_layout_serves_every_layout_mix_from_one_build():
                     jt.empty(2, 3, 160, dtype=jt.float64)[:, :, ::2]):
             jt.add(jt.from_numpy(a), jt.from_numpy(b), out=out)
             np.testing.assert_array_equal(out.numpy(), want)
-    add_4d = elementwise._KERNELS["arith"][elementwise.table.codes("arith", "add")[0]][1]
-    # every build is all "A" with out alone writable (any_layout's), or all "C" (the dense
-    # path's reshape of contiguous operands to (1, 1, 1, n)): no mix of layouts
-    arrays = [[t for t in sig if hasattr(t, "layout")] for sig in add_4d.signatures]
-    general = [ts for ts in arrays if any(t.layout != "C" for t in ts)]
-    assert general and all(t.layout == "A" for ts in general for t in ts), add_4d.signatures
-    assert all(t.mutable != (k > 0) for ts in general for k, t in enumerate(ts))  # out only
+    # the 4-D driver is shared by every op: its builds for float64 array operands are all "A"
+    # with out alone writable, whatever the layouts were, and the dense path's reshape to
+    # (1, 1, 1, n) uses the same build
+    arrays = [[t for t in sig if hasattr(t, "layout")] for sig in elementwise.four_d.signatures]
+    float64 = [ts for ts in arrays if len(ts) == 3 and all(t.dtype == numba.float64 for t in ts)]
+    assert len(float64) == 1, elementwise.four_d.signatures
+    assert all(t.layout == "A" and t.mutable == (k == 0) for k, t in enumerate(float64[0]))
+
+
+def test_four_d_serves_every_op_through_its_row_function():
+    # one build of the parallel 4-D driver runs add, sub and mul (their row functions, cfuncs
+    # of the op's loop alone, are what compiles per op), broadcast, strided and in parallel
+    from jitensor.kernels.cpu import elementwise
+    x = np.arange(300 * 400, dtype=np.float32).reshape(300, 400) / 7
+    y = np.linspace(-1, 1, 400, dtype=np.float32)
+    before = len(elementwise.four_d.signatures)
+    for name, op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul)):
+        for a, b in ((x, y), (x[:, ::2], y[::2])):
+            got = getattr(jt, name)(jt.from_numpy(a), jt.from_numpy(b)).numpy()
+            np.testing.assert_array_equal(got, op(a, b))
+    assert len(elementwise.four_d.signatures) - before <= 1

@@ -11,15 +11,17 @@ The op code stays an argument, tested once per block of BLOCK elements.
 
 Every family takes (op, out, a, b, c, d) and ignores what it does not use (unary: x and three
 scalar parameters; arith: x, y, alpha; ternary: three operands). Any operand but `out` may be a
-scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two layouts:
-`*_flat` kernels (serial) take small C-contiguous operands of one shape, seen flat inside;
-`*_4d` kernels (parallel) take coalesced 4-D views (`strided.as_4d`) and so serve large
-operands, broadcasting and every stride pattern."""
+scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two paths:
+`*_flat` kernels (serial, one per op) take small C-contiguous operands of one shape, seen flat
+inside; the parallel driver `four_d`, one for every op, takes coalesced 4-D views
+(`strided.as_4d`), and so serves large operands, broadcasting and every stride pattern,
+calling the op's row function (`*_row`, a cfunc) by address."""
 import ast
 import threading
 
+import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import carray, cfunc, njit, prange, typeof, types
 from numba.extending import overload, register_jitable
 
 from ..scalar import elementwise as s
@@ -28,7 +30,7 @@ from ..scalar import loss as ls  # noqa: F401 (named by the generated formulas)
 from ..scalar import special as sp  # noqa: F401 (named by the generated formulas)
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import any_layout, as_4d
-from .vector import LINE, fence, stream, wide
+from .vector import LINE, call, fence, pointer, stream, wide
 
 ndarray = np.ndarray
 
@@ -201,15 +203,17 @@ def _lines(o, scratch):
     return s, s + (o.size - s) // per_line * per_line if scratch.size else s
 
 
-# -- kernel shells: for each family a serial flat kernel (small contiguous operands, the
-# latency path) and a parallel 4-D one (everything else) --------------------------------------
+# -- kernel shells: for each op a serial flat kernel (small contiguous operands, the latency
+# path), a rows kernel (a bias row broadcast down a small out) and row functions for the
+# parallel 4-D driver --------------------------------------------------------------------------
 _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, no raising
 
 
 def _shells(family, body):
-    """The (flat, 4-D, rows) kernels of the family whose switch is `body`, named
-    `<family>_flat`, `<family>_4d` and `<family>_rows` (the name keys each one's on-disk
-    cache). Each compiles on first call, for the signatures it is called with."""
+    """The (flat, rows) kernels of the family whose switch is `body`, named `<family>_flat` and
+    `<family>_rows` (the name keys each one's on-disk cache), and the Python function of its
+    row functions, `<family>_row` (compiled by `_row_function`). Each compiles on first call,
+    for the signatures it is called with."""
     def flat(op, out, a, b, c, d):
         body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
 
@@ -222,51 +226,122 @@ def _shells(family, body):
             body(op, o[lo:lo + n], x if row == 1 else _span(x, lo, lo + n),
                  y if row == 2 else _span(y, lo, lo + n), c, d)
 
-    def four_d(op, out, a, b, c, d, tasks, streamed):
-        """`tasks` (>= the threads) share the work items; when `streamed`, each item's whole
-        cache lines are computed into an L1 scratch row and written by streaming stores."""
-        items, chunks = _work(out)
-
-        def run(w, scratch):
-            i, j, k, lo, hi = _item(w, out, chunks)
-            o = out[i, j, k, lo:hi]
-            if o.strides[0] != o.itemsize:  # a strided out=: element by element
-                body(op, o, _row(a, i, j, k, lo, hi), _row(b, i, j, k, lo, hi),
-                     _row(c, i, j, k, lo, hi), d)
-                return
-            # rows typed C-contiguous, so the loops vectorise (a row of a 4-D view that Numba
-            # types strided ran 10x slower even at unit stride); strided rows are gathered
-            oc, x = np.ascontiguousarray(o), _dense(_row(a, i, j, k, lo, hi))
-            y, z = _dense(_row(b, i, j, k, lo, hi)), _dense(_row(c, i, j, k, lo, hi))
-            s, e = _lines(oc, scratch)
-            n = oc.size
-            body(op, oc[:s], _span(x, 0, s), _span(y, 0, s), _span(z, 0, s), d)
-            if s < e:
-                body(op, scratch[:e - s], _span(x, s, e), _span(y, s, e), _span(z, s, e), d)
-                stream(oc[s:e], scratch[:e - s])
-            body(op, oc[e:], _span(x, e, n), _span(y, e, n), _span(z, e, n), d)
-
-        if serial(out.size):
-            none = np.empty(0, out.dtype)
-            for w in range(items):
-                run(w, none)
-            return
-        tasks = min(tasks, items)
-        for t in prange(tasks):
-            scratch = np.empty(BLOCK if streamed else 0, out.dtype)
-            for w in range(items * t // tasks, items * (t + 1) // tasks):
-                run(w, scratch)
-            if streamed:
-                fence()
+    def row(op, out, a, b, c, d, n):
+        """The op on n elements, out and the array operands given as pointers to their first
+        (`_row_function`)."""
+        body(op, carray(out, n), _elements(a, n), _elements(b, n), _elements(c, n), d)
 
     flat.__name__ = flat.__qualname__ = family + "_flat"
-    four_d.__name__ = four_d.__qualname__ = family + "_4d"
     rows.__name__ = rows.__qualname__ = family + "_rows"
-    return (njit(**_serial)(flat), njit(**_serial, parallel=prange_only())(four_d),
-            njit(**_serial)(rows))
+    row.__name__ = row.__qualname__ = family + "_row"
+    return njit(**_serial)(flat), njit(**_serial)(rows), row
 
 
-# family -> op code -> (flat, 4-D, rows) kernels of that op, None until first use (lists: a launch
+def _elements(x, n):
+    """The n elements pointer x points at, as a 1-D array; a scalar x itself."""
+
+
+@overload(_elements, inline="always")
+def _elements_impl(x, n):
+    if isinstance(x, types.CPointer):
+        return lambda x, n: carray(x, n)
+    return lambda x, n: x
+
+
+def _address(x, i):
+    """The address of x[i] for an array operand, x itself for a scalar one."""
+
+
+@overload(_address, inline="always")
+def _address_impl(x, i):
+    if isinstance(x, types.Array):
+        return lambda x, i: pointer(x, i)
+    return lambda x, i: x
+
+
+def _argument(x):
+    """The type a row function takes for operand x: a pointer for an array, else x's own."""
+    if x.__class__ is ndarray:
+        return types.CPointer(numba.from_dtype(x.dtype))
+    return typeof(x)
+
+
+# The 4-D path runs op `op` through `four_d` and the op's row function, both found under the
+# key (family, op, out's dtype, each operand's dtype or class).
+_ROWS = {}  # key -> the address of the row function (a cfunc)
+_ROW_FUNCTIONS = []  # the cfuncs, kept alive
+_BUILDS = {}  # (key, all arrays aligned) -> the build of four_d for views of any layout
+
+
+def _row_function(key, kernels, out, a, b, c, d):
+    """The address of the row function of `key`'s op for operands like these: the op's loop
+    alone, serial and small, a cfunc compiled now. One parallel driver, `four_d`, serves every
+    op of the same operand types through it (a parallel kernel per op compiled in 1.5-4 s a
+    signature, a row function compiles in about a tenth of that)."""
+    with _made:
+        if key not in _ROWS:
+            signature = types.void(types.int64, *(_argument(x) for x in (out, a, b, c, d)),
+                                   types.intp)
+            _ROW_FUNCTIONS.append(cfunc(signature, **_serial)(kernels[2]))
+            _ROWS[key] = _ROW_FUNCTIONS[-1].address
+    return _ROWS[key]
+
+
+@register_jitable
+def _call(row, op, dst, x, y, z, d, lo):
+    """The row function at address `row` on dst (C-contiguous, 1-D) and the operands'
+    elements lo to lo + dst.size."""
+    call(row, (op, pointer(dst, 0), _address(x, lo), _address(y, lo), _address(z, lo), d,
+               dst.size))
+
+
+@register_jitable
+def _run(row, op, out, a, b, c, d, w, chunks, scratch, streamed):
+    """Work item w of `four_d`."""
+    i, j, k, lo, hi = _item(w, out, chunks)
+    o = out[i, j, k, lo:hi]
+    # rows made C-contiguous (a row of a 4-D view that Numba types strided ran 10x slower
+    # even at unit stride): strided ones are gathered
+    x, y = _dense(_row(a, i, j, k, lo, hi)), _dense(_row(b, i, j, k, lo, hi))
+    z = _dense(_row(c, i, j, k, lo, hi))
+    n = hi - lo
+    if o.strides[0] != o.itemsize:  # a strided out=: computed into scratch, then copied
+        _call(row, op, scratch[:n], x, y, z, d, 0)
+        for m in range(n):
+            o[m] = scratch[m]
+        return
+    oc = np.ascontiguousarray(o)
+    s, e = _lines(oc, scratch if streamed else scratch[:0])
+    if s:
+        _call(row, op, oc[:s], x, y, z, d, 0)
+    if s < e:
+        _call(row, op, scratch[:e - s], x, y, z, d, s)
+        stream(oc[s:e], scratch[:e - s])
+    _call(row, op, oc[e:], x, y, z, d, e)
+
+
+@njit(**_serial, parallel=prange_only())
+def four_d(row, op, out, a, b, c, d, tasks, streamed):
+    """Op `op` by its row function at address `row` (`_row_function`) on coalesced 4-D views
+    (`strided.as_4d`). `tasks` (>= the threads) share the work items; when `streamed`, each
+    item's whole cache lines are computed into an L1 scratch row and written by streaming
+    stores. Compiled per operand types, whatever the op."""
+    items, chunks = _work(out)
+    if serial(out.size):  # (not streamed: on one thread, plain stores measured faster)
+        scratch = np.empty(BLOCK, out.dtype)
+        for w in range(items):
+            _run(row, op, out, a, b, c, d, w, chunks, scratch, False)
+        return
+    tasks = min(tasks, items)
+    for t in prange(tasks):
+        scratch = np.empty(BLOCK, out.dtype)
+        for w in range(items * t // tasks, items * (t + 1) // tasks):
+            _run(row, op, out, a, b, c, d, w, chunks, scratch, streamed)
+        if streamed:
+            fence()
+
+
+# family -> op code -> (flat, rows, row) kernels of that op, None until first use (lists: a launch
 # indexes them without building a key)
 _KERNELS = {family: [None] * (1 + max(case[0] for case in table.switch_cases(family)))
             for family in table.KERNELS}
@@ -274,10 +349,10 @@ _made = threading.Lock()
 
 
 def _kernels(family, op):
-    """The (flat, 4-D, rows) kernels of op code `op` of `family`, `<family>_<op>_flat`,
-    `<family>_<op>_4d` and `<family>_<op>_rows`. Made on first use, under a lock: each
-    kernel's cache key pickles its switch by reference to the module global of that name,
-    which must stay the same object."""
+    """The (flat, rows) kernels of op code `op` of `family`, `<family>_<op>_flat` and
+    `<family>_<op>_rows`, and its row function's Python source `<family>_<op>_row`. Made on
+    first use, under a lock: each kernel's cache key pickles its switch by reference to the
+    module global of that name, which must stay the same object."""
     with _made:
         kernels = _KERNELS[family][op]
         if kernels is None:
@@ -367,26 +442,32 @@ def launch(family, op, out, a, b=0, c=0, d=0):
                 and _by_rows(kernels, op, out, a, b, c, d, 2)):
             kernels[0](op, out, a, b, c, d)
         return
-    nd = kernels[1]
+    if not n:
+        return
+    operands = (a, b, c)
     shape = out.shape
-    # inline tests: this is on the path of every op, where each call costs ~0.1 µs
-    dense = out.flags.c_contiguous \
-        and (a.__class__ is not ndarray or a.shape == shape and a.flags.c_contiguous) \
-        and (b.__class__ is not ndarray or b.shape == shape and b.flags.c_contiguous) \
-        and (c.__class__ is not ndarray or c.shape == shape and c.flags.c_contiguous)
-    if dense:
+    key = (family, op, out.dtype, a.dtype if a.__class__ is ndarray else a.__class__,
+           b.dtype if b.__class__ is ndarray else b.__class__,
+           c.dtype if c.__class__ is ndarray else c.__class__, d.__class__)
+    row = _ROWS.get(key) or _row_function(key, kernels, out, *operands, d)
+    tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
+    if out.flags.c_contiguous and all(x.__class__ is not ndarray or x.shape == shape
+                                      and x.flags.c_contiguous for x in operands):
+        # dense: one row, no coalescing to work out, through a build typed C-contiguous (the
+        # general build's per-row layout tests cost 15% of an add of 2^17 float32)
         flat4 = (1, 1, 1, n)
-        nd(op, out.reshape(flat4), *(x.reshape(flat4) if x.__class__ is ndarray else x
-                                     for x in (a, b, c)), d, 4 * num_threads(),
-           _streamed(family, op, out))
-    elif n:
-        operands = (a, b, c)
-        arrays = [x for x in operands if x.__class__ is ndarray]
-        tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
-        for views in as_4d(out, *arrays):
-            rest = iter(views[1:])
-            any_layout(nd, op, views[0], *(next(rest) if x.__class__ is ndarray else x
-                                           for x in operands), d, tasks, streamed)
+        four_d(row, op, out.reshape(flat4),
+               *(x.reshape(flat4) if x.__class__ is ndarray else x for x in operands), d, tasks,
+               streamed)
+        return
+    key = key, all(x.flags.aligned for x in (out, *operands) if x.__class__ is ndarray)
+    build = _BUILDS.get(key)
+    for slab in as_4d(out, *(x for x in operands if x.__class__ is ndarray)):
+        rest = iter(slab[1:])
+        views = (slab[0], *(next(rest) if x.__class__ is ndarray else x for x in operands))
+        if build is None:
+            build = _BUILDS[key] = any_layout(four_d, row, op, *views, d, tasks, streamed)
+        build(row, op, *views, d, tasks, streamed)
 
 
 def launch_fresh(family, op, out, a, b, c=0, d=0):
@@ -421,7 +502,7 @@ def _by_rows(kernels, op, out, a, b, c, d, k):
     row = _bias_row(a if k == 1 else b) if c.__class__ is not ndarray else None
     if row is None:
         return False
-    kernels[2](op, out, *((row, b) if k == 1 else (a, row)), c, d, k)
+    kernels[1](op, out, *((row, b) if k == 1 else (a, row)), c, d, k)
     return True
 
 

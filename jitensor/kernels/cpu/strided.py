@@ -56,25 +56,16 @@ def as_4d(*arrays):
     return [[f[lead] for f in full] for lead in np.ndindex(*shape[:extra])]
 
 
-_ANY_LAYOUT = {}  # (kernel, argument kinds) -> its compiled entry point for layout "A" arrays
-
-
 def any_layout(kernel, *args):
-    """kernel(*args) through its build for every array argument typed layout "A" (any strides),
-    the first one written and the others read-only, for a kernel whose loops make their own
-    contiguous rows (the elementwise 4-D kernels). The 4-D views of broadcast and strided
-    operands come as C, F or A arrays, writeable or not, and each mix of those compiled the
-    whole kernel again (1.5-4 s a signature)."""
-    key = (kernel, *((a.dtype, a.ndim, a.flags.aligned) if a.__class__ is np.ndarray
-                     else a.__class__ for a in args))
-    entry = _ANY_LAYOUT.get(key)
-    if entry is None:
-        sig, written = [], False
-        for a in args:
-            if a.__class__ is np.ndarray:
-                sig.append(typeof(a).copy(layout="A", readonly=written))
-                written = True
-            else:
-                sig.append(typeof(a))
-        entry = _ANY_LAYOUT.setdefault(key, kernel.compile(tuple(sig)))
-    return entry(*args)
+    """kernel's build for arguments like `args`, every array typed layout "A" (any strides),
+    the first one written and the others read-only: what the elementwise 4-D driver is called
+    through. Its 4-D views of broadcast and strided operands come as C, F or A arrays,
+    writeable or not, and each mix of those compiled the whole kernel again."""
+    signature, written = [], False
+    for a in args:
+        if a.__class__ is np.ndarray:
+            signature.append(typeof(a).copy(layout="A", readonly=written))
+            written = True
+        else:
+            signature.append(typeof(a))
+    return kernel.compile(tuple(signature))

@@ -90,3 +90,35 @@ def always_inline(typingctx):
         return context.get_dummy_value()
 
     return types.none(), codegen
+
+
+@intrinsic
+def pointer(typingctx, array, i):
+    """The address of array[i] (1-D, in bounds), typed a pointer to its dtype: how a kernel
+    hands a row to a function it calls by address (`call`)."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        a = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.gep(a.data, [args[1]])
+
+    return types.CPointer(array.dtype)(array, i), codegen
+
+
+@intrinsic
+def call(typingctx, address, args):
+    """Call the C function at `address` (an integer: a cfunc's `.address`) with the tuple
+    `args`, its parameters as typed here; it returns nothing. A kernel compiled once then runs
+    any function of that signature: the elementwise 4-D driver serves every op through its
+    row function (kernels/cpu/elementwise.py)."""
+    if not (isinstance(address, types.Integer) and isinstance(args, types.BaseTuple)):
+        return None
+
+    def codegen(context, builder, sig, llargs):
+        values = [builder.extract_value(llargs[1], k) for k in range(len(args))]
+        function = ir.FunctionType(ir.VoidType(), [v.type for v in values])
+        builder.call(builder.inttoptr(llargs[0], function.as_pointer()), values)
+        return context.get_dummy_value()
+
+    return types.none(address, args), codegen
