@@ -114,8 +114,7 @@ def _op_switch(family, op):
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
 def _flat(x):
     """x viewed 1-D, or the scalar itself. An array Numba does not type C-contiguous is copied
-    first (a no-op for the C-contiguous ones): `launch_fresh` passes small operands unchecked,
-    testing their layout in Python would cost more than the copy."""
+    first (a no-op for the C-contiguous ones, which the launchers pass to flat kernels)."""
 
 
 @overload(_flat, inline="always")
@@ -440,7 +439,7 @@ def launch(family, op, out, a, b=0, c=0, d=0):
                 and _by_rows(kernels, op, out, a, b, c, d, 1)
                 or b.__class__ is ndarray and not b.flags.c_contiguous
                 and _by_rows(kernels, op, out, a, b, c, d, 2)):
-            kernels[0](op, out, a, b, c, d)
+            kernels[0](op, out, _dense_copy(a), _dense_copy(b), _dense_copy(c), d)
         return
     if not n:
         return
@@ -479,20 +478,29 @@ def launch_fresh(family, op, out, a, b, c=0, d=0):
         return
     if out.size < PARALLEL_MIN:
         kernels = _KERNELS[family][op] or _kernels(family, op)
-        if not a.flags.c_contiguous and family not in _ONE_INPUT:
-            a = _one(a)
-            if _by_rows(kernels, op, out, a, b, c, d, 1):
-                return
+        if not a.flags.c_contiguous:
+            if family not in _ONE_INPUT:
+                a = _one(a)
+                if _by_rows(kernels, op, out, a, b, c, d, 1):
+                    return
+            a = _dense_copy(a)
         if b.__class__ is ndarray and not b.flags.c_contiguous:
             b = _one(b)
             if _by_rows(kernels, op, out, a, b, c, d, 2):
                 return
+            b = _dense_copy(b)
         kernels[0](op, out, a, b, c, d)
     else:
         launch(family, op, out, a, b, c, d)
 
 
 _ONE_INPUT = ("unary", "predicate", "math", "activation")  # families whose input is an array
+
+
+def _dense_copy(x):
+    """x, copied C-contiguous if it is an array that is not. A flat kernel compiles per layout
+    of its operands (0.2-0.3 s each) and copied them itself: copied here, it needs one."""
+    return np.ascontiguousarray(x) if x.__class__ is ndarray and not x.flags.c_contiguous else x
 
 
 def _by_rows(kernels, op, out, a, b, c, d, k):
