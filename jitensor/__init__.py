@@ -184,7 +184,7 @@ pi, e, inf, nan, newaxis = math.pi, math.e, math.inf, math.nan, None
 detach = Tensor.detach
 is_conj, is_neg, resolve_conj, resolve_neg = (Tensor.is_conj, Tensor.is_neg, Tensor.resolve_conj,
                                               Tensor.resolve_neg)
-is_inference = Tensor.is_inference
+is_inference, is_distributed = Tensor.is_inference, Tensor.is_distributed
 has_lapack, has_mkl, has_spectral = True, False, False  # OpenBLAS/LAPACK; no MKL, no torch.fft
 has_openmp = importlib.util.find_spec("numba.np.ufunc.omppool") is not None
 
@@ -220,8 +220,8 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
-__all__ += ["asarray", "empty_permuted", "frombuffer", "is_conj", "is_inference", "is_neg",
-            "range", "resolve_conj", "resolve_neg"]
+__all__ += ["asarray", "empty_permuted", "frombuffer", "is_conj", "is_distributed", "is_inference",
+            "is_neg", "range", "resolve_conj", "resolve_neg"]
 __all__ += ["OutOfMemoryError", "channels_last", "channels_last_3d", "clear_autocast_cache",
             "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",

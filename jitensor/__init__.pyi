@@ -138,6 +138,7 @@ __all__ = [
     "amin",
     "aminmax",
     "amp",
+    "angle",
     "any",
     "arange",
     "arccos",
@@ -242,6 +243,9 @@ __all__ = [
     "concat",
     "concatenate",
     "cond",
+    "conj",
+    "conj_physical",
+    "conj_physical_",
     "constant_pad_nd",
     "contiguous_format",
     "conv1d",
@@ -405,6 +409,7 @@ __all__ = [
     "igamma",
     "igammac",
     "iinfo",
+    "imag",
     "index_add",
     "index_copy",
     "index_fill",
@@ -432,6 +437,7 @@ __all__ = [
     "is_complex",
     "is_conj",
     "is_deterministic_algorithms_warn_only_enabled",
+    "is_distributed",
     "is_floating_point",
     "is_grad_enabled",
     "is_inference",
@@ -602,6 +608,7 @@ __all__ = [
     "randperm",
     "range",
     "ravel",
+    "real",
     "reciprocal",
     "reciprocal_",
     "reduction",
@@ -1222,6 +1229,10 @@ def aminmax(
     """``return_types.aminmax(min, max)``: amin and amax over one dim, or over all; NaN
     propagates, ties share the gradient (as amin's and amax's)."""
 
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
+    floating dtype (the default one for integer and bool input)."""
+
 def any(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -1719,6 +1730,13 @@ def concatenate(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None 
 def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Tensor:
     """torch.cond, eagerly: true_fn(*operands) if pred else false_fn(*operands)."""
 
+def conj(input: Tensor) -> Tensor:
+    """input itself: the conjugate of a real tensor (torch returns self too)."""
+
+def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """The conjugate of a real tensor, input itself (or copied into `out`)."""
+
+def conj_physical_(input: Tensor) -> Tensor: ...
 def constant_pad_nd(input: Tensor, pad: Any, value: _float = 0) -> Tensor: ...
 def conv1d(
     input: Tensor,
@@ -2442,6 +2460,9 @@ def igammac(
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)
     (torch.special.gammaincc); a derivative for other only, as in torch."""
 
+def imag(input: Tensor) -> Tensor:
+    """torch's error: a real tensor has no imaginary part to view."""
+
 def index_add(
     input: Tensor, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1
 ) -> Tensor:
@@ -2518,6 +2539,7 @@ def is_conj(self: Tensor) -> _bool:
     """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
 
 def is_deterministic_algorithms_warn_only_enabled() -> _bool: ...
+def is_distributed(self: Tensor) -> _bool: ...
 def is_floating_point(input: Tensor) -> _bool:
     """Whether input's dtype is a floating-point dtype."""
 
@@ -3418,6 +3440,9 @@ def range(
 def ravel(input: Tensor) -> Tensor:
     """`input` as 1-D: a view when it is contiguous, else a copy (torch tests contiguity, not
     whether the strides happen to allow a flat view, as reshape does)."""
+
+def real(input: Tensor) -> Tensor:
+    """input itself: a real tensor is its own real part (torch returns self too)."""
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / input (integers give floats)."""

@@ -691,6 +691,37 @@ class Tensor:
         return self
 
     @property
+    def real(self):
+        """self: a real tensor is its own real part (as in torch)."""
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """self, a strided tensor being dense already (in `dtype` when one is given)."""
+        return self if dtype is None else self.to(dtype)
+
+    def dense_dim(self):
+        """The number of dense dims, all of a strided tensor's."""
+        return self._data.ndim
+
+    def is_pinned(self, device=None):
+        """False: jitensor never allocates page-locked host memory."""
+        return False
+
+    def is_distributed(self):
+        return False
+
+    def module_load(self, other, assign=False):
+        """What `Module.load_state_dict` puts in place of self for `other`: other itself
+        (detached) with assign=True, else self with other's values copied in."""
+        if assign:
+            return other.detach()
+        return self.copy_(other).detach()
+
+    @property
     def output_nr(self):
         """Which output of its grad_fn this tensor is (0 for leaves and tensors that record
         nothing)."""

@@ -322,6 +322,9 @@ class Tensor:
     ) -> return_types.aminmax:
         """``return_types.aminmax(min, max)``: amin and amax over one dim, or over all; NaN
         propagates, ties share the gradient (as amin's and amax's)."""
+    def angle(input, *, out: Tensor | None = None) -> Tensor:
+        """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
+        floating dtype (the default one for integer and bool input)."""
     def any(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -536,6 +539,11 @@ class Tensor:
         max: Tensor | _float | _int | _bool | None = None,
     ) -> Tensor: ...
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
+    def conj(input) -> Tensor:
+        """input itself: the conjugate of a real tensor (torch returns self too)."""
+    def conj_physical(input, *, out: Tensor | None = None) -> Tensor:
+        """The conjugate of a real tensor, input itself (or copied into `out`)."""
+    def conj_physical_(input) -> Tensor: ...
     def const_data_ptr(self) -> Any: ...
     def contiguous(self, memory_format: _MemoryFormat = ...) -> Tensor: ...
     def copy_(self, src: Any, non_blocking: _bool = False) -> Tensor:
@@ -603,6 +611,8 @@ class Tensor:
         dtype)."""
     # at runtime (self, *args, **kwargs), forwarded to deg2rad()
     def deg2rad_(input) -> Tensor: ...
+    def dense_dim(self) -> Any:
+        """The number of dense dims, all of a strided tensor's."""
     def det(A, *, out: Tensor | None = None) -> Tensor:
         """torch.linalg.det: the product of U's diagonal, signed by the swaps (0 when singular)."""
     def detach(self) -> Tensor: ...
@@ -846,6 +856,8 @@ class Tensor:
         """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)
         (torch.special.gammaincc); a derivative for other only, as in torch."""
     def igammac_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
+    @property
+    def imag(self) -> Any: ...
     def index_add(input, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """A copy of input with alpha * source[i] added along `dim` at position index[i];
         repeated indices add up."""
@@ -896,6 +908,7 @@ class Tensor:
     def is_cpu(self) -> _bool: ...
     @property
     def is_cuda(self) -> _bool: ...
+    def is_distributed(self) -> _bool: ...
     def is_floating_point(self) -> _bool: ...
     def is_inference(self) -> _bool:
         """False: torch marks tensors created in `inference_mode` as inference tensors; jitensor
@@ -921,6 +934,8 @@ class Tensor:
     def is_nonzero(input) -> _bool:
         """Whether the single element of input is nonzero (NaN is); errors for zero or several
         elements, as torch's."""
+    def is_pinned(self, device: _Device | str | _int | None = None) -> _bool:
+        """False: jitensor never allocates page-locked host memory."""
     @property
     def is_quantized(self) -> Any: ...
     def is_same_size(input, other: Tensor) -> _bool:
@@ -1185,6 +1200,9 @@ class Tensor:
         """``return_types.mode(values, indices)``: the most frequent value along `dim` (the
         smallest of those tied; each NaN counts apart, as NaN != NaN) and the last index where
         it occurs, as torch's CPU kernel returns."""
+    def module_load(self, other: Tensor | _float | _int | _bool, assign: Any = False) -> Any:
+        """What `Module.load_state_dict` puts in place of self for `other`: other itself
+        (detached) with assign=True, else self with other's values copied in."""
     def moveaxis(
         input, source: _int | Sequence[_int], destination: _int | Sequence[_int]
     ) -> Tensor:
@@ -1456,6 +1474,9 @@ class Tensor:
     def ravel(input) -> Tensor:
         """`input` as 1-D: a view when it is contiguous, else a copy (torch tests contiguity, not
         whether the strides happen to allow a flat view, as reshape does)."""
+    @property
+    def real(self) -> Any:
+        """self: a real tensor is its own real part (as in torch)."""
     def reciprocal(input, *, out: Tensor | None = None) -> Tensor:
         """1 / input (integers give floats)."""
     def reciprocal_(self) -> Tensor: ...
@@ -1732,6 +1753,8 @@ class Tensor:
     ) -> Tensor:
         """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``: self when nothing changes
         and ``copy`` is false, otherwise a new tensor."""
+    def to_dense(self, dtype: _DType | str | None = None, *, masked_grad: Any = None) -> Any:
+        """self, a strided tensor being dense already (in `dtype` when one is given)."""
     def tolist(self) -> Any: ...
     def topk(
         input, k: _int, dim: _int = -1, largest: _bool = True, sorted: _bool = True

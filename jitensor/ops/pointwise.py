@@ -295,6 +295,45 @@ def rsub(input, other, *, alpha=1):
     return E.sub(other, _tensor("rsub", input), alpha=alpha)
 
 
+# -- the complex-number functions on real tensors (jitensor has no complex dtype): torch's
+# results for real input -----------------------------------------------------------------------
+def real(input):
+    """input itself: a real tensor is its own real part (torch returns self too)."""
+    return _tensor("real", input)
+
+
+def imag(input):
+    """torch's error: a real tensor has no imaginary part to view."""
+    _tensor("imag", input)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def conj(input):
+    """input itself: the conjugate of a real tensor (torch returns self too)."""
+    return _tensor("conj", input)
+
+
+def conj_physical(input, *, out=None):
+    """The conjugate of a real tensor, input itself (or copied into `out`)."""
+    x = _tensor("conj_physical", input)
+    return x if out is None else write_out("conj_physical", out, x)
+
+
+def conj_physical_(input):
+    return _tensor("conj_physical_", input)
+
+
+def angle(input, *, out=None):
+    """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
+    floating dtype (the default one for integer and bool input). Its gradient is zero, as
+    torch's: the sign term carries x into the graph without moving the value."""
+    x = _floating(_tensor("angle", input))
+    pi, zero = creation.full_like(x, math.pi), creation.zeros_like(x)  # in x's dtype
+    value = E.where(E.isnan(x), x, E.where(E.lt(x, 0), pi, zero)).detach()
+    result = E.add(value, E.mul(E.sign(x), 0.0))
+    return write_out("angle", out, result)
+
+
 def isposinf(input, *, out=None):
     """Whether each element is +inf (bool; never for integer tensors)."""
     x = _tensor("isposinf", input).detach()
@@ -639,14 +678,16 @@ _FUNCTIONS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside"
               "isneginf", "isreal", "polygamma", "mvlgamma", "is_tensor", "is_floating_point",
               "is_complex", "is_signed", "is_nonzero", "is_same_size", "get_device", "logspace",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-              "kaiser_window", "scalar_tensor", "empty_strided", "frexp")
+              "kaiser_window", "scalar_tensor", "empty_strided", "frexp", "real", "imag", "conj",
+              "conj_physical", "conj_physical_", "angle")
 
 __all__ = sorted(_FUNCTIONS + _TORCH_INPLACE)
 
 _METHODS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
             "logit", "float_power", "ldexp", "nextafter", "positive", "isposinf", "isneginf",
             "isreal", "mvlgamma", "is_complex", "frexp",
-            "is_signed", "is_nonzero", "is_same_size", "get_device")
+            "is_signed", "is_nonzero", "is_same_size", "get_device", "conj", "conj_physical",
+            "conj_physical_", "angle")
 TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
 TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in COMPOSED})
 TENSOR_METHODS.update(
