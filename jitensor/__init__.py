@@ -22,6 +22,7 @@ from ._settings import (
     is_warn_always_enabled,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
+    set_flush_denormal,
     set_num_interop_threads,
     set_warn_always,
     use_deterministic_algorithms,
@@ -64,6 +65,7 @@ from .creation import (
     empty_permuted,
     eye,
     from_dlpack,
+    from_file,
     from_numpy,
     frombuffer,
     full,
@@ -86,7 +88,7 @@ from .creation import (
 )
 from .creation import range_inclusive as range
 from .cuda import OutOfMemoryError
-from .device import device
+from .device import device, get_device_module
 from .dtypes import (
     bfloat16,
     can_cast,
@@ -212,7 +214,7 @@ __all__ += _storage_module.__all__
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
             "version", "distributions", "vmap", "distributed", "functional", "overrides",
-            "signal", "types", "init_num_threads"]
+            "signal", "types", "init_num_threads", "cpu", "futures", "fork", "wait"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -220,8 +222,9 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
-__all__ += ["asarray", "empty_permuted", "frombuffer", "is_conj", "is_distributed", "is_inference",
-            "is_neg", "range", "resolve_conj", "resolve_neg"]
+__all__ += ["asarray", "empty_permuted", "from_file", "frombuffer", "get_device_module", "is_conj",
+            "is_distributed", "is_inference", "is_neg", "range", "resolve_conj", "resolve_neg",
+            "set_flush_denormal"]
 __all__ += ["OutOfMemoryError", "channels_last", "channels_last_3d", "clear_autocast_cache",
             "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype",
             "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",
@@ -235,14 +238,15 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 
 def __getattr__(name):
-    """backends, compiler, distributed, func, functional, jit, linalg, multiprocessing, nn, onnx,
-    optim, overrides, profiler, serialization, signal, special, testing, types, utils, version,
-    compile, save, load and vmap (torch.vmap is torch.func.vmap) are imported on first use,
-    which keeps `import jitensor` light (they build on everything above)."""
-    if name in ("backends", "compiler", "distributed", "distributions", "func", "functional",
-                "jit", "linalg", "multiprocessing", "nn", "onnx", "optim", "overrides",
-                "profiler", "serialization", "signal", "special", "testing", "types", "utils",
-                "version"):
+    """backends, compiler, cpu, distributed, func, functional, futures, jit, linalg,
+    multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, special,
+    testing, types, utils, version, compile, save, load, fork, wait and vmap (torch.vmap is
+    torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
+    on everything above)."""
+    if name in ("backends", "compiler", "cpu", "distributed", "distributions", "func",
+                "functional", "futures", "jit", "linalg", "multiprocessing", "nn", "onnx",
+                "optim", "overrides", "profiler", "serialization", "signal", "special",
+                "testing", "types", "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
@@ -250,6 +254,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.compiler").compile
     if name == "vmap":
         return importlib.import_module(f"{__name__}.func").vmap
+    if name in ("fork", "wait"):
+        return getattr(importlib.import_module(f"{__name__}.futures"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

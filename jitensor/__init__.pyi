@@ -33,6 +33,7 @@ from . import amp as amp
 from . import autograd as autograd
 from . import backends as backends
 from . import compiler as compiler
+from . import cpu as cpu
 from . import creation as creation
 from . import cuda as cuda
 from . import custom as custom
@@ -41,6 +42,7 @@ from . import distributions as distributions
 from . import dtypes as dtypes
 from . import func as func
 from . import functional as functional
+from . import futures as futures
 from . import jit as jit
 from . import kernels as kernels
 from . import legacy_types as legacy_types
@@ -266,6 +268,7 @@ __all__ = [
     "cosine_similarity",
     "count_nonzero",
     "cov",
+    "cpu",
     "cross",
     "ctc_loss",
     "cuda",
@@ -349,17 +352,20 @@ __all__ = [
     "fmax",
     "fmin",
     "fmod",
+    "fork",
     "frac",
     "frac_",
     "frexp",
     "frobenius_norm",
     "from_dlpack",
+    "from_file",
     "from_numpy",
     "frombuffer",
     "full",
     "full_like",
     "func",
     "functional",
+    "futures",
     "gather",
     "gcd",
     "gcd_",
@@ -374,6 +380,7 @@ __all__ = [
     "get_default_dtype",
     "get_deterministic_debug_mode",
     "get_device",
+    "get_device_module",
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
@@ -663,6 +670,7 @@ __all__ = [
     "set_default_tensor_type",
     "set_deterministic_debug_mode",
     "set_float32_matmul_precision",
+    "set_flush_denormal",
     "set_grad_enabled",
     "set_num_interop_threads",
     "set_num_threads",
@@ -757,6 +765,7 @@ __all__ = [
     "vmap",
     "vsplit",
     "vstack",
+    "wait",
     "where",
     "while_loop",
     "xlogy",
@@ -2186,6 +2195,10 @@ def fmod(
 ) -> Tensor:
     """C's fmod: the result takes the dividend's sign."""
 
+def fork(func: Any, *args: Any, **kwargs: Any) -> Any:
+    """torch.jit.fork outside TorchScript: func(*args, **kwargs) runs now (an exception it raises
+    propagates, as in torch) and the returned Future holds its result."""
+
 def frac(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The fractional part, input - trunc(input), with input's sign (floating point only, as in
     torch; +-inf gives NaN)."""
@@ -2206,6 +2219,21 @@ def from_dlpack(ext: Any) -> Tensor:
     """A tensor sharing memory with `ext`: an object with __dlpack__ (NumPy, torch, CuPy, JAX
     arrays, on the CPU or CUDA) or __cuda_array_interface__ (numba device arrays), or a DLPack
     capsule."""
+
+def from_file(
+    filename: Any,
+    shared: Any = None,
+    size: _int | Sequence[_int] = 0,
+    *,
+    dtype: _DType | str | None = None,
+    layout: _Layout | None = None,
+    device: _Device | str | _int | None = None,
+    pin_memory: _bool = False,
+    requires_grad: _bool = False,
+) -> Tensor:
+    """A 1-D CPU tensor of `size` elements of `dtype` (the default dtype) mapped from the file
+    `filename`: with shared=True writes go to the file, which is created or grown to fit;
+    otherwise the mapping is private (copy on write) and the file must hold the elements."""
 
 def from_numpy(ndarray: NDArray[Any]) -> Tensor:
     """A CPU tensor sharing memory with `ndarray`: writes through either show in the other."""
@@ -2287,6 +2315,10 @@ def get_default_dtype() -> _DType: ...
 def get_deterministic_debug_mode() -> Any: ...
 def get_device(input: Tensor) -> _int:
     """The CUDA device index of input, or -1 for a CPU tensor (torch's convention)."""
+
+def get_device_module(device: _Device | str | _int | None = None) -> Any:
+    """The module of a device type, jt.cuda or jt.cpu, for `device` (a device, a string or None:
+    the current accelerator's, else the CPU's)."""
 
 def get_float32_matmul_precision() -> Any: ...
 def get_num_interop_threads() -> Any:
@@ -3680,6 +3712,12 @@ def set_float32_matmul_precision(precision: _int) -> None:
     """``"highest"`` (the default), ``"high"`` or ``"medium"``: how precise float32 matrix
     products must be."""
 
+def set_flush_denormal(mode: Any) -> None:
+    """Whether flushing denormal floats to zero could be set to `mode`: jitensor never flushes
+    them (its parallel kernels run on Numba's threads, whose floating-point control words one
+    call here could not reach), so disabling succeeds and enabling reports False, torch's
+    answer on a CPU without the feature."""
+
 def set_num_interop_threads(num: Any) -> None:
     """Record the inter-op thread count (see `get_num_interop_threads`); as in torch, it may be
     set once, before anything else asks for it to change."""
@@ -4094,6 +4132,9 @@ def vsplit(
 
 def vstack(tensors: Sequence[Tensor], *, out: Tensor | None = None) -> Tensor:
     """cat along the rows (dim 0), vectors taken as rows."""
+
+def wait(future: Any) -> Any:
+    """The result of a Future of `fork`, waiting for it."""
 
 def where(
     condition: Tensor,

@@ -126,3 +126,14 @@ def set_num_interop_threads(num):
         raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
                            "started or set_num_interop_threads called")
     _interop[0], _interop[1] = num, True
+
+
+def set_flush_denormal(mode):
+    """Whether flushing denormal floats to zero could be set to `mode`: jitensor never flushes
+    them (its parallel kernels run on Numba's threads, whose floating-point control words one
+    call here could not reach), so disabling succeeds and enabling reports False, torch's
+    answer on a CPU without the feature."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal(): argument 'mode' must be bool, not "
+                        f"{type(mode).__name__}")
+    return not mode

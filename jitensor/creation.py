@@ -705,6 +705,40 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return t
 
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False, requires_grad=False):
+    """A 1-D CPU tensor of `size` elements of `dtype` (the default dtype) mapped from the file
+    `filename`: with shared=True writes go to the file, which is created or grown to fit;
+    otherwise the mapping is private (copy on write) and the file must hold the elements."""
+    dtype = dtypes.get_default_dtype() if dtype is None else to_dtype(dtype)
+    if device is not None and to_device(device).type != "cpu":
+        raise RuntimeError(f"from_file(): only CPU tensors can be mapped from a file, not "
+                           f"device={device!r}; map it, then move it with .to({device!r})")
+    if dtype is dtypes.float16:
+        raise TypeError("from_file(): float16 tensors live on CUDA only (Numba has no float16 "
+                        "CPU kernels); map it as int16 and move it with .view(...).to('cuda')")
+    nbytes = size * dtype.itemsize
+    if shared:
+        with open(filename, "ab"):  # created if missing
+            pass
+        if os.path.getsize(filename) < nbytes:
+            os.truncate(filename, nbytes)
+    elif not os.path.exists(filename):
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: No such file "
+                           "or directory (2)")
+    elif os.path.getsize(filename) < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{os.path.getsize(filename)}> is smaller "
+                           f"than the required mapping size <{nbytes}>")
+    element = np.bool_ if dtype is dtypes.bool_ else dtype.np
+    data = np.memmap(filename, element, "r+" if shared else "c", shape=(size,)) \
+        .view(np.ndarray) if size else np.empty(0, element)  # (kernels take plain ndarrays)
+    t = _wrap(data, dtype, CPU)
+    if requires_grad:
+        check_requires_grad(requires_grad, dtype)
+        t.requires_grad_()
+    return t
+
+
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing its memory where it can (a tensor of the same dtype and
     device, a NumPy array, an object with the buffer protocol); copy=True always copies,

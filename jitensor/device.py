@@ -109,3 +109,21 @@ def _resolve(value):
     if isinstance(value, str) and d.index is not None:
         _parsed[value] = found
     return found
+
+
+def get_device_module(device=None):
+    """The module of a device type, jt.cuda or jt.cpu, for `device` (a device, a string or
+    None: the current accelerator's, else the CPU's)."""
+    import importlib
+
+    from . import accelerator
+    if device is None:
+        current = accelerator.current_accelerator()
+        kind = "cpu" if current is None else current.type
+    else:
+        kind = device.split(":")[0] if isinstance(device, str) else \
+            "cuda" if isinstance(device, int) else device.type
+    if kind not in ("cpu", "cuda"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered "
+                           f"as 'torch.{kind}'.")
+    return importlib.import_module(f"jitensor.{kind}")
