@@ -535,7 +535,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if attn_mask is not None:
         weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
             if attn_mask.dtype is bool_ else weight + attn_mask
-    weight = _safe_softmax(weight)
+    # a causal mask leaves every row its first column: only attn_mask can mask a whole row
+    weight = weight.softmax(-1) if attn_mask is None else _safe_softmax(weight)
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
