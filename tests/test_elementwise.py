@@ -820,3 +820,20 @@ def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
     wide = (rng.standard_normal(80) * 8).astype(dtype)
     np.testing.assert_array_equal((xt + jt.tensor(wide)[::2]).numpy(), x + wide[::2])
     np.testing.assert_array_equal((xt[..., :4] + rt[:4]).numpy(), x[..., :4] + row[:4])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_underflow_edges_match_numpy(dtype):
+    # below the smallest subnormal's log exp is exactly 0 (the kernel selects it, never running
+    # its arithmetic into subnormals there), through the subnormal range it is NumPy's within
+    # the subnormals' spacing, and inf, -inf and NaN keep their results
+    low = -104.0 if dtype == np.float32 else -746.0
+    edges = [-np.inf, -1e30, low - 1e-3, np.inf, np.nan, 0.0]
+    v = np.concatenate([np.linspace(low - 30, low + 25, 4001), edges]).astype(dtype)
+    got = jt.exp(jt.from_numpy(v)).numpy()
+    with np.errstate(over="ignore"):
+        want = np.exp(v)
+    assert got.dtype == dtype
+    assert np.all(got[v < low] == 0)
+    tiny = np.finfo(dtype).smallest_subnormal
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=2 * tiny)

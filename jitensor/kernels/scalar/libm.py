@@ -183,8 +183,8 @@ def _select_cuda(cond, a, b):
 
 # Constants are scalar globals: Numba freezes them into the code, where indexing a global tuple
 # or calling np.float32() in a loop body kept LLVM from vectorising it.
-_LO32, _HI32, _LOG2E32, _HALF32, _ONE32 = (np.float32(c) for c in (-104.0, 89.0, 1.44269504,
-                                                                   0.5, 1.0))
+_LO32, _HI32, _LOG2E32, _HALF32, _ONE32, _ZERO32 = (
+    np.float32(c) for c in (-104.0, 89.0, 1.44269504, 0.5, 1.0, 0.0))
 _LN2HI32, _LN2LO32 = np.float32(0.693359375), np.float32(-2.12194440e-4)
 _P0, _P1, _P2, _P3, _P4, _P5 = (np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3,
                                                         8.3334519073e-3, 4.1665795894e-2,
@@ -234,10 +234,12 @@ def _pow2_32(k):
 @register_jitable(fastmath=_FMA)
 def _exp32(x):
     """Cephes expf: x = k ln2 + r, |r| <= ln2/2, e^r by a degree-6 polynomial, 2^k applied as
-    two powers of two so results in the denormals stay exact. x is first clamped to
-    [-104, 89], where the arithmetic itself underflows to 0 and overflows to inf, so only NaN
-    needs a select (the clamp would lose it)."""
-    xc = _where(x > _LO32, x, _LO32)
+    two powers of two so results in the denormals stay exact. Below -104 the result is 0,
+    selected at the end, and the arithmetic runs on 0 instead: run on x it made denormals, each
+    a slow microcode assist (softmax rows half -inf, as causal attention's, took 4x as long).
+    x is clamped to 89 above, where the arithmetic overflows to inf; NaN is selected back."""
+    under = x < _LO32
+    xc = _where(under, _ZERO32, x)
     xc = _where(xc < _HI32, xc, _HI32)
     k = np.floor(xc * _LOG2E32 + _HALF32)
     r = xc - k * _LN2HI32 - k * _LN2LO32
@@ -249,7 +251,7 @@ def _exp32(x):
     else:
         half = ki >> np.int32(1)
         y = y * _pow2_32(half) * _pow2_32(ki - half)
-    return _where(x == x, y, x)
+    return _where(x == x, _where(under, _ZERO32, y), x)
 
 
 @register_jitable
@@ -261,8 +263,9 @@ def _pow2_64(k):
 @register_jitable
 def _exp64(x):
     """As _exp32 in float64: fdlibm's two-part ln2, Taylor to r^12 (error < 2e-16 on |r| <=
-    ln2/2), x clamped to [-746, 710]."""
-    xc = _where(x > -746.0, x, -746.0)
+    ln2/2); 0 below -746 (the arithmetic run on 0 there), x clamped to 710 above."""
+    under = x < -746.0
+    xc = _where(under, 0.0, x)
     xc = _where(xc < 710.0, xc, 710.0)
     k = np.floor(xc * 1.4426950408889634 + 0.5)
     r = (xc - k * _LN2HI) - k * _LN2LO
@@ -275,7 +278,7 @@ def _exp64(x):
     else:
         half = ki >> np.int32(1)
         y = y * _pow2_64(half) * _pow2_64(ki - half)
-    return _where(x == x, y, x)
+    return _where(x == x, _where(under, 0.0, y), x)
 
 
 # -- tanh, erf, log, log1p, expm1: float32 on the CPU without calls or branches (vectorised:
