@@ -10,21 +10,7 @@ def amp_definitely_not_available():
     return not cuda.is_available()
 
 
-class autocast(amp.autocast):
-    """torch.cuda.amp.autocast(enabled=True, dtype=float16, cache_enabled=True)."""
-
-    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
-        from .. import float16
-        super().__init__("cuda", float16 if dtype is None else dtype, enabled, cache_enabled)
-
-
-class GradScaler(amp.GradScaler):
-    """torch.cuda.amp.GradScaler: `jitensor.amp.GradScaler("cuda", ...)`."""
-
-    def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
-                         enabled)
+autocast, GradScaler = amp.device_classes("cuda", "float16")
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
