@@ -1,4 +1,5 @@
-"""Code generation the CPU kernels ask LLVM for: 512-bit vectors, streaming stores, inlining.
+"""Code generation the CPU kernels ask LLVM for: 512-bit vectors, streaming stores, inlining,
+calls by address (`pointer`, `call`).
 
 `wide()`: on CPUs with AVX-512, LLVM vectorises loops at 256 bits unless a function asks for
 more (its "prefer-vector-width" attribute, which clang sets from -mprefer-vector-width). A
