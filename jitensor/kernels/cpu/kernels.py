@@ -108,10 +108,11 @@ def fill_flat(out, value):
 def fill_4d(out, value):
     n0, n1, n2, n3 = out.shape
     rows = n0 * n1 * n2
-    if serial(rows * n3):
-        for r in range(rows):
-            a, b, c = _unravel(r, n1, n2)
-            out[a, b, c, :] = value
+    if serial(rows * n3):  # nested loops: no division per row (see copy_4d)
+        for a in range(n0):
+            for b in range(n1):
+                for c in range(n2):
+                    out[a, b, c, :] = value
     else:
         for r in prange(rows):
             a, b, c = _unravel(r, n1, n2)
@@ -136,10 +137,13 @@ def copy_4d(out, src):
     n0, n1, n2, n3 = out.shape
     rows = n0 * n1 * n2
     if serial(rows * n3):
-        for r in range(rows):
-            a, b, c = _unravel(r, n1, n2)
-            for d in range(n3):
-                out[a, b, c, d] = src[a, b, c, d]
+        # nested loops: a transpose's short rows paid more for their index's divisions
+        # (`_unravel`) than for their copy (16x4x32x16 float32 out of a permute: 23.7 -> 8.2 us)
+        for a in range(n0):
+            for b in range(n1):
+                for c in range(n2):
+                    for d in range(n3):
+                        out[a, b, c, d] = src[a, b, c, d]
     else:
         for r in prange(rows):
             a, b, c = _unravel(r, n1, n2)
