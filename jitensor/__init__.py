@@ -27,7 +27,9 @@ from ._settings import (
     set_warn_always,
     use_deterministic_algorithms,
 )
-from .amp import autocast
+from ._utils_internal import get_file_path, prepare_multiprocessing_environment
+from .accelerator import AcceleratorError, FatalError
+from .amp import GradScaler, autocast
 from .amp.autocast_mode import (
     clear_autocast_cache,
     get_autocast_cpu_dtype,
@@ -159,8 +161,10 @@ from .random import (
     manual_seed,
     seed,
     set_rng_state,
+    thread_safe_generator,
 )
 from .storage import *  # noqa: F401,F403
+from .streams import Event, Stream
 from .tensor import (
     Size,
     Tensor,
@@ -174,6 +178,8 @@ from .tensor import (
 from .tensor import _Layout as layout
 from .tensor import _MemoryFormat as memory_format
 from .threads import get_num_threads, init_num_threads, set_num_threads
+from .torch_version import TorchVersion as _TorchVersion
+from .torch_version import internal_version as _internal_version
 
 float = float32
 double = float64
@@ -190,7 +196,7 @@ is_inference, is_distributed = Tensor.is_inference, Tensor.is_distributed
 has_lapack, has_mkl, has_spectral = True, False, False  # OpenBLAS/LAPACK; no MKL, no torch.fft
 has_openmp = importlib.util.find_spec("numba.np.ufunc.omppool") is not None
 
-__version__ = "0.1.0"
+__version__ = _TorchVersion(_internal_version)
 
 __all__ = [
     "Generator", "Size", "Tensor", "arange", "autograd", "enable_grad", "is_grad_enabled",
@@ -222,6 +228,9 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "is_warn_always_enabled", "set_default_device", "set_deterministic_debug_mode",
             "set_float32_matmul_precision", "set_num_interop_threads", "set_warn_always",
             "use_deterministic_algorithms"]
+__all__ += ["AcceleratorError", "Event", "FatalError", "GradScaler", "Stream", "get_file_path",
+            "prepare_multiprocessing_environment", "thread_safe_generator"]
+__all__ += ["to_dlpack", "torch_version", "windows"]  # noqa: F405 (loaded by __getattr__)
 __all__ += ["asarray", "empty_permuted", "from_file", "frombuffer", "get_device_module", "is_conj",
             "is_distributed", "is_inference", "is_neg", "range", "resolve_conj", "resolve_neg",
             "set_flush_denormal"]
@@ -240,14 +249,19 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 def __getattr__(name):
     """backends, compiler, cpu, distributed, func, functional, futures, jit, linalg,
     multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, special,
-    testing, types, utils, version, compile, save, load, fork, wait and vmap (torch.vmap is
+    testing, torch_version, types, utils, version, windows (torch.signal.windows), compile,
+    save, load, fork, wait, to_dlpack and vmap (torch.vmap is
     torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
     on everything above)."""
     if name in ("backends", "compiler", "cpu", "distributed", "distributions", "func",
                 "functional", "futures", "jit", "linalg", "multiprocessing", "nn", "onnx",
                 "optim", "overrides", "profiler", "serialization", "signal", "special",
-                "testing", "types", "utils", "version"):
+                "testing", "torch_version", "types", "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "windows":
+        return importlib.import_module(f"{__name__}.signal.windows")
+    if name == "to_dlpack":
+        return importlib.import_module(f"{__name__}.utils.dlpack").to_dlpack
     if name in ("save", "load"):
         return getattr(importlib.import_module(f"{__name__}.serialization"), name)
     if name == "compile":

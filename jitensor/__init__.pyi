@@ -58,12 +58,18 @@ from . import random as random
 from . import signal as signal
 from . import special as special
 from . import storage as storage
+from . import streams as streams
 from . import testing as testing
 from . import threads as threads
+from . import torch_version as torch_version
 from . import types as types
 from . import utils as utils
 from . import version as version
+from . import windows as windows
+from .accelerator import AcceleratorError as AcceleratorError
+from .accelerator import FatalError as FatalError
 from .amp.autocast_mode import autocast as autocast
+from .amp.grad_scaler import GradScaler as GradScaler
 from .autograd.grad_mode import enable_grad as enable_grad
 from .autograd.grad_mode import inference_mode as inference_mode
 from .autograd.grad_mode import no_grad as no_grad
@@ -79,6 +85,8 @@ from .random import Generator as Generator
 from .storage import TypedStorage as TypedStorage
 from .storage import UntypedStorage as UntypedStorage
 from .storage import _StorageBase as StorageBase
+from .streams import Event as Event
+from .streams import Stream as Stream
 from .tensor import Size as Size
 from .tensor import Tensor as Tensor
 from .tensor import _Layout, _MemoryFormat
@@ -86,6 +94,7 @@ from .tensor import _Layout as layout
 from .tensor import _MemoryFormat as memory_format
 
 __all__ = [
+    "AcceleratorError",
     "BoolStorage",
     "BoolTensor",
     "ByteStorage",
@@ -94,9 +103,12 @@ __all__ = [
     "CharTensor",
     "DoubleStorage",
     "DoubleTensor",
+    "Event",
+    "FatalError",
     "FloatStorage",
     "FloatTensor",
     "Generator",
+    "GradScaler",
     "HalfStorage",
     "HalfTensor",
     "IntStorage",
@@ -109,6 +121,7 @@ __all__ = [
     "Size",
     "Storage",
     "StorageBase",
+    "Stream",
     "Tensor",
     "TypedStorage",
     "UntypedStorage",
@@ -381,6 +394,7 @@ __all__ = [
     "get_deterministic_debug_mode",
     "get_device",
     "get_device_module",
+    "get_file_path",
     "get_float32_matmul_precision",
     "get_num_interop_threads",
     "get_num_threads",
@@ -598,6 +612,7 @@ __all__ = [
     "positive",
     "pow",
     "prelu",
+    "prepare_multiprocessing_environment",
     "preserve_format",
     "prod",
     "promote_types",
@@ -726,10 +741,13 @@ __all__ = [
     "tensor_split",
     "tensordot",
     "testing",
+    "thread_safe_generator",
     "threshold",
     "threshold_",
     "tile",
+    "to_dlpack",
     "topk",
+    "torch_version",
     "trace",
     "transpose",
     "trapezoid",
@@ -768,6 +786,7 @@ __all__ = [
     "wait",
     "where",
     "while_loop",
+    "windows",
     "xlogy",
     "xlogy_",
     "zero_",
@@ -2320,6 +2339,9 @@ def get_device_module(device: _Device | str | _int | None = None) -> Any:
     """The module of a device type, jt.cuda or jt.cpu, for `device` (a device, a string or None:
     the current accelerator's, else the CPU's)."""
 
+def get_file_path(*path_components: Any) -> Any:
+    """A path under the folder that holds the jitensor package."""
+
 def get_float32_matmul_precision() -> Any: ...
 def get_num_interop_threads() -> Any:
     """The threads torch runs independent ops on at once (its inter-op pool)."""
@@ -3328,6 +3350,10 @@ def pow(
     """input ** exponent; integer tensors to negative integer scalar powers raise as in torch."""
 
 def prelu(input: Tensor, weight: Tensor | _float | _int | _bool) -> Tensor: ...
+def prepare_multiprocessing_environment(path: Any) -> Any:
+    """Nothing to prepare: jitensor's worker processes need no shared-file setup (torch's own
+    does nothing either outside Meta's builds)."""
+
 def prod(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -3947,11 +3973,18 @@ def tensordot(
     """The sum of products over pairs of dims, one of `a`, one of `b`: dims=n pairs a's last n
     with b's first n, a pair of lists names them."""
 
+def thread_safe_generator() -> Any:
+    """The generator of a DataLoader thread worker, else None (torch's)."""
+
 def threshold(input: Tensor, threshold: _int, value: _float) -> Tensor: ...
 def threshold_(input: Tensor, threshold: _int, value: _float) -> Tensor: ...
 def tile(input: Tensor, *dims: _int | Sequence[_int], **kwargs: Any) -> Tensor:
     """repeat, with `dims` (ints, or one sequence, or dims=) padded with leading 1s to input's
     number of dims."""
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """A "dltensor" capsule sharing `tensor`'s memory (CPU or CUDA), for from_dlpack of any
+    library; the same as ``tensor.__dlpack__()``."""
 
 def topk(
     input: Tensor, k: _int, dim: _int = -1, largest: _bool = True, sorted: _bool = True

@@ -16,6 +16,16 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "reset_accumulated_memory_stats", "reset_peak_memory_stats", "set_device_idx",
            "set_device_index", "set_stream", "synchronize"]
 
+
+
+class AcceleratorError(RuntimeError):
+    """torch.AcceleratorError: what torch raises when an accelerator's runtime call fails."""
+
+
+class FatalError(Exception):
+    """torch.FatalError: what torch raises for an unrecoverable internal error."""
+
+
 _NONE = "Cannot access accelerator device when none is available."
 
 

@@ -3,8 +3,9 @@ jitensor has, per namespace: the top level, Tensor, nn's modules, nn.functional,
 methods, torch.autograd and the optimizers.
 
 Counted are torch's core names: internal (`_`-prefixed), backend-specific (cuDNN, MKL-DNN,
-MIOpen, FBGEMM, MPS, XPU, MTIA), quantized, sparse, nested and symbolic-shape (`sym_`) names,
-and the standard-library modules torch happens to import, are left out. A name counts as
+MIOpen, FBGEMM, MPS, XPU, MTIA, IPU, XLA), quantized, sparse, nested, symbolic-shape (`sym_`)
+and TorchScript names, and the standard-library modules torch happens to import, are left
+out. A name counts as
 present when jitensor has an attribute of that name; `--missing` lists the rest."""
 import argparse
 import inspect
@@ -15,7 +16,13 @@ import types
 
 _NOT_CORE = re.compile(r"^_|^sym_|^q_|quantiz|fbgemm|mkldnn|miopen|cudnn|cufft|sparse|^mps|"
                        r"^xpu|^mtia|nested|^is_vulkan|vulkan|^fake_|_jit_|^jit$|^classes$|"
-                       r"^ops$|^cpp$|^ao$|^fx$|^export$|^package$|^onnx$|^compiler$", re.I)
+                       r"^ops$|^cpp$|^ao$|^fx$|^export$|^package$|^onnx$|^compiler$|"
+                       # IPU and XLA; quantized dtypes, schemes and accessors; sparse matrix
+                       # products and COO/CSR accessors; nested tensors' jagged layout
+                       r"(^|_)(ipu|xla)(_|$)|^q(u?int\d|scheme)|^per_(tensor|channel)_|"
+                       r"^int_repr$|qparams|fake_quant|^(s|sp|ds|hs|hsp|sadd|sspadd)mm$|"
+                       r"coalesce|^c?(row|col)_indices$|^ccol_indices$|^(indices|values)$|"
+                       r"^to_padded_tensor$|^jagged$", re.I)
 # TorchScript's IR and types, build and profiler internals, view-copy variants and the
 # experimental sub-byte and float8 dtypes (top level only)
 _NOT_CORE_TOP = re.compile(
@@ -27,7 +34,10 @@ _NOT_CORE_TOP = re.compile(
     r"CompleteArgumentSpec|GraphExecutorState|ScriptObject|Future|Await|RRef)|Logger$|"
     r"SerializationStorageContext$|^parse_|^import_ir|^merge_type|^PRIVATE_OPS$|^USE_|"
     r"^TYPE_CHECKING$|^classproperty$|^compiled_with_cxx11_abi$|^profiler_allow|"
-    r"^autocast_(in|de)crement|_copy$|^(int[1-7]|uint[1-7]|bits\w+|float8\w*|float4\w*)$")
+    r"^autocast_(in|de)crement|_copy$|^(int[1-7]|uint[1-7]|bits\w+|bit|float8\w*|float4\w*)$|"
+    # TorchScript's ModuleDict/ParameterDict/BufferDict types and logger, symbolic shapes
+    r"^(Module|Parameter|Buffer)Dict$|^Type$|^unify_type_list$|^(AVG|SUM)$|^Sym(Bool|Float|Int)$|"
+    r"^DeserializationStorageContext$|^Q(U?)Int\w*Storage$|^LoggerBase$")
 _DUNDER_OPERATORS = {
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__",
     "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__",

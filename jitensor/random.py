@@ -82,3 +82,10 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+def thread_safe_generator():
+    """The generator of a DataLoader thread worker, else None (torch's). jitensor's DataLoader
+    workers are processes, each seeded on its own, so this is None: random ops draw from the
+    default generator."""
+    return None

@@ -205,3 +205,19 @@ def test_torch_cuda_round_trip():
     assert got.is_cuda and got.data_ptr() == t.data_ptr() and got.stride() == (3, 1)
     back = jt.from_dlpack(got)
     assert back.data_ptr() == t.data_ptr() and back.tolist() == t.tolist()
+
+
+def test_utils_dlpack_round_trips_through_torch_and_shares_memory():
+    from jitensor.utils.dlpack import from_dlpack, to_dlpack
+    assert jt.to_dlpack is to_dlpack and jt.utils.dlpack.from_dlpack is jt.from_dlpack
+    x = jt.arange(6, dtype=jt.int32).reshape(2, 3)
+    back = from_dlpack(to_dlpack(x))
+    back[0, 0] = 7
+    assert int(x[0, 0]) == 7 and back.dtype == jt.int32 and back.shape == (2, 3)
+    if torch is not None:
+        t = torch.utils.dlpack.from_dlpack(to_dlpack(x))
+        assert t.dtype == torch.int32 and t.tolist() == x.tolist()
+        mine = from_dlpack(torch.utils.dlpack.to_dlpack(t))
+        assert mine.tolist() == x.tolist()
+    with pytest.raises(TypeError, match="argument 'tensor' must be Tensor, not list"):
+        to_dlpack([1, 2])

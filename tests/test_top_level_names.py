@@ -290,3 +290,21 @@ def test_size_arithmetic_stays_a_size():
         assert type((1,) + lib.Size([2])) is lib.Size
         assert type(lib.Size([2]) * 2) is lib.Size
         assert tuple(lib.Size([2]) + (3,)) == (2, 3)
+
+
+def test_error_classes_sit_where_torchs_do():
+    for name in ("AcceleratorError", "FatalError"):
+        assert [c.__name__ for c in getattr(jt, name).__mro__[1:]] == \
+            [c.__name__ for c in getattr(torch, name).__mro__[1:]]
+
+
+def test_file_path_and_multiprocessing_helpers():
+    import os
+    assert jt.get_file_path("jitensor", "x.py") == os.path.join(
+        os.path.dirname(os.path.dirname(os.path.realpath(jt.__file__))), "jitensor", "x.py")
+    assert jt.prepare_multiprocessing_environment("/tmp") is None
+
+
+def test_thread_safe_generator_is_none_outside_thread_workers():
+    assert jt.thread_safe_generator() is None is torch.thread_safe_generator()
+    assert jt.GradScaler is jt.amp.GradScaler and jt.windows is jt.signal.windows

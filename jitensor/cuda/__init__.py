@@ -8,6 +8,8 @@ import os
 import threading
 import warnings
 
+from .. import streams as _streams_module
+
 
 class _Device(threading.local):
     index = 0  # this thread's current device (torch keeps it per thread)
@@ -209,7 +211,7 @@ def _streams():
     return streams
 
 
-class Stream:
+class Stream(_streams_module.Stream):
     """A CUDA stream. Kernels, copies and allocations made while it is current (``with
     jt.cuda.stream(s):`` or ``with s:``) queue on it in order and may run alongside other
     streams' work; order between streams is the caller's (wait_stream, wait_event,
@@ -234,6 +236,8 @@ class Stream:
     @property
     def priority(self):
         return self._core.priority
+
+    stream_id = native_handle = cuda_stream
 
     def query(self):
         """Whether all the work queued on this stream has finished."""
@@ -279,7 +283,7 @@ class Stream:
         return f"<jitensor.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
 
 
-class Event:
+class Event(_streams_module.Event):
     """A CUDA event: a point in a stream's work, to wait for, to test, or to time
     (``enable_timing=True``: ``start.elapsed_time(end)`` in milliseconds)."""
 
@@ -289,6 +293,7 @@ class Event:
                                       "processes are not supported; leave interprocess=False")
         init()
         self.enable_timing, self.blocking = bool(enable_timing), bool(blocking)
+        self.device = _cuda_device(None)
         self._core = None  # created at the first record, as torch does
 
     def record(self, stream=None):

@@ -1,3 +1,3 @@
 """jitensor.utils: torch.utils's data loading (`data`), activation checkpointing
-(`checkpoint`) and hook handles (`hooks`)."""
-from . import checkpoint, data, hooks  # noqa: F401
+(`checkpoint`), hook handles (`hooks`) and DLPack capsules (`dlpack`)."""
+from . import checkpoint, data, dlpack, hooks  # noqa: F401
