@@ -220,7 +220,7 @@ __all__ += _storage_module.__all__
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
             "version", "distributions", "vmap", "distributed", "functional", "overrides",
-            "signal", "types", "init_num_threads", "cpu", "futures", "fork", "wait"]
+            "signal", "types", "init_num_threads", "cpu", "futures", "fork", "wait", "hub"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -247,14 +247,14 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 
 def __getattr__(name):
-    """backends, compiler, cpu, distributed, func, functional, futures, jit, linalg,
+    """backends, compiler, cpu, distributed, func, functional, futures, hub, jit, linalg,
     multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, special,
     testing, torch_version, types, utils, version, windows (torch.signal.windows), compile,
     save, load, fork, wait, to_dlpack and vmap (torch.vmap is
     torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
     on everything above)."""
     if name in ("backends", "compiler", "cpu", "distributed", "distributions", "func",
-                "functional", "futures", "jit", "linalg", "multiprocessing", "nn", "onnx",
+                "functional", "futures", "hub", "jit", "linalg", "multiprocessing", "nn", "onnx",
                 "optim", "overrides", "profiler", "serialization", "signal", "special",
                 "testing", "torch_version", "types", "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")

@@ -43,6 +43,7 @@ from . import dtypes as dtypes
 from . import func as func
 from . import functional as functional
 from . import futures as futures
+from . import hub as hub
 from . import jit as jit
 from . import kernels as kernels
 from . import legacy_types as legacy_types
@@ -424,6 +425,7 @@ __all__ = [
     "histogramdd",
     "hsplit",
     "hstack",
+    "hub",
     "hypot",
     "i0",
     "i0_",
