@@ -46,10 +46,10 @@ def test_a_torch_script_runs_unchanged(tmp_path):
 
 @pytest.mark.subprocess
 def test_a_missing_torch_module_names_itself(tmp_path):
-    (tmp_path / "uses_hub.py").write_text("import torch.hub\n")
-    done = _run("uses_hub.py", cwd=tmp_path)
+    (tmp_path / "uses_masked.py").write_text("import torch.masked\n")
+    done = _run("uses_masked.py", cwd=tmp_path)
     assert done.returncode != 0
-    assert "No module named 'torch.hub': jitensor has no jitensor.hub" in done.stderr
+    assert "No module named 'torch.masked': jitensor has no jitensor.masked" in done.stderr
 
 
 @pytest.mark.subprocess
