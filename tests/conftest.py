@@ -380,6 +380,50 @@ def pytest_runtest_setup(item):
     cuda_caching = sys.modules.get("numba.cuda.core.caching")  # once the CUDA backend loaded
     if cuda_caching is not None:
         _lock_cache_files(cuda_caching.IndexDataCacheFile)
+    simulator = sys.modules.get("numba.cuda.simulator.kernel")  # once the simulator loaded
+    if simulator is not None and simulator.BlockManager.run is not _run_block:
+        simulator.BlockManager.run = _run_block
+
+
+# -- numba-cuda's simulator: waiting for a block's threads ----------------------------------------
+# The simulator runs each CUDA thread of a block as a Python thread, and its BlockManager.run
+# polled them in a loop that never released the GIL: each thread got to run only when the
+# interpreter's switch interval (5 ms) took the GIL from the poller, so a block of n threads took
+# at least n * 5 ms. 119 of test_cuda.py's 129 s went there. This is the same loop, with the same
+# syncthreads and exception handling, that waits on a running thread (releasing the GIL) instead
+# of spinning.
+def _run_block(self, grid_point, *args):
+    simulator = sys.modules["numba.cuda.simulator.kernel"]
+
+    def target():
+        self._f(*args)
+
+    threads = [simulator.BlockThread(target, self, grid_point, point, self._debug)
+               for point in np.ndindex(*self._block_dim)]
+    for t in threads:
+        t.start()
+    live, blocked = set(threads), set()
+    while live:
+        for t in live:
+            if t.syncthreads_blocked:
+                blocked.add(t)
+            elif t.exception:  # abort the others, which may wait in syncthreads, and raise
+                for other in threads:
+                    other.abort = True
+                    other.syncthreads_blocked = False
+                    other.syncthreads_event.set()
+                raise t.exception[0].with_traceback(t.exception[1])
+        if live == blocked:  # every live thread waits at the barrier: release them
+            for t in blocked:
+                t.syncthreads_blocked = False
+                t.syncthreads_event.set()
+            blocked = set()
+        else:
+            next(iter(live - blocked)).join(0.0005)
+        live = {t for t in live if t.is_alive()}
+    for t in threads:  # an exception set just before its thread ended
+        if t.exception:
+            raise t.exception[0].with_traceback(t.exception[1])
 
 
 def _launched():
