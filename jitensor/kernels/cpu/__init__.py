@@ -57,8 +57,8 @@ def _read_only(out):
 def fill(out, value):
     if not out.flags.writeable:
         raise _read_only(out)
-    if out.flags.c_contiguous:
-        kernels.fill_flat(out, value)
+    if out.flags.c_contiguous:  # 1-D or 2-D as it is, else raveled (see elementwise.FLAT_NDIM)
+        kernels.fill_flat(out if elementwise.FLAT_NDIM[out.ndim] else out.ravel(), value)
     elif out.size:
         for (view,) in as_4d(out):
             kernels.fill_4d(view, value)
@@ -78,7 +78,9 @@ def copy(out, src):
         snapshot = np.empty(src.shape, src.dtype)
         copy(snapshot, src)
         src = snapshot
-    if out.flags.c_contiguous and src.flags.c_contiguous:
+    if out.flags.c_contiguous and src.flags.c_contiguous:  # as in fill
+        if not elementwise.FLAT_NDIM[out.ndim]:
+            out, src = out.ravel(), src.ravel()
         kernels.copy_flat(out, src)
     else:
         for o, s in as_4d(out, src):
