@@ -176,6 +176,21 @@ def test_parallel_threshold_fill_and_copy(n):
     assert np.all(base == 3.0)
 
 
+def test_4d_kernels_build_once_per_dtype_mix():
+    """C, F, strided, broadcast and read-only sources of one dtype pair share copy_4d's build
+    for a C-contiguous out (strided.AnyLayout): Numba's dispatcher compiled one for each."""
+    base = np.arange(120, dtype=np.int16).reshape(2, 3, 4, 5)
+    sources = [base.transpose(3, 2, 1, 0), np.asfortranarray(base), base[:, :, ::2],
+               np.broadcast_to(base[:, :1], base.shape), base.transpose(1, 0, 2, 3)]
+    sources[-1].flags.writeable = False
+    before = len(kernels.copy_4d.signatures)
+    for src in sources:
+        out = np.empty(src.shape, np.float32)
+        cpu.copy(out, src)
+        np.testing.assert_array_equal(out, src.astype(np.float32))
+    assert len(kernels.copy_4d.signatures) - before <= 1
+
+
 def test_kernels_are_cached_parallel_dispatchers():
     for name in ("fill_flat", "fill_4d", "copy_flat", "copy_4d", "arange", "linspace", "eye",
                  "uniform", "normal", "randint"):

@@ -20,7 +20,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from .kernels import _unravel, copy_4d, prange_only, serial
-from .strided import as_4d, coalesce
+from .strided import AnyLayout, as_4d, coalesce
 
 CHUNK = 1 << 14  # elements per task in the kernels that walk a strided operand in parallel
 
@@ -469,6 +469,7 @@ def take_add_kernel(out, values, idx, size, inner):
             out[row + k] += values[r * inner + k]
 
 
+@AnyLayout
 @njit(cache=True, parallel=prange_only())
 def masked_fill_4d(out, mask, value):
     n0, n1, n2, n3 = out.shape

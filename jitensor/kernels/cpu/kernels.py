@@ -17,6 +17,7 @@ from numba.extending import overload, register_jitable
 from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
 from ..scalar import creation as scalar
+from .strided import AnyLayout
 
 PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 µs
 
@@ -132,6 +133,7 @@ def copy_flat(out, src):
             out[i] = src[i]
 
 
+@AnyLayout
 @njit(cache=True, parallel=prange_only())
 def copy_4d(out, src):
     n0, n1, n2, n3 = out.shape
@@ -154,6 +156,7 @@ def copy_4d(out, src):
 TILE = 32  # a 32 x 32 float64 tile of the source spans 32 cache lines: it stays in L1
 
 
+@AnyLayout
 @njit(cache=True, parallel=prange_only())
 def copy_4d_tiled(out, src):
     """copy_4d for a source read across its last dim (a transpose): tiles of the last two dims,

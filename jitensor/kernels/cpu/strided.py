@@ -4,7 +4,7 @@ A kernel over arbitrary strides is compiled per ndim; instead, operands of the s
 coalesced (adjacent dims merged where every operand's strides allow) and shown to the kernel as
 4-D views, so each dtype needs one strided kernel and most layouts become 1- or 2-D loops."""
 import numpy as np
-from numba import typeof
+from numba import typeof, types
 from numpy.lib.stride_tricks import as_strided
 
 NDIM = 4
@@ -56,16 +56,51 @@ def as_4d(*arrays):
     return [[f[lead] for f in full] for lead in np.ndindex(*shape[:extra])]
 
 
+def _any_layout_types(args, dense_out=False):
+    """The types `any_layout` compiles for: every array layout "A" (any strides), the first one
+    written and the others read-only, all unaligned if one is; with `dense_out`, the first
+    typed C-contiguous."""
+    aligned = all(a.flags.aligned for a in args if a.__class__ is np.ndarray)
+    signature, written = [], False
+    for a in args:
+        if a.__class__ is np.ndarray:
+            layout = "C" if dense_out and not written else "A"
+            signature.append(types.Array(typeof(a).dtype, a.ndim, layout, readonly=written,
+                                         aligned=aligned))
+            written = True
+        else:
+            signature.append(typeof(a))
+    return tuple(signature)
+
+
 def any_layout(kernel, *args):
     """kernel's build for arguments like `args`, every array typed layout "A" (any strides),
     the first one written and the others read-only: what the elementwise 4-D driver is called
     through. Its 4-D views of broadcast and strided operands come as C, F or A arrays,
     writeable or not, and each mix of those compiled the whole kernel again."""
-    signature, written = [], False
-    for a in args:
-        if a.__class__ is np.ndarray:
-            signature.append(typeof(a).copy(layout="A", readonly=written))
-            written = True
-        else:
-            signature.append(typeof(a))
-    return kernel.compile(tuple(signature))
+    return kernel.compile(_any_layout_types(args))
+
+
+class AnyLayout:
+    """A kernel over 4-D views `(out, *operands)`, called through builds that type the operands
+    read-only of any layout, and `out` C-contiguous or of any layout: one or two builds per mix
+    of dtypes (and NumPy scalar classes), where Numba's dispatcher compiled one per mix of C, F,
+    strided and read-only views (a clean test run compiled copy_4d 89 times for 21 dtype pairs).
+    A C-typed `out` keeps its stores vectorised. Calling a build skips the dispatcher's typing
+    of the arguments; everything else (`py_func`, `signatures`, ...) is the kernel's."""
+
+    def __init__(self, kernel):
+        self.kernel, self._builds = kernel, {}
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def __call__(self, out, *operands):
+        key = (out.dtype, out.flags.c_contiguous, out.flags.aligned,
+               *[(x.dtype, x.flags.aligned) if x.__class__ is np.ndarray else x.__class__
+                 for x in operands])
+        build = self._builds.get(key)
+        if build is None:
+            build = self._builds[key] = self.kernel.compile(
+                _any_layout_types((out, *operands), out.flags.c_contiguous))
+        return build(out, *operands)
