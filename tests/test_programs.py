@@ -97,8 +97,6 @@ PROGRAMS_RUN = {
     "makemore": Program(
         "makemore", _makemore_runs(),
         same=r"^(step \d+ \||number of|max word|split up|dataset determined|model #params|resum)",
-        gap=(("torch.utils.tensorboard (makemore.py: from torch.utils.tensorboard import "
-             "SummaryWriter)"), r"No module named 'torch\.utils\.tensorboard'"),
         needs=("tensorboard",)),
     "mingpt_adder": Program(
         "mingpt",
