@@ -4,7 +4,10 @@ with the tensorboard package's own protos and plugin metadata, as torch builds t
 Values may be jitensor tensors, NumPy arrays or Python (or NumPy) numbers: `make_np` turns each
 into a NumPy array (a tensor through `.detach().cpu().numpy()`) and everything after works on
 NumPy, so what is written is what torch writes for the same values: the same tags, the same
-histogram buckets, the same PNG encoding of images (Pillow), the same plugin data."""
+histogram buckets, the same PNG encoding of images (Pillow), the same plugin data.
+
+Adapted from PyTorch's torch/utils/tensorboard (BSD-3-Clause licence), itself from
+tensorboardX (MIT)."""
 import io
 import json
 import logging

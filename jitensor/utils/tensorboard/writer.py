@@ -3,7 +3,10 @@ for TensorBoard through the tensorboard package's own `EventFileWriter` (its rec
 queue and flushing thread), as torch's do.
 
 What jitensor cannot do says so: `add_graph` needs torch's TorchScript tracing (jitensor has no
-graph tracing), `add_video` needs moviepy and `add_onnx_graph` the onnx package."""
+graph tracing), `add_video` needs moviepy and `add_onnx_graph` the onnx package.
+
+Adapted from PyTorch's torch/utils/tensorboard (BSD-3-Clause licence), itself from
+tensorboardX (MIT)."""
 import math
 import os
 import time
