@@ -192,8 +192,8 @@ def test_4d_kernels_build_once_per_dtype_mix():
 
 
 def test_kernels_are_cached_parallel_dispatchers():
-    for name in ("fill_flat", "fill_4d", "copy_flat", "copy_4d", "arange", "linspace", "eye",
-                 "uniform", "normal", "randint"):
+    for name in ("fill_flat_parallel", "fill_4d", "copy_flat_parallel", "copy_4d", "arange",
+                 "linspace", "eye", "uniform", "normal", "randint"):
         k = getattr(kernels, name)
         parallel = k.targetoptions.get("parallel")  # prange_only(): a dict, emptied by Numba
         assert parallel is not None and parallel is not False, name
@@ -239,6 +239,18 @@ def test_instrumentation_sees_kernels(counted):
     assert {"fill_flat", "fill_4d", "copy_flat", "copy_4d"} <= set(KERNEL_NAMES)
     jt.zeros(3)
     assert counted() == {"launcher.fill": 1, "fill_flat": 1}
+
+
+def test_flat_fill_and_copy_go_parallel_from_parallel_min(counted):
+    """Below PARALLEL_MIN the plain kernels, compiled without a prange loop (most buffers are
+    small, and a parallel kernel's every signature compiles its loop twice); from it on, the
+    parallel ones. Both give the bits NumPy does (test_parallel_threshold_fill_and_copy)."""
+    assert not kernels.fill_flat.fn.targetoptions.get("parallel")
+    assert not kernels.copy_flat.fn.targetoptions.get("parallel")
+    for n, kind in ((P - 1, ""), (P, "_parallel")):
+        jt.zeros(n).to(jt.float64)
+        got = counted()
+        assert got.get("fill_flat" + kind) == 1 and got.get("copy_flat" + kind) == 1, got
 
 
 EMPTY_CALLS = {
@@ -294,7 +306,8 @@ FILL_CALLS = {
 def test_fill_routines_run_the_fill_kernel_once(counted, name):
     setup = counted  # the inner jt.empty(...) runs no kernel, as proven above
     FILL_CALLS[name]()
-    assert setup() == {"launcher.fill": 1, "fill_flat": 1}
+    kernel = "fill_flat_parallel" if name.endswith("-big") else "fill_flat"
+    assert setup() == {"launcher.fill": 1, kernel: 1}
 
 
 def test_fill_on_a_view_uses_the_4d_kernel(counted):

@@ -58,7 +58,11 @@ def fill(out, value):
     if not out.flags.writeable:
         raise _read_only(out)
     if out.flags.c_contiguous:  # 1-D or 2-D as it is, else raveled (see elementwise.FLAT_NDIM)
-        kernels.fill_flat(out if elementwise.FLAT_NDIM[out.ndim] else out.ravel(), value)
+        flat = out if elementwise.FLAT_NDIM[out.ndim] else out.ravel()
+        if out.size < kernels.PARALLEL_MIN:
+            kernels.fill_flat(flat, value)
+        else:
+            kernels.fill_flat_parallel(flat, value)
     elif out.size:
         for (view,) in as_4d(out):
             kernels.fill_4d(view, value)
@@ -81,7 +85,10 @@ def copy(out, src):
     if out.flags.c_contiguous and src.flags.c_contiguous:  # as in fill
         if not elementwise.FLAT_NDIM[out.ndim]:
             out, src = out.ravel(), src.ravel()
-        kernels.copy_flat(out, src)
+        if out.size < kernels.PARALLEL_MIN:
+            kernels.copy_flat(out, src)
+        else:
+            kernels.copy_flat_parallel(out, src)
     else:
         for o, s in as_4d(out, src):
             # a transposed read of more than L2 holds (4096^2 float32: 2.5x faster tiled; a

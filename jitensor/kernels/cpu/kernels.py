@@ -3,7 +3,8 @@
 Each kernel is one module-level function with `cache=True` (closures made in a factory miss the
 on-disk cache) and `parallel=prange_only()`; below PARALLEL_MIN elements, or on one thread, it
 runs a plain loop (`serial`), because starting the thread pool costs several times what filling
-a small tensor does (the crossover is measured by `python -m jitensor.bench.threshold`). Flat
+a small tensor does (the crossover is measured by `python -m jitensor.bench.threshold`); the
+flat fill and copy are two kernels each instead, a plain one and a parallel one. Flat
 kernels take C-contiguous buffers of any ndim and view them as 1-D inside (a reshape in Python
 would cost more than the fill of a small tensor); the `_4d` kernels take the coalesced 4-D
 views of `strided.as_4d`, so one compiled kernel per dtype serves every other layout."""
@@ -93,11 +94,22 @@ def _unravel(r, n1, n2):
     return r // (n1 * n2), r // n2 % n1, r % n2
 
 
-@njit(cache=True, parallel=prange_only())
+# The flat fill and copy come as two kernels each: `fill_flat` and `copy_flat`, plain loops for
+# the small buffers (below PARALLEL_MIN) that most fills and copies are, and `*_parallel` for
+# the rest. A parallel kernel also compiles its prange loop as a function of its own, for every
+# signature (a copy: 0.45 s where the plain loop took 0.15), and few signatures ever need it.
+@njit(cache=True)
 def fill_flat(out, value):
     out = out.reshape(-1)
+    for i in range(out.size):
+        out[i] = value
+
+
+@njit(cache=True, parallel=prange_only())
+def fill_flat_parallel(out, value):
+    out = out.reshape(-1)
     n = out.size
-    if serial(n):
+    if single_thread():
         for i in range(n):
             out[i] = value
     else:
@@ -120,12 +132,19 @@ def fill_4d(out, value):
             out[a, b, c, :] = value
 
 
-@njit(cache=True, parallel=prange_only())
+@njit(cache=True)
 def copy_flat(out, src):
     """out[i] = src[i], converting the dtype as a C cast does (float -> int truncates)."""
     out, src = out.reshape(-1), src.reshape(-1)
+    for i in range(out.size):
+        out[i] = src[i]
+
+
+@njit(cache=True, parallel=prange_only())
+def copy_flat_parallel(out, src):
+    out, src = out.reshape(-1), src.reshape(-1)
     n = out.size
-    if serial(n):
+    if single_thread():
         for i in range(n):
             out[i] = src[i]
     else:
