@@ -97,7 +97,8 @@ def _unravel(r, n1, n2):
 # The flat fill and copy come as two kernels each: `fill_flat` and `copy_flat`, plain loops for
 # the small buffers (below PARALLEL_MIN) that most fills and copies are, and `*_parallel` for
 # the rest. A parallel kernel also compiles its prange loop as a function of its own, for every
-# signature (a copy: 0.45 s where the plain loop took 0.15), and few signatures ever need it.
+# signature, and few signatures ever need it (docs/design.md, "Cold start"). The plain ones
+# must not call `serial()`: a serial kernel that does crashes when loaded from the disk cache.
 @njit(cache=True)
 def fill_flat(out, value):
     out = out.reshape(-1)
