@@ -17,7 +17,6 @@ __all__ = ["current_accelerator", "current_device_idx", "current_device_index", 
            "set_device_index", "set_stream", "synchronize"]
 
 
-
 class AcceleratorError(RuntimeError):
     """torch.AcceleratorError: what torch raises when an accelerator's runtime call fails."""
 

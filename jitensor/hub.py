@@ -10,7 +10,6 @@ partial file under the final name. Under ``python -m jitensor.run`` a hubconf's 
 gets jitensor, so hub repositories written for torch run unchanged where jitensor has what they
 use."""
 import contextlib
-import errno
 import hashlib
 import importlib.util
 import json
@@ -20,12 +19,14 @@ import shutil
 import sys
 import tempfile
 import urllib.request
-import uuid
 import warnings
 import zipfile
 from pathlib import Path
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlparse
+
+from .serialization import _atomic_file  # jt.save's: a temporary beside the file, renamed
+from .serialization import load as _load_checkpoint
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url",
            "set_dir"]
@@ -408,45 +409,26 @@ def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None,
     to a temporary file beside `dst`, renamed to `dst` only when complete and checked: a failed
     or interrupted download leaves neither a partial `dst` nor the temporary file (nor does it
     replace a working `dst`)."""
-    # not NamedTemporaryFile: its owner-only permissions would stay on the downloaded file
-    dst = os.path.expanduser(dst)
-    for _ in range(tempfile.TMP_MAX):
-        tmp_dst = f"{dst}.{uuid.uuid4().hex}.partial"
-        try:
-            f = open(tmp_dst, "xb")  # noqa: SIM115 (closed in the finally below)
-        except FileExistsError:
-            continue
-        break
-    else:
-        raise FileExistsError(errno.EEXIST, "No usable temporary file name found")
     req = urllib.request.Request(url, headers={"User-Agent": "torch.hub"})
-    try:
-        with urllib.request.urlopen(req) as u:
-            content_length = u.info().get_all("Content-Length")
-            file_size = int(content_length[0]) if content_length else None
-            sha256 = hashlib.sha256() if hash_prefix is not None else None
-            with tqdm(total=file_size, disable=not progress, unit="B", unit_scale=True,
-                      unit_divisor=1024) as pbar:
-                while True:
-                    buffer = u.read(READ_DATA_CHUNK)
-                    if len(buffer) == 0:
-                        break
-                    f.write(buffer)
-                    if sha256 is not None:
-                        sha256.update(buffer)
-                    pbar.update(len(buffer))
-        f.close()
+    with urllib.request.urlopen(req) as u, _atomic_file(os.path.expanduser(dst)) as f:
+        content_length = u.info().get_all("Content-Length")
+        file_size = int(content_length[0]) if content_length else None
+        sha256 = hashlib.sha256() if hash_prefix is not None else None
+        with tqdm(total=file_size, disable=not progress, unit="B", unit_scale=True,
+                  unit_divisor=1024) as pbar:
+            while True:
+                buffer = u.read(READ_DATA_CHUNK)
+                if len(buffer) == 0:
+                    break
+                f.write(buffer)
+                if sha256 is not None:
+                    sha256.update(buffer)
+                pbar.update(len(buffer))
         if sha256 is not None:
             digest = sha256.hexdigest()
             if digest[:len(hash_prefix)] != hash_prefix:
                 raise RuntimeError(
                     f'invalid hash value (expected "{hash_prefix}", got "{digest}")')
-        os.replace(tmp_dst, dst)
-    finally:
-        f.close()
-        if os.path.exists(tmp_dst):
-            os.remove(tmp_dst)
-
 
 def _is_legacy_zip_format(filename):
     # before torch 1.6 hub accepted a zip (made by hand) holding one torch.save file
@@ -458,7 +440,6 @@ def _is_legacy_zip_format(filename):
 
 
 def _legacy_zip_load(filename, model_dir, map_location, weights_only):
-    from .serialization import load as _jt_load
     warnings.warn("Falling back to the old format < 1.6. This support will be deprecated in favor "
                   "of default zipfile format introduced in 1.6. Please redo torch.save() to save "
                   "it in the new zipfile format.", FutureWarning, stacklevel=3)
@@ -466,8 +447,8 @@ def _legacy_zip_load(filename, model_dir, map_location, weights_only):
         members = f.infolist()
         _safe_extract_zip(f, model_dir)
     # (a file of torch's pre-1.6 pickle format inside is refused by jitensor.load, saying so)
-    return _jt_load(os.path.join(model_dir, members[0].filename), map_location=map_location,
-                    weights_only=weights_only)
+    return _load_checkpoint(os.path.join(model_dir, members[0].filename),
+                            map_location=map_location, weights_only=weights_only)
 
 
 def load_state_dict_from_url(url: str, model_dir: str | None = None, map_location=None,
@@ -479,7 +460,6 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     check_hash: the file name is ``name-<sha256 prefix>.ext`` and the download must match that
     prefix. weights_only defaults to False, as in torch.hub: pass True for files you do not
     trust."""
-    from .serialization import load as _jt_load
     if os.getenv("TORCH_MODEL_ZOO"):
         warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead",
                       stacklevel=2)
@@ -497,4 +477,4 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
         download_url_to_file(url, cached_file, hash_prefix, progress=progress)
     if _is_legacy_zip_format(cached_file):
         return _legacy_zip_load(cached_file, model_dir, map_location, weights_only)
-    return _jt_load(cached_file, map_location=map_location, weights_only=weights_only)
+    return _load_checkpoint(cached_file, map_location=map_location, weights_only=weights_only)

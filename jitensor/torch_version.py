@@ -52,4 +52,3 @@ class TorchVersion(str):
         return _key(str(self)) >= _key(other)
 
     __hash__ = str.__hash__
-

@@ -13,7 +13,7 @@ Every family takes (op, out, a, b, c, d) and ignores what it does not use (unary
 scalar parameters; arith: x, y, alpha; ternary: three operands). Any operand but `out` may be a
 scalar (`at` reads it as a constant), so `x + 2` needs no broadcast buffer. Two paths:
 `*_flat` kernels (serial, one per op) take small C-contiguous operands of one shape, seen flat
-inside (`_flat_view`); the parallel driver `four_d`, one for every op, takes coalesced
+inside (`_flat`); the parallel driver `four_d`, one for every op, takes coalesced
 4-D views (`strided.as_4d`), and so serves large operands, broadcasting and every stride pattern,
 calling the op's row function (`*_row`, a cfunc) by address."""
 import ast
