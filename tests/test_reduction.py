@@ -54,10 +54,9 @@ def planned(op, data):
     out = np.empty((), data.dtype)
     flat, (slabs, shape, ss, os) = cpu_reduction._reduce_plan(data, out, tuple(range(data.ndim)),
                                                               False)
-    init = jt.kernels.scalar.reduction.fold_start(op, out.dtype)[1]
     for so, oo in slabs:
         cpu_reduction._launch(op, flat, so, shape, ss, out.reshape(-1), cpu_reduction._NO_INDEX,
-                              oo, os, init, 0.0)
+                              oo, os, 0.0)
     return out
 
 
@@ -763,12 +762,15 @@ def test_kernels_load_from_the_cache_in_a_new_process():
             "from jitensor.kernels.cpu import reduction as r\n"
             "x = jt.from_numpy(np.ones((3, 4), np.float32))\n"
             "x.sum(1), x.T.sum(1)  # small dense rows; strided ones\n"
-            "for k in (r.reduce_dense, r.reduce_rows):\n"
-            "    print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))")
+            "for k in (r.reduce_dense, r.reduce_frame):\n"
+            "    print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))\n"
+            "print(*[f.cache_hits for f in r._COMPILED.values()])  # the cfuncs they call")
     run_python(code)  # compile (or load) once
-    for line in run_python(code).splitlines():
+    *drivers, function = run_python(code).splitlines()
+    for line in drivers:
         hits, misses = map(int, line.split())
         assert hits >= 1 and misses == 0
+    assert function.split() == ["1"]  # one rows function, loaded
 
 
 # -- norm --------------------------------------------------------------------------------------

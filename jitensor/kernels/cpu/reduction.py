@@ -18,10 +18,13 @@ reference counting (`_nrt=False`, which saves atomic updates on every array they
 run a loop specialised per op (_dense_rows_by_op) whose helpers LLVM must inline
 (vector.always_inline): it left them as calls, each switching on the op at run time, which
 cost more than the fold itself on rows of 8-64 float32."""
+import functools
 import math
+import threading
 
+import numba
 import numpy as np
-from numba import njit, prange
+from numba import carray, cfunc, njit, prange, types
 from numba.extending import register_jitable
 
 from ..scalar import reduction as scalar
@@ -57,7 +60,7 @@ from ..scalar.reduction import (
 )
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import coalesce
-from .vector import always_inline, wide
+from .vector import always_inline, call, pointer, wide
 
 BLOCK = 4096  # elements a row is folded by: in L1 for a second pass (argmax, var, logsumexp)
 CHUNK = 4096  # columns per task of a columns kernel: rows stream in runs this long
@@ -361,38 +364,20 @@ def _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k):
                correction)
 
 
-@njit(cache=True, error_model="numpy")
-def reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction):
-    """out[a, c] = op over src[a, :, :, c] (idx[a, c]: its index, for ARGMAX/ARGMIN)."""
-    scratch = np.empty(0 if ss[2] == 1 else min(BLOCK, shape[2]), src.dtype)
-    _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, 0, shape[0] * shape[3],
-          np.full(0, init), np.empty(0), np.empty(0, np.int64), scratch)
-
-
-@njit(cache=True, error_model="numpy")
-def reduce_dense(op, src, out, idx, init, correction, n_a, n_r, n_c):
-    """reduce_rows of a dense (A, R, C) frame (src, out and idx flat), for the small-op paths:
-    numba's dispatch of its scalar arguments costs a fraction of what reduce_rows' frame
-    tuples cost to pass."""
-    _rows(op, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0, (n_c, 0, 0, 1),
-          init, correction, 1, 0, n_a * n_c, np.full(0, init), np.empty(0),
-          np.empty(0, np.int64), np.empty(0 if n_c == 1 else min(BLOCK, n_r), src.dtype))
-
-
-@njit(cache=True, parallel=prange_only(), error_model="numpy")
-def reduce_rows_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
-                         tasks):
-    """reduce_rows over `tasks` threads' worth of (row, part) items; `parts` > 1 splits few long
-    rows so that every thread has blocks to fold, and merges the parts' states after."""
-    n = shape[0] * shape[3] * parts
-    keep = n if parts > 1 else 0
-    v, w, k = np.full(keep, init), np.zeros(keep), np.zeros(keep, np.int64)
-    for task in prange(tasks):
-        scratch = np.empty(0 if ss[2] == 1 else min(BLOCK, shape[2]), src.dtype)
-        _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, n * task // tasks,
-              n * (task + 1) // tasks, v, w, k, scratch)
-    if parts > 1:
+def rows_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, idx,
+                  n_idx, oo, o0, o3, init, correction, parts, v, w, k, keep, lo, hi, finish):
+    """The rows work of a frame, called by address (see `_function`): items lo..hi-1 of `_rows`,
+    or, when `finish`, the merge of every row's parts (`_rows_finish`). Arrays come as pointers
+    to their first element with their sizes; v, w, k hold `keep` states."""
+    shape, ss, os = (n_a, n_r1, n_r2, n_c), (s0, s1, s2, s3), (o0, 0, 0, o3)
+    src, out, idx = carray(src, n_src), carray(out, n_out), carray(idx, n_idx)
+    v, w, k = carray(v, keep), carray(w, keep), carray(k, keep)
+    if finish:
         _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k)
+        return
+    scratch = np.empty(0 if s2 == 1 else min(BLOCK, n_r2), src.dtype)
+    _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
+          scratch)
 
 
 # -- columns: a vector of CHUNK output states takes in one reduced row at a time ----------------
@@ -459,31 +444,68 @@ def _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, p
         _columns_write(op, out, idx, oo, os, shape, g, v, w, k, correction)
 
 
+def columns_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out,
+                     idx, n_idx, oo, o0, o3, init, correction, parts, v, w, k, keep, lo, hi,
+                     finish):
+    """As rows_function, for frames whose C dim is the dense one: each task streams whole rows
+    of CHUNK columns, merging them into vectors of states (vectorised across the columns); v,
+    w, k hold `keep` tasks' states of min(CHUNK, C) columns each."""
+    shape, ss, os = (n_a, n_r1, n_r2, n_c), (s0, s1, s2, s3), (o0, 0, 0, o3)
+    src, out, idx = carray(src, n_src), carray(out, n_out), carray(idx, n_idx)
+    size = min(CHUNK, n_c)
+    v, w, k = carray(v, (keep, size)), carray(w, (keep, size)), carray(k, (keep, size))
+    if finish:
+        _columns_finish(op, v, w, k, out, idx, oo, os, shape, init, correction, parts)
+    else:
+        _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+                       k, lo, hi)
+
+
+# -- drivers: each runs a frame through the rows or columns function at address `function` ------
+@register_jitable
+def _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w, k,
+         keep, lo, hi, finish):
+    call(function, (op, pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
+                    ss[0], ss[1], ss[2], ss[3], pointer(out, 0), out.size, pointer(idx, 0),
+                    idx.size, oo, os[0], os[3], init, np.float64(correction), parts, pointer(v, 0),
+                    pointer(w, 0), pointer(k, 0), keep, lo, hi, finish))
+
+
 @njit(cache=True, error_model="numpy")
-def reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction):
-    """As reduce_rows, for frames whose C dim is the dense one: each task streams whole rows
-    of CHUNK columns, merging them into vectors of states (vectorised across the columns)."""
-    size = min(CHUNK, shape[3])
-    empty = np.full((0, size), init)
-    _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, empty,
-                   np.zeros((0, size)), np.zeros((0, size), np.int64), 0,
-                   shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
+def reduce_frame(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, items):
+    """out[a, c] = op over src[a, :, :, c] (idx[a, c]: its index, for ARGMAX/ARGMIN), on this
+    thread: the function's items 0..items-1."""
+    v, w, k = np.full(0, init), np.empty(0), np.empty(0, np.int64)
+    _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, v, w, k, 0, 0,
+         items, 0)
+
+
+@njit(cache=True, error_model="numpy")
+def reduce_dense(function, op, src, out, idx, init, correction, n_a, n_r, n_c):
+    """reduce_frame of a dense (A, R, C) frame (src, out and idx flat) by the rows function,
+    for the small-op paths: numba's dispatch of its scalar arguments costs a fraction of what
+    reduce_frame's frame tuples cost to pass."""
+    v, w, k = np.full(0, init), np.empty(0), np.empty(0, np.int64)
+    _run(function, op, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0,
+         (n_c, 0, 0, 1), init, correction, 1, v, w, k, 0, 0, n_a * n_c, 0)
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def reduce_columns_parallel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
-                            tasks):
-    """reduce_columns over `tasks` threads' worth of (chunk, part) pairs; `parts` > 1 splits
-    the rows when there are too few chunks to go round."""
-    n = shape[0] * ((shape[3] + CHUNK - 1) // CHUNK) * parts
-    size, keep = min(CHUNK, shape[3]), n if parts > 1 else 0
-    pv, pw, pk = np.full((keep, size), init), np.zeros((keep, size)), np.zeros((keep, size),
-                                                                                np.int64)
+def reduce_parallel(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units,
+                    parts, size, tasks):
+    """reduce_frame over `tasks` threads' worth of the function's `units` work units (rows, or
+    column chunks of `size`), each split in `parts` when there are too few to go round; the
+    parts' states are merged after, in order, so the result has the bits of any thread count."""
+    n = units * parts
+    keep = n if parts > 1 else 0
+    v = np.full(keep * size, init)
+    w, k = np.zeros(keep * size), np.zeros(keep * size, np.int64)
     for task in prange(tasks):
-        _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, pv, pw,
-                       pk, n * task // tasks, n * (task + 1) // tasks)
+        _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+             k, keep, n * task // tasks, n * (task + 1) // tasks, 0)
     if parts > 1:
-        _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, parts)
+        _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+             k, keep, 0, 0, 1)
 
 
 # -- softmax, log_softmax, cumsum: the output has the input's shape, R2 is the dim -----------------
@@ -538,24 +560,6 @@ def _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys):
         if os[2] != 1:
             for i in range(n):
                 out[off + i * os[2]] = ys[i]
-
-
-@njit(cache=True, error_model="numpy")
-def rowwise(op, src, so, shape, ss, out, oo, os, init):
-    """out[a, :, c] = op(src[a, :, c]) for SOFTMAX, LOG_SOFTMAX, CUMSUM (shape (A, 1, R, C))."""
-    xs = np.empty(0 if ss[2] == 1 else shape[2], src.dtype)
-    ys = np.empty(0 if os[2] == 1 else shape[2], out.dtype)
-    _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, 0, shape[0] * shape[3], xs, ys)
-
-
-@njit(cache=True, parallel=prange_only(), error_model="numpy")
-def rowwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
-    rows = shape[0] * shape[3]
-    for task in prange(tasks):
-        xs = np.empty(0 if ss[2] == 1 else shape[2], src.dtype)
-        ys = np.empty(0 if os[2] == 1 else shape[2], out.dtype)
-        _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, rows * task // tasks,
-                      rows * (task + 1) // tasks, xs, ys)
 
 
 @register_jitable(fastmath=_REASSOC, _nrt=False)
@@ -617,19 +621,40 @@ def _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi):
                     s[j] = 1.0 / s[j] if op == SOFTMAX else np.log(s[j])
 
 
+def along_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, oo,
+                   o0, o1, o2, o3, init, columns, lo, hi):
+    """out[a, :, c] = op(src[a, :, c]) for SOFTMAX, LOG_SOFTMAX, CUMSUM (shape (A, 1, R, C)),
+    called by address as rows_function is: rows lo..hi-1 (row = a * C + c), or when `columns`,
+    tasks lo..hi-1 of CHUNK columns each, vectorised across a dense C dim."""
+    shape, ss, os = (n_a, n_r1, n_r2, n_c), (s0, s1, s2, s3), (o0, o1, o2, o3)
+    src, out = carray(src, n_src), carray(out, n_out)
+    if columns:
+        _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi)
+        return
+    xs = np.empty(0 if s2 == 1 else n_r2, src.dtype)
+    ys = np.empty(0 if o2 == 1 else n_r2, out.dtype)
+    _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys)
+
+
+@register_jitable
+def _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns, lo, hi):
+    call(function, (op, pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
+                    ss[0], ss[1], ss[2], ss[3], pointer(out, 0), out.size, oo, os[0], os[1],
+                    os[2], os[3], init, columns, lo, hi))
+
+
 @njit(cache=True, error_model="numpy")
-def columnwise(op, src, so, shape, ss, out, oo, os, init):
-    """As rowwise, vectorised across a dense C dim."""
-    _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, 0,
-                     shape[0] * ((shape[3] + CHUNK - 1) // CHUNK))
+def along_frame(function, op, src, so, shape, ss, out, oo, os, init, columns, units):
+    """along_function's units 0..units-1 on this thread."""
+    _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns, 0, units)
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def columnwise_parallel(op, src, so, shape, ss, out, oo, os, init, tasks):
-    n = shape[0] * ((shape[3] + CHUNK - 1) // CHUNK)
+def along_parallel(function, op, src, so, shape, ss, out, oo, os, init, columns, units, tasks):
+    """along_frame over `tasks` threads' worth of the units."""
     for task in prange(tasks):
-        _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, n * task // tasks,
-                         n * (task + 1) // tasks)
+        _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns,
+                   units * task // tasks, units * (task + 1) // tasks)
 
 
 # -- launchers ------------------------------------------------------------------------------------
@@ -745,27 +770,67 @@ def _reduce_plan(src, out, reduced, ordered):
     return flat, plan
 
 
+_COMPILED = {}  # (function, src dtype, out dtype, init dtype) -> its cfunc
+_made = threading.Lock()
+
+
+def _compiled(kind, src, out, init):
+    """The cfunc of `kind` (rows_function, columns_function or along_function) for these
+    dtypes, compiled on first use (disk-cached). The drivers call it by address, so they
+    compile per dtypes alone and hold no op code: the op switch compiles once for a serial and
+    a parallel driver (it compiled into each kernel, and twice into a parallel one: 6-8 s a
+    dtype for the rows)."""
+    key = (kind, src, out, init)
+    with _made:
+        if key not in _COMPILED:
+            p, i = types.CPointer, types.int64
+            element, result, start = (numba.from_dtype(d) for d in (src, out, init))
+            frame = [i, p(element), i, i, i, i, i, i, i, i, i, i, p(result), i]
+            if kind is along_function:  # ... oo, os (4), init, columns, lo, hi
+                frame += [i] * 5 + [start] + [i] * 3
+            else:  # ... idx, oo, os[0], os[3], init, correction, parts, v, w, k, keep, lo, hi,
+                # finish
+                frame += [p(i), i, i, i, i, start, types.float64, i, p(start), p(types.float64),
+                          p(i), i, i, i, i]
+            _COMPILED[key] = cfunc(types.void(*frame), cache=True, error_model="numpy")(kind)
+        return _COMPILED[key]
+
+
+@functools.cache
+def _function(kind, op, src, out):
+    """(init, address): the fold's start for op with `kind`, and the address of kind's cfunc
+    for src's and out's dtypes (one cached lookup: the small-op paths run it on every call).
+    A rows fold of a float32 sum starts from a float32 zero: it runs in float32 (see _sum)."""
+    if kind is along_function:
+        init = scalar.identity(MAX if op != CUMSUM else SUM, scalar.acc_dtype(out))
+    else:
+        init = scalar.fold_start(op, out)[1]
+        if kind is rows_function and op in (SUM, MEAN) and out == np.float32:
+            init = np.float32(0)
+    return init, _compiled(kind, src, out, init.dtype).address
+
+
 def reduce(op, out, src, reduced, index=None, correction=0.0):
     """out = op over the `reduced` dims of src. out (C-contiguous) has src's shape without
     those dims and the result dtype; index (int64, like out) receives ARGMAX/ARGMIN indices.
     ARGMAX/ARGMIN count their index over `reduced` in logical (C) order."""
     if not out.size:
         return
-    init = scalar.fold_start(op, out.dtype)[1]
     idx = _NO_INDEX if index is None else index.reshape(-1)
     flat_out = out.reshape(-1)
     if not src.size:  # every output reduces an empty range
-        reduce_rows(op, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0), flat_out,
-                    idx, 0, (1, 0, 0, 0), init, correction)
+        init, function = _function(rows_function, op, src.dtype, out.dtype)
+        reduce_frame(function, op, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0),
+                     flat_out, idx, 0, (1, 0, 0, 0), init, correction, out.size)
         return
     sizes = _dense_sizes(src, reduced) if src.size < PARALLEL_MIN else None
     if sizes is not None and sizes[2] < COLUMNS_MIN:  # small dense rows: no plan (_launch's)
-        reduce_dense(op, src.reshape(-1), flat_out, idx, _row_init(op, out.dtype, init),
-                     correction, *sizes)
+        init, function = _function(rows_function, op, src.dtype, out.dtype)
+        reduce_dense(function, op, src.reshape(-1), flat_out, idx, init, correction, *sizes)
         return
     flat, (slabs, shape, ss, os) = _reduce_plan(src, out, reduced, op in (ARGMAX, ARGMIN))
     for so, oo in slabs:
-        _launch(op, flat, so, shape, ss, flat_out, idx, oo, os, init, correction)
+        _launch(op, flat, so, shape, ss, flat_out, idx, oo, os, correction)
 
 
 def reduce_all(op, out, src):
@@ -774,13 +839,9 @@ def reduce_all(op, out, src):
     # (reduce's own dense path costs ~1.5 us more here: its checks, sizes and index buffers)
     if src.size >= PARALLEL_MIN or not (src.flags.c_contiguous and src.flags.writeable):
         return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _dense_sizes')
-    init = _row_init(op, out.dtype, scalar.fold_start(op, out.dtype)[1])
-    reduce_dense(op, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1, src.size, 1)
-
-
-def _row_init(op, dtype, init):
-    """The fold's start for a rows kernel: float32 sums run in float32 there (see _sum)."""
-    return np.float32(0) if op in (SUM, MEAN) and dtype == np.float32 else init
+    init, function = _function(rows_function, op, src.dtype, out.dtype)
+    reduce_dense(function, op, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1,
+                 src.size, 1)
 
 
 def _columns(shape, ss):
@@ -788,27 +849,23 @@ def _columns(shape, ss):
     return shape[3] >= COLUMNS_MIN and 1 <= ss[3] < ss[2]
 
 
-def _launch(op, src, so, shape, ss, out, idx, oo, os, init, correction):
+def _launch(op, src, so, shape, ss, out, idx, oo, os, correction):
     """Run one frame: columns or rows; parallel from PARALLEL_MIN elements (unless on one
     thread), with the work units (rows, or column chunks) split into parts when there are fewer
     than 8 per thread."""
     n_a, n_r1, n_r2, n_c = shape
     columns = _columns(shape, ss)
-    if not columns:
-        init = _row_init(op, out.dtype, init)
+    init, function = _function(columns_function if columns else rows_function, op, src.dtype,
+                               out.dtype)
+    units = n_a * -(-n_c // CHUNK) if columns else n_a * n_c
     if serial(n_a * n_r1 * n_r2 * n_c):
-        if columns:
-            reduce_columns(op, src, so, shape, ss, out, idx, oo, os, init, correction)
-        else:
-            reduce_rows(op, src, so, shape, ss, out, idx, oo, os, init, correction)
+        reduce_frame(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units)
         return
     threads = num_threads()  # a kernel calling this could not be cached
-    units = n_a * -(-n_c // CHUNK) if columns else n_a * n_c
     pieces = n_r1 * n_r2 if columns else n_r1 * -(-n_r2 // BLOCK)
     parts = 1 if units >= 8 * threads else max(1, min(pieces, 4 * threads // units))
-    kernel = reduce_columns_parallel if columns else reduce_rows_parallel
-    kernel(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts,
-           min(units * parts, 4 * threads))
+    reduce_parallel(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units,
+                    parts, min(CHUNK, n_c) if columns else 1, min(units * parts, 4 * threads))
 
 
 def _along_plan(src, out, dim):
@@ -831,14 +888,13 @@ def along(op, out, src, dim):
     C-contiguous with src's shape. Rows (or column chunks) are the threads' work units."""
     if not out.size:
         return
-    init = scalar.identity(MAX if op != CUMSUM else SUM, scalar.acc_dtype(out.dtype))
     flat, (slabs, shape, ss, os) = _along_plan(src, out, dim)
     columns = _columns(shape, ss)
+    init, function = _function(along_function, op, src.dtype, out.dtype)
+    units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])
     for so, oo in slabs:
-        args = (op, flat, so, shape, ss, out.reshape(-1), oo, os, init)
+        args = (function, op, flat, so, shape, ss, out.reshape(-1), oo, os, init, int(columns))
         if serial(shape[0] * shape[2] * shape[3]):
-            (columnwise if columns else rowwise)(*args)
+            along_frame(*args, units)
         else:
-            units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])
-            (columnwise_parallel if columns else rowwise_parallel)(
-                *args, min(units, 4 * num_threads()))
+            along_parallel(*args, units, min(units, 4 * num_threads()))
