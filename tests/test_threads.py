@@ -1,8 +1,10 @@
 """Thread counts: jt.set_num_threads / get_num_threads as torch's (errors included), every
 parallel kernel's one-thread path against NumPy and against its threads' results, and forked
 children (multiprocessing, data loader workers) that run kernels after their parent's thread
-pool started: GNU OpenMP cannot run there, and Numba killed such a child at its first parallel
-loop."""
+pool started: under TBB with all their threads; GNU OpenMP cannot run there, and Numba killed
+such a child at its first parallel loop."""
+import importlib.metadata
+
 import numba
 import numpy as np
 import pytest
@@ -202,8 +204,42 @@ holder.join()
 
 
 def test_forked_children_run_kernels_after_the_pool_started():
-    assert run_python(FORKED, timeout=300).splitlines()[-4:] == [
-        "fresh child 0", "child 0", "threads 0", "locked 0"]
+    """Under GNU OpenMP (the layer where TBB is not installed) a child runs on one thread."""
+    assert run_python(FORKED, {"NUMBA_THREADING_LAYER": "omp"}, timeout=300).splitlines()[-4:] \
+        == ["fresh child 0", "child 0", "threads 0", "locked 0"]
+
+
+FORKED_TBB = """
+import os, numba, numpy as np, sys
+sys.path.insert(0, "tests")
+import jitensor as jt
+from test_threads import _results
+parent = _results()
+print(numba.threading_layer())
+pid = os.fork()
+if pid == 0:
+    try:
+        assert jt.get_num_threads() == numba.config.NUMBA_NUM_THREADS
+        for name, value in _results().items():
+            np.testing.assert_array_equal(value, parent[name], err_msg=name)
+    except BaseException as e:
+        print("child failed:", repr(e), flush=True)
+        os._exit(1)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_tbb_is_the_layer_where_installed_and_forked_children_keep_their_threads():
+    """jitensor picks TBB where the tbb wheel is installed (a dependency on Linux x86_64), whose
+    pool a forked child restarts: the child keeps every thread, and its results the same bits."""
+    try:
+        importlib.metadata.version("tbb")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("the tbb wheel is not installed: GNU OpenMP is the layer")
+    assert run_python(FORKED_TBB, {"NUMBA_NUM_THREADS": "2"}, timeout=300).splitlines()[-2:] == [
+        "tbb", "child 0"]
 
 
 # -- Python threads: grad mode per thread, the shared generator, parallel kernels ------------------

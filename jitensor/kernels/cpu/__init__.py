@@ -2,7 +2,9 @@
 
 Buffers are NumPy arrays (views included); every launcher takes them as they are and picks the
 flat kernel for contiguous buffers or the coalesced 4-D kernel for any other layout."""
+import ctypes
 import os
+import sys
 
 import numba
 import numpy as np
@@ -28,10 +30,18 @@ from . import (  # noqa: F401,E501 (op families)
 )
 from .strided import as_4d
 
-# Parallel kernels called from several Python threads need a thread-safe layer (omp or tbb);
-# numba's fallback `workqueue` is not. Respect a user's explicit NUMBA_THREADING_LAYER.
+# The threading layer: TBB where the `tbb` wheel is installed (a dependency on Linux x86_64),
+# else GNU OpenMP. With a busy process beside it, OpenMP's spinning pool waited milliseconds for
+# its thread on the busy core (a small GPT step 12.7 -> 143 ms), where TBB's calling thread takes
+# the work itself (14.9 ms; docs/design.md, "Threads and fork"). Both are thread-safe, which
+# parallel kernels called from several Python threads need (numba's `workqueue` is not).
+# Numba's "threadsafe" tries TBB first, but finds the wheel's library only on the loader's
+# path: loaded here by its path, it is found. A user's explicit NUMBA_THREADING_LAYER stands.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "threadsafe"
+    _tbb = os.path.join(sys.prefix, "lib", "libtbb.so.12")
+    if os.path.exists(_tbb):
+        ctypes.CDLL(_tbb, mode=ctypes.RTLD_GLOBAL)
 
 
 # The first call of any kernel in a process sets up Numba's CPU target (~0.15 s, 0.3 s when SciPy
