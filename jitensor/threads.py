@@ -3,8 +3,9 @@
 Numba starts NUMBA_NUM_THREADS threads (default: one per core) the first time a parallel kernel
 loads, and each Python thread may use any number of them: the count set here is the calling
 thread's (Numba's counts are per thread; a thread started later uses all of them). With one
-thread the kernels run their plain loops and never enter the thread pool. A process forked
-after its parent's pool started has one thread in all its threads (kernels/cpu/kernels.py).
+thread the kernels run their plain loops and never enter the thread pool. Under GNU OpenMP (where
+TBB is not installed) a process forked after its parent's pool started has one thread in all its
+threads (kernels/cpu/kernels.py).
 
 Also here, for Python threads and fork: parallel kernels run one at a time under Numba's
 workqueue threading layer, and a fork waits for other threads' kernel compiles and loads.

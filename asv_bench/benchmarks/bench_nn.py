@@ -2,6 +2,8 @@
 cross-entropy, the pointwise losses, convolution and batch norm, embedding, activations,
 LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
 combinations are skipped)."""
+import contextlib
+
 import numpy as np
 
 from .common import DEVICES, Peer, warm
@@ -50,6 +52,29 @@ class CNNTrainStep:
 
     def time_step(self, *_):
         self.sync(self.step())
+
+
+class GPTTrainStep:
+    """One step of a tiny GPT (2 layers, 64 wide, 8 sequences of 32 tokens, AdamW, clipping;
+    jitensor.bench.compile_report.gpt_step) on the CPU at all threads, alone and with another
+    process spinning on one core: a thread pool that waits for its thread on the busy core
+    stalls every parallel op."""
+    params = (LIBRARIES, ("idle", "busy neighbour"))
+    param_names = ("library", "machine")
+
+    def setup(self, library, machine):
+        from jitensor.bench import busy_neighbour
+        from jitensor.bench.compile_report import gpt_step
+        self.step = gpt_step(Peer(library, "cpu").mod)
+        self.neighbour = busy_neighbour() if machine != "idle" else contextlib.nullcontext()
+        self.neighbour.__enter__()
+        warm(self)
+
+    def teardown(self, *_):
+        self.neighbour.__exit__(None, None, None)
+
+    def time_step(self, *_):
+        self.step()
 
 
 class RNNStep:

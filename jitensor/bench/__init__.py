@@ -1,8 +1,11 @@
 """Benchmark helpers shared by `python -m jitensor` and the threshold probe: adaptive repeat
 timing with a median, and the peers (NumPy, torch) that are importable here."""
+import contextlib
 import gc
 import importlib
 import statistics
+import subprocess
+import sys
 import time
 
 
@@ -61,6 +64,20 @@ def optional(name):
         return importlib.import_module(name)
     except Exception:
         return None
+
+
+@contextlib.contextmanager
+def busy_neighbour():
+    """Another process spinning on one core while the block runs: the shared machine a
+    researcher's program often meets, where a thread pool that waits for its thread on the busy
+    core stalls every parallel op (docs/design.md, "Threads and fork")."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)  # (its interpreter started and spinning)
+        yield
+    finally:
+        spinner.kill()
+        spinner.wait()
 
 
 def print_rows(title, rows, file=None):

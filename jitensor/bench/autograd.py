@@ -4,10 +4,13 @@
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
 cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward, and
-one training step (forward, backward, Adam) of a 784-128-10 MLP at batch 64."""
+training steps (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny
+GPT, and the GPT again with another process spinning on one core (a busy machine)."""
+import contextlib
 import sys
 
-from . import compare, optional, per_call, print_rows, timeit
+from . import busy_neighbour, compare, optional, per_call, print_rows, timeit
+from .compile_report import gpt_step
 
 
 def _tiny(jt, torch):
@@ -208,12 +211,18 @@ def measure(quick=False):
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
         + _norms(jt, torch, quick) + _conv(jt, torch, quick)
-    for op, shape, step in (("MLP train step (Adam)", "64x784-128-10", _mlp),
-                            ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step)):
+    steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
+             ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
+             ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),
+             # all threads with another process spinning on one core (robustness under load)
+             ("GPT step, busy neighbour", "2x64, 8x32 tokens", gpt_step, True))
+    for op, shape, step, busy in steps:
         row = {"op": op, "shape": shape}
         for name, lib in (("jitensor", jt), ("torch", torch)):
             if lib is not None:
-                row[name] = timeit(step(lib), budget=0.5 if quick else 2.0)
+                run = step(lib)
+                with busy_neighbour() if busy else contextlib.nullcontext():
+                    row[name] = timeit(run, budget=0.5 if quick else 2.0)
         rows.append(row)
     return rows
 
