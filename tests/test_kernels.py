@@ -17,6 +17,7 @@ import jitensor.kernels.cpu as cpu
 from jitensor.kernels.cpu import kernels, strided
 
 P = kernels.PARALLEL_MIN
+M = kernels.MOVE_PARALLEL_MIN  # flat fills and copies go parallel from here
 
 
 # -- strided.coalesce / as_4d ----------------------------------------------------------------------
@@ -159,7 +160,7 @@ def test_copy_launcher_handles_overlap():
     np.testing.assert_array_equal(b, [0, 0, 1, 2, 3, 4, 5, 6])
 
 
-@pytest.mark.parametrize("n", [P - 1, P, P + 1, 3 * P + 5], ids=lambda n: f"P{n - P:+d}")
+@pytest.mark.parametrize("n", [P - 1, P, P + 1, 3 * P + 5, M - 1, M], ids=lambda n: f"P{n - P:+d}")
 def test_parallel_threshold_fill_and_copy(n):
     for d in (jt.float32, jt.int8, jt.bool):
         z = jt.zeros(n, dtype=d)
@@ -241,13 +242,13 @@ def test_instrumentation_sees_kernels(counted):
     assert counted() == {"launcher.fill": 1, "fill_flat": 1}
 
 
-def test_flat_fill_and_copy_go_parallel_from_parallel_min(counted):
-    """Below PARALLEL_MIN the plain kernels, compiled without a prange loop (most buffers are
+def test_flat_fill_and_copy_go_parallel_from_move_parallel_min(counted):
+    """Below MOVE_PARALLEL_MIN the plain kernels, compiled without a prange loop (most buffers are
     small, and a parallel kernel's every signature compiles its loop twice); from it on, the
     parallel ones. Both give the bits NumPy does (test_parallel_threshold_fill_and_copy)."""
     assert not kernels.fill_flat.fn.targetoptions.get("parallel")
     assert not kernels.copy_flat.fn.targetoptions.get("parallel")
-    for n, kind in ((P - 1, ""), (P, "_parallel")):
+    for n, kind in ((M - 1, ""), (M, "_parallel")):
         jt.zeros(n).to(jt.float64)
         got = counted()
         assert got.get("fill_flat" + kind) == 1 and got.get("copy_flat" + kind) == 1, got
@@ -261,7 +262,7 @@ EMPTY_CALLS = {
     "empty-bool": lambda: jt.empty(4, dtype=jt.bool),
     "empty-0d": lambda: jt.empty(()),
     "empty-zero-size": lambda: jt.empty(0, 5),
-    "empty-big": lambda: jt.empty(P + 1),
+    "empty-big": lambda: jt.empty(M + 1),
     "empty-out": lambda: jt.empty(2, 3, out=jt.empty(2, 3)),
     "empty-requires-grad": lambda: jt.empty(3, requires_grad=True),
     "empty-memory-format": lambda: jt.empty(3, memory_format=jt.contiguous_format),
@@ -287,7 +288,7 @@ def test_empty_runs_no_kernel(counted, name):
 FILL_CALLS = {
     "zeros": lambda: jt.zeros(2, 3),
     "zeros-dtype": lambda: jt.zeros((2, 3), dtype=jt.int8),
-    "zeros-big": lambda: jt.zeros(P + 1),
+    "zeros-big": lambda: jt.zeros(M + 1),
     "ones": lambda: jt.ones(2, 3),
     "ones-dtype": lambda: jt.ones(2, dtype=jt.bool),
     "full": lambda: jt.full((2, 3), 7.0),

@@ -69,7 +69,7 @@ def fill(out, value):
         raise _read_only(out)
     if out.flags.c_contiguous:  # 1-D or 2-D as it is, else raveled (see elementwise.FLAT_NDIM)
         flat = out if elementwise.FLAT_NDIM[out.ndim] else out.ravel()
-        if out.size < kernels.PARALLEL_MIN:
+        if out.size < kernels.MOVE_PARALLEL_MIN:
             kernels.fill_flat(flat, value)
         else:
             kernels.fill_flat_parallel(flat, value)
@@ -95,7 +95,7 @@ def copy(out, src):
     if out.flags.c_contiguous and src.flags.c_contiguous:  # as in fill
         if not elementwise.FLAT_NDIM[out.ndim]:
             out, src = out.ravel(), src.ravel()
-        if out.size < kernels.PARALLEL_MIN:
+        if out.size < kernels.MOVE_PARALLEL_MIN:
             kernels.copy_flat(out, src)
         else:
             kernels.copy_flat_parallel(out, src)
