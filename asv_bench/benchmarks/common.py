@@ -17,8 +17,8 @@ except ImportError:   # optional: its benchmarks skip
 # CI's smoke run (`.ci/run`: every benchmark once, numbers discarded) sets JITENSOR_ASV_SMOKE=1
 # and runs jitensor's parameter sets only: two thirds of its time went to the peers', whose
 # code is theirs; a measuring run compares all three.
-LIBRARIES = ("jitensor",) if os.environ.get("JITENSOR_ASV_SMOKE") else ("jitensor", "numpy",
-                                                                         "torch")
+SMOKE = bool(os.environ.get("JITENSOR_ASV_SMOKE"))
+LIBRARIES = ("jitensor",) if SMOKE else ("jitensor", "numpy", "torch")
 DEVICES = ("cpu", "cuda")
 SIZES = (10**3, 10**5, 10**7)     # call overhead, cache-resident, memory-bound
 FLOATS = ("float32", "float64")

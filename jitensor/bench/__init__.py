@@ -68,13 +68,13 @@ def optional(name):
 
 @contextlib.contextmanager
 def busy_neighbour():
-    """Another process spinning on one core while the block runs: the shared machine a
-    researcher's program often meets, where a thread pool that waits for its thread on the busy
-    core stalls every parallel op (docs/design.md, "Threads and fork")."""
+    """Another process spinning on one core while the block runs (the context's value): the
+    shared machine a researcher's program often meets, where a thread pool that waits for its
+    thread on the busy core stalls every parallel op (docs/design.md, "Threads and fork")."""
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.2)  # (its interpreter started and spinning)
-        yield
+        yield spinner
     finally:
         spinner.kill()
         spinner.wait()
