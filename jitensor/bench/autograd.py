@@ -215,7 +215,7 @@ def measure(quick=False):
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),
              # all threads with another process spinning on one core (robustness under load)
-             ("GPT step, busy neighbour", "2x64, 8x32 tokens", gpt_step, True))
+             ("GPT step, busy machine", "2x64, 8x32 tokens", gpt_step, True))
     for op, shape, step, busy in steps:
         row = {"op": op, "shape": shape}
         for name, lib in (("jitensor", jt), ("torch", torch)):
