@@ -31,10 +31,10 @@ from . import (  # noqa: F401,E501 (op families)
 from .strided import as_4d
 
 # The threading layer: TBB where the `tbb` wheel is installed (a dependency on Linux x86_64),
-# else GNU OpenMP. With a busy process beside it, OpenMP's spinning pool waited milliseconds for
-# its thread on the busy core (a small GPT step 12.7 -> 143 ms), where TBB's calling thread takes
-# the work itself (14.9 ms; docs/design.md, "Threads and fork"). Both are thread-safe, which
-# parallel kernels called from several Python threads need (numba's `workqueue` is not).
+# else GNU OpenMP. With a busy process beside it, OpenMP's spinning pool waits for its thread on
+# the busy core, where TBB's calling thread takes the work itself (docs/design.md, "Threads and
+# fork"). Both are thread-safe, which parallel kernels called from several Python threads need
+# (numba's `workqueue` is not).
 # Numba's "threadsafe" tries TBB first, but finds the wheel's library only on the loader's
 # path: loaded here by its path, it is found. A user's explicit NUMBA_THREADING_LAYER stands.
 if "NUMBA_THREADING_LAYER" not in os.environ:

@@ -22,9 +22,9 @@ from .strided import AnyLayout
 
 PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 µs
 # Flat fills and copies compute nothing and go parallel from a larger size: TBB's workers (the
-# threading layer, kernels/cpu/__init__.py) join a loop a few µs late, so a fill of 2^16 float32
-# took 8.5 µs parallel against 4.6 µs on the calling thread, 2^18 15.0 against 17.4 µs
-# (`python -m jitensor.bench.threshold`). Ops that compute per element gain from PARALLEL_MIN.
+# threading layer, kernels/cpu/__init__.py) join a loop late enough that a fill crosses over at
+# 2^18 elements (`python -m jitensor.bench.threshold`; docs/design.md, "Threads and fork"). Ops
+# that compute per element gain from PARALLEL_MIN.
 MOVE_PARALLEL_MIN = 1 << 18
 
 # The calling thread's Numba thread count, read at run time from the C function that Numba's

@@ -778,8 +778,8 @@ def _compiled(kind, src, out, init):
     """The cfunc of `kind` (rows_function, columns_function or along_function) for these
     dtypes, compiled on first use (disk-cached). The drivers call it by address, so they
     compile per dtypes alone and hold no op code: the op switch compiles once for a serial and
-    a parallel driver (it compiled into each kernel, and twice into a parallel one: 6-8 s a
-    dtype for the rows)."""
+    a parallel driver, not into each (twice into a parallel one; docs/design.md, "Cold
+    start")."""
     key = (kind, src, out, init)
     with _made:
         if key not in _COMPILED:
