@@ -294,7 +294,7 @@ def _call(row, op, dst, x, y, z, d, lo):
                dst.size))
 
 
-@register_jitable
+@njit(**_serial)
 def _run(row, op, out, a, b, c, d, w, chunks, scratch, streamed):
     """Work item w of `four_d`."""
     i, j, k, lo, hi = _item(w, out, chunks)
@@ -326,10 +326,12 @@ def four_d(row, op, out, a, b, c, d, tasks, streamed):
     item's whole cache lines are computed into an L1 scratch row and written by streaming
     stores. Compiled per operand types, whatever the op."""
     items, chunks = _work(out)
-    if serial(out.size):  # (not streamed: on one thread, plain stores measured faster)
+    one_thread = serial(out.size)
+    streamed = streamed and not one_thread  # on one thread, plain stores measured faster
+    if one_thread:
         scratch = np.empty(BLOCK, out.dtype)
         for w in range(items):
-            _run(row, op, out, a, b, c, d, w, chunks, scratch, False)
+            _run(row, op, out, a, b, c, d, w, chunks, scratch, streamed)
         return
     tasks = min(tasks, items)
     for t in prange(tasks):
