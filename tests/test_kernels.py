@@ -184,12 +184,35 @@ def test_4d_kernels_build_once_per_dtype_mix():
     sources = [base.transpose(3, 2, 1, 0), np.asfortranarray(base), base[:, :, ::2],
                np.broadcast_to(base[:, :1], base.shape), base.transpose(1, 0, 2, 3)]
     sources[-1].flags.writeable = False
-    before = len(kernels.copy_4d.signatures)
+    before = len(kernels.copy_4d.plain.signatures)  # (small: copy_4d's plain twin runs them)
     for src in sources:
         out = np.empty(src.shape, np.float32)
         cpu.copy(out, src)
         np.testing.assert_array_equal(out, src.astype(np.float32))
-    assert len(kernels.copy_4d.signatures) - before <= 1
+    assert len(kernels.copy_4d.plain.signatures) - before <= 1
+
+
+def test_twins_run_small_work_plain_and_large_work_parallel(monkeypatch):
+    """A Twins kernel runs work below PARALLEL_MIN through its plain twin (compiled without
+    the thread pool: not `parallel`, no thread test) and the rest through the parallel
+    kernel, so that most signatures never compile the parallel build."""
+    for twins, name in ((kernels.fill_4d, "fill_4d"), (kernels.copy_4d, "copy_4d")):
+        twin = twins.plain
+        assert twin.py_func.__name__ == name + "_plain"
+        assert not twin.targetoptions.get("parallel")
+        assert twin.py_func.__globals__["serial"] is not kernels.serial
+        monkeypatch.setattr(twins, "_plain", _Counter(twin))
+        monkeypatch.setattr(twins, "parallel", _Counter(twins.parallel))
+    n = kernels.PARALLEL_MIN
+    for rows in (n // 64 - 1, n // 64 + 1):  # rows of 64 strided elements
+        base = np.zeros((rows, 128), np.int16)
+        cpu.fill(base[:, ::2], 7)
+        assert (base[:, ::2] == 7).all() and not base[:, 1::2].any()
+        out = np.empty((64, rows), np.int16)
+        cpu.copy(out, base[:, ::2].T)
+        np.testing.assert_array_equal(out, base[:, ::2].T)
+    for twins in (kernels.fill_4d, kernels.copy_4d):
+        assert twins.plain.calls == 1 and twins.parallel.calls == 1
 
 
 def test_kernels_are_cached_parallel_dispatchers():

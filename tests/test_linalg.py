@@ -483,7 +483,7 @@ from jitensor.kernels.cpu import linalg
 for d in (jt.float32, jt.int64):
     jt.ones(3, 4, dtype=d) @ jt.ones(4, 5, dtype=d)
     jt.ones(4, dtype=d) @ jt.ones(4, dtype=d)
-s = [linalg.gemm_blas_serial.stats, linalg.gemm_tiled.stats]
+s = [linalg.gemm_blas_serial.stats] + [b.stats for b in linalg.gemm_tiled.builds]
 print(sum(sum(x.cache_hits.values()) for x in s), sum(sum(x.cache_misses.values()) for x in s))
 """
     run_python(code)  # fills the default cache if this checkout's cache is cold

@@ -15,9 +15,10 @@ from numba.extending import register_jitable
 
 from ..scalar import factor as S
 from . import blas
-from .kernels import prange_only, serial
+from .kernels import prange_only, serial, twins
 
 
+@twins(lambda a, piv, info: serial(a.size * piv.shape[1]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _lu(a, piv, info):
     """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
@@ -33,6 +34,7 @@ def _lu(a, piv, info):
             info[s] = S.lu(a, s * m * n, m, n, piv, s * k)
 
 
+@twins(lambda a, piv, b: serial(b.size * b.shape[1]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _lu_solve(a, piv, b):
     """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
@@ -46,6 +48,7 @@ def _lu_solve(a, piv, b):
             S.lu_solve(a, m * n * n, n, piv, m * n, b, m * n * k, k)
 
 
+@twins(lambda a, b, upper, unit: serial(b.size * b.shape[1]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _triangular(a, b, upper, unit):
     """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
@@ -59,6 +62,7 @@ def _triangular(a, b, upper, unit):
             S.triangular(a, m * n * n, n, b, m * n * k, k, upper, unit)
 
 
+@twins(lambda a, info: serial(a.size * a.shape[1]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _cholesky(a, info):
     """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
@@ -72,6 +76,7 @@ def _cholesky(a, info):
             info[m] = S.cholesky(a, m * n * n, n)
 
 
+@twins(lambda a, tau, q: serial(a.size * max(tau.shape[1], 1)))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _qr(a, tau, q):
     """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) the
@@ -89,6 +94,7 @@ def _qr(a, tau, q):
             S.qr_q(a, s * m * n, m, n, tau, s * r, q, s * m * k, k)
 
 
+@twins(lambda a, v, w, eps: serial(a.size * w.shape[1]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _eigh(a, v, w, eps):
     """w (t, n) = the eigenvalues (ascending) of the symmetric a (t, n, n; destroyed), v (t, n,
@@ -103,6 +109,7 @@ def _eigh(a, v, w, eps):
             S.eigh(a, s * n * n, n, v, s * n * n, w, s * n, eps)
 
 
+@twins(lambda a, v, s, eps: serial(a.size * a.shape[2]))
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def _svd(a, v, s, eps):
     """s (t, n) = the singular values (descending) of a (t, m, n), m >= n; a = the left
@@ -170,6 +177,7 @@ def _run(op, a, piv, b, info, s, uplo, diag):
         info[s] = _potrf(a, s, a.shape[2])
 
 
+@twins(lambda op, a, piv, b, *args: a.shape[0] == 1 or serial(a.size * max(b.shape[2], 1)))
 @njit(cache=True, parallel=prange_only())
 def _lapack(op, a, piv, b, info, upper, unit):
     """Run `op` (0 getrf, 1 the solve from getrf's factors, 2 trsm, 3 potrf) on each matrix:
@@ -359,6 +367,7 @@ def _decompose(op, a, vec, mat, s):
     return info
 
 
+@twins(lambda op, a, vec, mat: a.shape[0] == 1 or serial(a.size * a.shape[2]))
 @njit(cache=True, parallel=prange_only())
 def _lapack_decompose(op, a, vec, mat):
     """_decompose on each matrix, OpenBLAS on one thread (as gemm_blas, linalg.py, and for the

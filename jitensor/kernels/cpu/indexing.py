@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from .kernels import _unravel, copy_4d, prange_only, serial
+from .kernels import _unravel, copy_4d, prange_only, serial, twins
 from .strided import AnyLayout, as_4d, coalesce
 
 CHUNK = 1 << 14  # elements per task in the kernels that walk a strided operand in parallel
@@ -278,6 +278,7 @@ def _first_bad(bad):
 
 
 # -- kernels -----------------------------------------------------------------------------------
+@twins(lambda *args: serial(args[-1]))
 @njit(cache=True, parallel=prange_only())
 def count_true_kernel(buf, truthy, shape, strides, n):
     """Per chunk of CHUNK positions, how many elements of the walked operand have some
@@ -293,6 +294,7 @@ def count_true_kernel(buf, truthy, shape, strides, n):
     return counts
 
 
+@twins(lambda *args: serial(args[-1]))
 @njit(cache=True, parallel=prange_only())
 def write_true_kernel(out, starts, buf, truthy, shape, strides, n):
     """The C-order positions of those elements, chunk c's from out[starts[c]] on; `out` has
@@ -306,6 +308,7 @@ def write_true_kernel(out, starts, buf, truthy, shape, strides, n):
             _write_true(buf, truthy, shape, strides, c, n, out, starts[c], starts[c + 1])
 
 
+@twins(lambda out, row_stride, col_stride, lin, shape: serial(lin.size * shape.size))
 @njit(cache=True, parallel=prange_only())
 def unravel_kernel(out, row_stride, col_stride, lin, shape):
     """out[k, d] = coordinate d of the C-order position lin[k] in `shape`."""
@@ -324,6 +327,7 @@ def unravel_kernel(out, row_stride, col_stride, lin, shape):
                 i //= shape[d]
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def offsets_kernel(out, shape, strides):
     """out[i] = the offset of C-order position i of a block of `shape` with `strides` (2-D,
@@ -338,6 +342,7 @@ def offsets_kernel(out, shape, strides):
             _offsets_chunk(out, shape, strides, c, n)
 
 
+@twins(lambda mid, *args: serial(mid.size))
 @njit(cache=True, parallel=prange_only())
 def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize, negative):
     """Set (`first`) or add each index's offset in the indexed block into `mid`; the first
@@ -356,6 +361,7 @@ def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize,
     return _first_bad(bad)
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def outer_sum_kernel(out, a, b, c):
     """out[(i * b.size + j) * c.size + l] = a[i] + b[j] + c[l]: row offsets from the offsets of
@@ -370,6 +376,7 @@ def outer_sum_kernel(out, a, b, c):
             out[r] = a[r // (nb * nc)] + b[r // nc % nb] + c[r % nc]
 
 
+@twins(lambda *args: serial(args[-2] * args[-1]))
 @njit(cache=True, parallel=prange_only())
 def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
     """For each row r: k elements from src[srows[r] + j * sk] to dst[drows[r] + j * dk]; an
@@ -410,6 +417,7 @@ def _take_block(out, src, idx, size, inner, lo, hi):
         r += last - first
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def take_kernel(out, src, idx, size, inner, negative):
     """out (outer, m, inner) = src (outer, size, inner) at the positions idx (m) of its middle
@@ -431,6 +439,7 @@ def take_kernel(out, src, idx, size, inner, negative):
     return -1
 
 
+@twins(lambda out, idx, src, shape, *args: serial(math.prod(shape)))
 @njit(cache=True, parallel=prange_only())
 def gather_kernel(out, idx, src, shape, strides, dstride, dsize):
     """torch.gather over a walk of (out, idx, src with stride 0 along dim); the first C-order
@@ -469,7 +478,7 @@ def take_add_kernel(out, values, idx, size, inner):
             out[row + k] += values[r * inner + k]
 
 
-@AnyLayout
+@twins(lambda out, *args: serial(out.size), AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def masked_fill_4d(out, mask, value):
     n0, n1, n2, n3 = out.shape

@@ -95,6 +95,71 @@ def serial(n):
 
 
 @register_jitable
+def _always(n):
+    return True
+
+
+@register_jitable
+def _one_thread():
+    return True
+
+
+@register_jitable
+def _one():
+    return 1
+
+
+class Twins:
+    """A parallel kernel and its plain twin, called as one kernel: the twin runs the calls that
+    `plain_when(*args)` says are serial work (below PARALLEL_MIN, or on one thread), the parallel
+    kernel the rest. The twin is the same code compiled without `parallel` and without a thread
+    test (its `serial()` and `single_thread()` answer True, `num_threads()` 1: a serial kernel
+    that calls the pool's symbol crashes when loaded from the disk cache, docs/design.md), so
+    its prange loops run as plain loops. It compiles several times faster: a parallel kernel
+    also compiles each prange loop as a function of its own, for every signature, and most
+    signatures only ever see small work. `wrap` (strided.AnyLayout) wraps both builds.
+    Attributes are the parallel kernel's; `plain` is the twin."""
+
+    def __init__(self, kernel, plain_when, wrap=None):
+        self.kernel, self.plain_when, self.wrap = kernel, plain_when, wrap or (lambda k: k)
+        self.parallel = self.wrap(kernel)
+        self._plain = None
+
+    def __getattr__(self, name):
+        return getattr(self.parallel, name)
+
+    @property
+    def plain(self):
+        """The twin, made on first use (when the kernel's module has all its globals)."""
+        if self._plain is None:
+            f = self.kernel.py_func
+            names = dict(f.__globals__, serial=_always, single_thread=_one_thread,
+                         num_threads=_one)
+            twin = type(f)(f.__code__, names, f.__name__ + "_plain", f.__defaults__,
+                           f.__closure__)
+            # a name of its own: Numba names a kernel's cache files after it (and its line)
+            twin.__qualname__, twin.__doc__ = f.__qualname__ + "_plain", f.__doc__
+            twin.__module__ = f.__module__
+            options = {k: v for k, v in self.kernel.targetoptions.items()
+                       if k not in ("parallel", "nopython")}
+            self._plain = self.wrap(njit(cache=True, **options)(twin))
+        return self._plain
+
+    @property
+    def builds(self):
+        """Both dispatchers, the twin's first (their `stats`, `signatures`)."""
+        return self.plain, self.parallel
+
+    def __call__(self, *args):
+        return (self.plain if self.plain_when(*args) else self.parallel)(*args)
+
+
+def twins(plain_when, wrap=None):
+    """Decorate a parallel kernel as `Twins(kernel, plain_when, wrap)`."""
+    return lambda kernel: Twins(kernel, plain_when, wrap)
+
+
+@register_jitable
 def _unravel(r, n1, n2):
     return r // (n1 * n2), r // n2 % n1, r % n2
 
@@ -123,6 +188,7 @@ def fill_flat_parallel(out, value):
             out[i] = value
 
 
+@twins(lambda out, value: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def fill_4d(out, value):
     n0, n1, n2, n3 = out.shape
@@ -158,7 +224,7 @@ def copy_flat_parallel(out, src):
             out[i] = src[i]
 
 
-@AnyLayout
+@twins(lambda out, src: serial(out.size), AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def copy_4d(out, src):
     n0, n1, n2, n3 = out.shape
@@ -181,7 +247,7 @@ def copy_4d(out, src):
 TILE = 32  # a 32 x 32 float64 tile of the source spans 32 cache lines: it stays in L1
 
 
-@AnyLayout
+@twins(lambda out, src: serial(out.size), AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def copy_4d_tiled(out, src):
     """copy_4d for a source read across its last dim (a transpose): tiles of the last two dims,
@@ -207,6 +273,7 @@ def _copy_tiles(out, src, t, tc, n1, n2, n3):
                 out[a, b, c, d] = src[a, b, c, d]
 
 
+@twins(lambda out, start, step: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def arange(out, start, step):
     """out[i] = start + i * step, in start's type (float64 or int64) before the store."""
@@ -219,6 +286,7 @@ def arange(out, start, step):
             out[i] = start + i * step
 
 
+@twins(lambda out, start, end: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def linspace(out, start, end):
     n = out.size
@@ -230,6 +298,7 @@ def linspace(out, start, end):
             out[i] = scalar.linspace_at(i, n, start, end)
 
 
+@twins(lambda out: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def eye(out):
     """Ones on the diagonal, zeros elsewhere, in one pass over the 2-D C-contiguous `out`."""
@@ -244,6 +313,7 @@ def eye(out):
                 out[i, j] = i == j
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def uniform(out, seed, offset, low, high, bits):
     out = out.reshape(-1)
@@ -256,6 +326,7 @@ def uniform(out, seed, offset, low, high, bits):
             out[i] = low + (high - low) * scalar.uniform(seed, offset + i, bits)
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def normal(out, seed, offset, mean, std):
     out = out.reshape(-1)
@@ -268,6 +339,7 @@ def normal(out, seed, offset, mean, std):
             out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
 
 
+@twins(lambda out, *args: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def randint(out, seed, offset, low, span):
     out = out.reshape(-1)

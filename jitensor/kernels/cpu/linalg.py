@@ -21,7 +21,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import num_threads, prange_only, serial, single_thread
+from .kernels import num_threads, prange_only, serial, single_thread, twins
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
@@ -78,6 +78,7 @@ def _gemm_tasks(w, workers, out, a, b, ia, ib):
             out[t, i0 + i, j0:j0 + nc] = acc[i, :nc]
 
 
+@twins(lambda *args: args[-1] == 1)
 @njit(cache=True, parallel=prange_only())
 def gemm_tiled(out, a, b, ia, ib, workers):
     """out[t] = a[ia[t]] @ b[ib[t]] for integer stacks, C-contiguous and zero-padded: a
@@ -121,6 +122,7 @@ def _gemv_task(out, a, ta, b, ia, ib, task, rb):
             o[i] = s
 
 
+@twins(lambda *args: args[-1] == 1)
 @njit(cache=True, parallel=prange_only())
 def gemv_tiled(out, a, ta, b, ia, ib, workers):
     """out[t] = A[ia[t]] @ b[ib[t]] for integer stacks: out (t, m) and b (nb, k) C-contiguous, a
@@ -213,6 +215,7 @@ def _gemv(out, trans, rows, cols, pm, ld, px, py, part, parts):
         blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
 
 
+@twins(lambda out, a, b: serial(out.size))
 @njit(cache=True, parallel=prange_only())
 def outer_kernel(out, a, b):
     """out[i, j] = a[i] * b[j]; `a`, `b` already hold the result dtype, so products wrap (or

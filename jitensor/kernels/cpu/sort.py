@@ -8,7 +8,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar.sort import precedes, search
-from .kernels import prange_only, serial
+from .kernels import prange_only, serial, twins
 
 RUN = 16
 SELECT = 64  # topk's selection inserts each better element: O(n k) at worst
@@ -80,6 +80,7 @@ def _row(values, indices, src, r, descending, select):
         _sort_row(values, indices, src, r, descending)
 
 
+@twins(lambda values, indices, src, *args: serial(src.size))
 @njit(cache=True, parallel=prange_only())
 def rows_kernel(values, indices, src, descending, select):
     """Each row r of src, sorted (or its best values.shape[1] selected, with `select`) into
@@ -118,6 +119,7 @@ def _search_at(out, seq, order, sorted_, values, right, i, m, n):
     out[i] = search(seq, r * n, n, order, r * n, sorted_, values[i], right)
 
 
+@twins(lambda out, seq, order, sorted_, values, right: serial(values.size * 16))
 @njit(cache=True, parallel=prange_only())
 def _search_rows(out, seq, order, sorted_, values, right):
     n, m = seq.shape[1], values.shape[1]
