@@ -3,8 +3,10 @@
 Each kernel is one module-level function with `cache=True` (closures made in a factory miss the
 on-disk cache) and `parallel=prange_only()`; below PARALLEL_MIN elements, or on one thread, it
 runs a plain loop (`serial`), because starting the thread pool costs several times what filling
-a small tensor does (the crossover is measured by `python -m jitensor.bench.threshold`); the
-flat fill and copy are two kernels each instead, a plain one and a parallel one. Flat
+a small tensor does (the crossover is measured by `python -m jitensor.bench.threshold`). Small
+work runs a plain build of each parallel kernel, which compiles several times faster (`Twins`,
+used by the parallel kernels of the other modules too); the flat fill and copy are two
+kernels each instead, a plain one and a parallel one. Flat
 kernels take C-contiguous buffers of any ndim and view them as 1-D inside (a reshape in Python
 would cost more than the fill of a small tensor); the `_4d` kernels take the coalesced 4-D
 views of `strided.as_4d`, so one compiled kernel per dtype serves every other layout."""
@@ -109,6 +111,9 @@ def _one():
     return 1
 
 
+_making = threading.Lock()
+
+
 class Twins:
     """A parallel kernel and its plain twin, called as one kernel: the twin runs the calls that
     `plain_when(*args)` says are serial work (below PARALLEL_MIN, or on one thread), the parallel
@@ -131,19 +136,25 @@ class Twins:
     @property
     def plain(self):
         """The twin, made on first use (when the kernel's module has all its globals)."""
-        if self._plain is None:
-            f = self.kernel.py_func
-            names = dict(f.__globals__, serial=_always, single_thread=_one_thread,
-                         num_threads=_one)
-            twin = type(f)(f.__code__, names, f.__name__ + "_plain", f.__defaults__,
-                           f.__closure__)
-            # a name of its own: Numba names a kernel's cache files after it (and its line)
-            twin.__qualname__, twin.__doc__ = f.__qualname__ + "_plain", f.__doc__
-            twin.__module__ = f.__module__
-            options = {k: v for k, v in self.kernel.targetoptions.items()
-                       if k not in ("parallel", "nopython")}
-            self._plain = self.wrap(njit(cache=True, **options)(twin))
+        return self._plain or self._make_plain()
+
+    def _make_plain(self):
+        with _making:
+            if self._plain is None:
+                options = {k: v for k, v in self.kernel.targetoptions.items()
+                           if k not in ("parallel", "nopython")}
+                self._plain = self.wrap(njit(cache=True, **options)(self._twin()))
         return self._plain
+
+    def _twin(self):
+        """The kernel's Python function with one-thread answers to its thread tests."""
+        f = self.kernel.py_func
+        names = dict(f.__globals__, serial=_always, single_thread=_one_thread, num_threads=_one)
+        twin = type(f)(f.__code__, names, f.__name__ + "_plain", f.__defaults__, f.__closure__)
+        # a name of its own: Numba names a kernel's cache files after it (and its line)
+        twin.__qualname__, twin.__doc__ = f.__qualname__ + "_plain", f.__doc__
+        twin.__module__ = f.__module__
+        return twin
 
     @property
     def builds(self):
@@ -151,7 +162,9 @@ class Twins:
         return self.plain, self.parallel
 
     def __call__(self, *args):
-        return (self.plain if self.plain_when(*args) else self.parallel)(*args)
+        if self.plain_when(*args):
+            return (self._plain or self._make_plain())(*args)
+        return self.parallel(*args)
 
 
 def twins(plain_when, wrap=None):
