@@ -105,7 +105,7 @@ from numba import njit, prange
 from numba.extending import overload, register_jitable
 
 from jitensor.kernels.cpu import custom as _c
-from jitensor.kernels.cpu.kernels import prange_only, serial
+from jitensor.kernels.cpu.kernels import prange_only, serial, twins
 
 _F64, _F32 = _c.variant(_fn, None), _c.variant(_fn, np.float32)  # _fn: set before this runs
 
@@ -144,6 +144,7 @@ def flat(out, {params}):
     _loop(out.reshape(-1), {flat})
 
 
+@twins(lambda out, *operands: serial(out.size))
 @njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def nd(out, {params}):
     items, chunks = _work(out)
@@ -172,6 +173,7 @@ def _fold(src, r, init, first):
     return acc
 
 
+@twins(lambda out, src, init, first: serial(src.size))
 @njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def rows(out, src, init, first):
     if serial(src.size):  # starting the thread pool costs more than the work (or one thread)
@@ -194,6 +196,7 @@ def _columns(out, src, b, init, first):
             acc[k] = body(acc[k], row[k])
 
 
+@twins(lambda out, src, init, first: serial(src.size))
 @njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def columns(out, src, init, first):
     blocks = (out.size + _c.COLUMN_BLOCK - 1) // _c.COLUMN_BLOCK

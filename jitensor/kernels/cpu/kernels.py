@@ -16,6 +16,7 @@ import threading
 
 import numba
 from numba import njit, prange, types
+from numba.core.caching import NullCache
 from numba.extending import overload, register_jitable
 from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
@@ -143,7 +144,8 @@ class Twins:
             if self._plain is None:
                 options = {k: v for k, v in self.kernel.targetoptions.items()
                            if k not in ("parallel", "nopython")}
-                self._plain = self.wrap(njit(cache=True, **options)(self._twin()))
+                cache = not isinstance(self.kernel._cache, NullCache)
+                self._plain = self.wrap(njit(cache=cache, **options)(self._twin()))
         return self._plain
 
     def _twin(self):
