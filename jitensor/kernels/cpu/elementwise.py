@@ -114,14 +114,17 @@ def _op_switch(family, op):
 # -- operand access: arrays are sliced, scalars pass through -------------------------------
 def _flat(x):
     """x viewed 1-D, or the scalar itself. An array Numba does not type C-contiguous is copied
-    first (a no-op for the C-contiguous ones, which the launchers pass to flat kernels)."""
+    first (the launchers pass C-contiguous ones to flat kernels, `out` always). A 1-D one is
+    itself: a reshape compiles for every signature, half of a flat kernel's are 1-D."""
 
 
 @overload(_flat, inline="always")
 def _flat_impl(x):
-    if isinstance(x, types.Array):
+    if not isinstance(x, types.Array):
+        return lambda x: x
+    if x.layout != "C":
         return lambda x: np.ascontiguousarray(x).reshape(-1)
-    return lambda x: x
+    return (lambda x: x) if x.ndim == 1 else (lambda x: x.reshape(-1))
 
 
 def _row(x, i, j, k, lo, hi):
@@ -214,7 +217,7 @@ def _shells(family, body):
     row functions, `<family>_row` (compiled by `_row_function`). Each compiles on first call,
     for the signatures it is called with."""
     def flat(op, out, a, b, c, d):
-        body(op, out.reshape(-1), _flat(a), _flat(b), _flat(c), d)
+        body(op, _flat(out), _flat(a), _flat(b), _flat(c), d)
 
     def rows(op, out, a, b, c, d, row):
         """flat's work with operand `row` (1: a, 2: b) one row of out's last dim, read in place
