@@ -30,7 +30,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import num_threads, prange_only, single_thread, twins
+from .kernels import num_threads, one_worker, prange_only, single_thread, twins
 
 BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
 PARTS = 16  # runs of tasks the weight's gradient is summed in, at most
@@ -231,7 +231,7 @@ def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
                     dst[o, p] += v
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only())
 def conv_forward(out, x, w, bias, has_bias, code, geo, workers):
     """out = the convolution of x with w (plus bias, when has_bias), the tasks spread over
@@ -264,7 +264,7 @@ def _input_tasks(first, step, gx, g, w, code, geo):
             _fold(flat, ld, gx, n, q * cg + c0, (c1 - c0) * taps, geo, oh0, (p1 - p0) // ow_n)
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only())
 def conv_input_grad(gx, g, w, code, geo, workers):
     """gx = the gradient of the convolution by its input for upstream gradient g: a task per
@@ -302,7 +302,7 @@ def _weight_part(item, partial, g, x, code, geo):
                  g[n, q * og + o0:q * og + o1, p0:p1], block.T, True)
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only())
 def conv_weight_grad(gw, partial, g, x, code, geo, workers):
     """gw = the gradient of the convolution by its weight for upstream gradient g: the runs'

@@ -42,7 +42,7 @@ def _alpha(lp, targets, offset, stride, length, n_labels, blank, alpha, b):
     return -log_sum2(alpha[b, last, 2 * n_labels], alpha[b, last, 2 * n_labels - 1])
 
 
-@twins(lambda *args: serial(args[8].size))
+@twins(lambda *args: serial(args[8].size))  # alpha
 @njit(cache=True, parallel=prange_only())
 def forward(nll, lp, targets, offsets, stride, input_lengths, target_lengths, blank, alpha):
     """nll[b] = -log p(target b | log_probs), alpha saved for the backward."""
@@ -97,7 +97,7 @@ def _grad(out, g, lp, targets, offset, stride, length, n_labels, blank, alpha, n
     out[length:n_t, b, :] = 0
 
 
-@twins(lambda *args: serial(args[9].size))
+@twins(lambda *args: serial(args[9].size))  # alpha
 @njit(cache=True, parallel=prange_only())
 def backward(out, g, lp, targets, offsets, stride, input_lengths, target_lengths, blank, alpha,
              nll, zero_infinity):

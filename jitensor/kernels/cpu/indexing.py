@@ -278,7 +278,7 @@ def _first_bad(bad):
 
 
 # -- kernels -----------------------------------------------------------------------------------
-@twins(lambda *args: serial(args[-1]))
+@twins(lambda buf, truthy, shape, strides, n: serial(n))
 @njit(cache=True, parallel=prange_only())
 def count_true_kernel(buf, truthy, shape, strides, n):
     """Per chunk of CHUNK positions, how many elements of the walked operand have some
@@ -294,7 +294,7 @@ def count_true_kernel(buf, truthy, shape, strides, n):
     return counts
 
 
-@twins(lambda *args: serial(args[-1]))
+@twins(lambda out, starts, buf, truthy, shape, strides, n: serial(n))
 @njit(cache=True, parallel=prange_only())
 def write_true_kernel(out, starts, buf, truthy, shape, strides, n):
     """The C-order positions of those elements, chunk c's from out[starts[c]] on; `out` has
@@ -376,7 +376,7 @@ def outer_sum_kernel(out, a, b, c):
             out[r] = a[r // (nb * nc)] + b[r // nc % nb] + c[r % nc]
 
 
-@twins(lambda *args: serial(args[-2] * args[-1]))
+@twins(lambda *args: serial(args[-2] * args[-1]))  # rows * k
 @njit(cache=True, parallel=prange_only())
 def index_copy_kernel(dst, drows, dstep, dk, src, srows, sstep, sk, rows, k):
     """For each row r: k elements from src[srows[r] + j * sk] to dst[drows[r] + j * dk]; an

@@ -174,6 +174,12 @@ def twins(plain_when, wrap=None):
     return lambda kernel: Twins(kernel, plain_when, wrap)
 
 
+def one_worker(*args):
+    """`plain_when` of the kernels whose last argument is the number of threads to use, chosen
+    by their launcher (1: their plain loop)."""
+    return args[-1] == 1
+
+
 @register_jitable
 def _unravel(r, n1, n2):
     return r // (n1 * n2), r // n2 % n1, r % n2

@@ -21,7 +21,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import num_threads, prange_only, serial, single_thread, twins
+from .kernels import num_threads, one_worker, prange_only, serial, single_thread, twins
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
@@ -78,7 +78,7 @@ def _gemm_tasks(w, workers, out, a, b, ia, ib):
             out[t, i0 + i, j0:j0 + nc] = acc[i, :nc]
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only())
 def gemm_tiled(out, a, b, ia, ib, workers):
     """out[t] = a[ia[t]] @ b[ib[t]] for integer stacks, C-contiguous and zero-padded: a
@@ -122,7 +122,7 @@ def _gemv_task(out, a, ta, b, ia, ib, task, rb):
             o[i] = s
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only())
 def gemv_tiled(out, a, ta, b, ia, ib, workers):
     """out[t] = A[ia[t]] @ b[ib[t]] for integer stacks: out (t, m) and b (nb, k) C-contiguous, a

@@ -11,7 +11,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar import pool as scalar
-from .kernels import PARALLEL_MIN, num_threads, prange_only, single_thread, twins
+from .kernels import PARALLEL_MIN, num_threads, one_worker, prange_only, single_thread, twins
 
 
 @register_jitable
@@ -60,7 +60,7 @@ def _backward(lo, hi, gx, g, at, plane, outputs):
                 gx[start + at[o]] += g[o]
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def max_pool2d_kernel(out, at, x, h_n, w_n, oh_n, ow_n, geo, lowest, tasks):
     planes = out.size // (oh_n * ow_n)
@@ -72,7 +72,7 @@ def max_pool2d_kernel(out, at, x, h_n, w_n, oh_n, ow_n, geo, lowest, tasks):
                  ow_n, geo, lowest)
 
 
-@twins(lambda *args: args[-1] == 1)
+@twins(one_worker)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def max_pool2d_grad_kernel(gx, g, at, plane, outputs, tasks):
     planes = gx.size // plane
