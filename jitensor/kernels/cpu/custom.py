@@ -105,7 +105,7 @@ from numba import njit, prange
 from numba.extending import overload, register_jitable
 
 from jitensor.kernels.cpu import custom as _c
-from jitensor.kernels.cpu.kernels import prange_only, serial, twins
+from jitensor.kernels.cpu.kernels import first_small, prange_only, serial, twins
 
 _F64, _F32 = _c.variant(_fn, None), _c.variant(_fn, np.float32)  # _fn: set before this runs
 
@@ -144,7 +144,7 @@ def flat(out, {params}):
     _loop(out.reshape(-1), {flat})
 
 
-@twins(lambda out, *operands: serial(out.size))
+@twins(first_small)
 @njit(cache={cache}, parallel=prange_only(), error_model="numpy")
 def nd(out, {params}):
     items, chunks = _work(out)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import register_jitable
 
-from .kernels import _unravel, copy_4d, prange_only, serial, twins
+from .kernels import _unravel, copy_4d, first_small, prange_only, serial, twins
 from .strided import AnyLayout, as_4d, coalesce
 
 CHUNK = 1 << 14  # elements per task in the kernels that walk a strided operand in parallel
@@ -327,7 +327,7 @@ def unravel_kernel(out, row_stride, col_stride, lin, shape):
                 i //= shape[d]
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def offsets_kernel(out, shape, strides):
     """out[i] = the offset of C-order position i of a block of `shape` with `strides` (2-D,
@@ -342,7 +342,7 @@ def offsets_kernel(out, shape, strides):
             _offsets_chunk(out, shape, strides, c, n)
 
 
-@twins(lambda mid, *args: serial(mid.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize, negative):
     """Set (`first`) or add each index's offset in the indexed block into `mid`; the first
@@ -361,7 +361,7 @@ def add_offsets_kernel(mid, first, idx, shape, strides, gshape, gstrides, gsize,
     return _first_bad(bad)
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def outer_sum_kernel(out, a, b, c):
     """out[(i * b.size + j) * c.size + l] = a[i] + b[j] + c[l]: row offsets from the offsets of
@@ -417,7 +417,7 @@ def _take_block(out, src, idx, size, inner, lo, hi):
         r += last - first
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def take_kernel(out, src, idx, size, inner, negative):
     """out (outer, m, inner) = src (outer, size, inner) at the positions idx (m) of its middle
@@ -478,7 +478,7 @@ def take_add_kernel(out, values, idx, size, inner):
             out[row + k] += values[r * inner + k]
 
 
-@twins(lambda out, *args: serial(out.size), AnyLayout)
+@twins(first_small, AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def masked_fill_4d(out, mask, value):
     n0, n1, n2, n3 = out.shape

@@ -174,6 +174,11 @@ def twins(plain_when, wrap=None):
     return lambda kernel: Twins(kernel, plain_when, wrap)
 
 
+def first_small(first, *args):
+    """`plain_when` of the kernels whose work is their first argument's size."""
+    return serial(first.size)
+
+
 def one_worker(*args):
     """`plain_when` of the kernels whose last argument is the number of threads to use, chosen
     by their launcher (1: their plain loop)."""
@@ -209,7 +214,7 @@ def fill_flat_parallel(out, value):
             out[i] = value
 
 
-@twins(lambda out, value: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def fill_4d(out, value):
     n0, n1, n2, n3 = out.shape
@@ -245,7 +250,7 @@ def copy_flat_parallel(out, src):
             out[i] = src[i]
 
 
-@twins(lambda out, src: serial(out.size), AnyLayout)
+@twins(first_small, AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def copy_4d(out, src):
     n0, n1, n2, n3 = out.shape
@@ -268,7 +273,7 @@ def copy_4d(out, src):
 TILE = 32  # a 32 x 32 float64 tile of the source spans 32 cache lines: it stays in L1
 
 
-@twins(lambda out, src: serial(out.size), AnyLayout)
+@twins(first_small, AnyLayout)
 @njit(cache=True, parallel=prange_only())
 def copy_4d_tiled(out, src):
     """copy_4d for a source read across its last dim (a transpose): tiles of the last two dims,
@@ -294,7 +299,7 @@ def _copy_tiles(out, src, t, tc, n1, n2, n3):
                 out[a, b, c, d] = src[a, b, c, d]
 
 
-@twins(lambda out, start, step: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def arange(out, start, step):
     """out[i] = start + i * step, in start's type (float64 or int64) before the store."""
@@ -307,7 +312,7 @@ def arange(out, start, step):
             out[i] = start + i * step
 
 
-@twins(lambda out, start, end: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def linspace(out, start, end):
     n = out.size
@@ -319,7 +324,7 @@ def linspace(out, start, end):
             out[i] = scalar.linspace_at(i, n, start, end)
 
 
-@twins(lambda out: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def eye(out):
     """Ones on the diagonal, zeros elsewhere, in one pass over the 2-D C-contiguous `out`."""
@@ -334,7 +339,7 @@ def eye(out):
                 out[i, j] = i == j
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def uniform(out, seed, offset, low, high, bits):
     out = out.reshape(-1)
@@ -347,7 +352,7 @@ def uniform(out, seed, offset, low, high, bits):
             out[i] = low + (high - low) * scalar.uniform(seed, offset + i, bits)
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def normal(out, seed, offset, mean, std):
     out = out.reshape(-1)
@@ -360,7 +365,7 @@ def normal(out, seed, offset, mean, std):
             out[i] = mean + std * scalar.normal(seed, offset + 2 * i)
 
 
-@twins(lambda out, *args: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def randint(out, seed, offset, low, span):
     out = out.reshape(-1)

@@ -21,7 +21,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import num_threads, one_worker, prange_only, serial, single_thread, twins
+from .kernels import first_small, num_threads, one_worker, prange_only, serial, single_thread, twins
 
 # Output tiles of MC x NC elements per task, accumulated over KC-deep panels of B packed
 # contiguous: one panel (int64: 512 KiB) stays in L2 while the tile's rows stream past it.
@@ -215,7 +215,7 @@ def _gemv(out, trans, rows, cols, pm, ld, px, py, part, parts):
         blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
 
 
-@twins(lambda out, a, b: serial(out.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def outer_kernel(out, a, b):
     """out[i, j] = a[i] * b[j]; `a`, `b` already hold the result dtype, so products wrap (or

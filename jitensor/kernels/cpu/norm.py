@@ -17,7 +17,7 @@ from numba.extending import register_jitable
 from ..scalar import norm as scalar
 from ..scalar.libm import select
 from ..scalar.reduction import cast_like, is_float64
-from .kernels import prange_only, serial, twins
+from .kernels import first_small, prange_only, serial, twins
 from .reduction import _REASSOC, SUM_RUN32
 from .vector import wide
 
@@ -80,7 +80,7 @@ def _row(x, y, w, b, has_b, centred, eps):
     return offset, rstd
 
 
-@twins(lambda x, *args: serial(x.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def norm_rows(x, w, b, has_b, centred, eps, y, stats):
     """y = each row of x normalised (x, y: (m, n), n > 0); stats (float64, (2, m)) gets each
@@ -156,7 +156,7 @@ def _grad_run(x, g, w, centred, stats, dx, want_x, sums, acc, want_wb, lo, hi):
             _flush(acc.reshape(-1), sums.reshape(-1))
 
 
-@twins(lambda x, *args: serial(x.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def norm_rows_grad(x, g, w, centred, stats, dx, want_x, dw, db, want_wb):
     """The gradients of norm_rows' y by x (into dx, when want_x), by w and b (into dw, db of
@@ -206,7 +206,7 @@ def _channel(x, y, c, w, b, eps, stats):
             ys[i] = scalar.normalized(xs[i] - k, o, r) * scale + shift
 
 
-@twins(lambda x, *args: serial(x.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def batch_norm_channels(x, w, b, eps, y, stats):
     """y = each channel of x (N, C, S; N * S > 0) normalised, times w, plus b; stats (float64,
@@ -250,7 +250,7 @@ def _channel_grad(x, g, c, w, stats, dx, want_x, dw, db):
                                           mean_g, mean_gx)
 
 
-@twins(lambda x, *args: serial(x.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
 def batch_norm_channels_grad(x, g, w, stats, dx, want_x, dw, db):
     """The gradients of batch_norm_channels' y for upstream gradient g: by x into dx (when

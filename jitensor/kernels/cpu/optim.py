@@ -3,10 +3,10 @@ import numpy as np
 from numba import njit, prange
 
 from ..scalar import optim as s
-from .kernels import prange_only, serial, twins
+from .kernels import first_small, prange_only, serial, twins
 
 
-@twins(lambda p, *args: serial(p.size))
+@twins(first_small)
 @njit(cache=True, parallel=prange_only())
 def adam_kernel(p, g, m, v, vmax, hp, maximize, decoupled, amsgrad):
     h = (hp[0], hp[1], hp[2], hp[3], hp[4], hp[5], hp[6], hp[7], hp[8])  # scalars: see s.adam
