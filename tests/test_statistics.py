@@ -106,8 +106,18 @@ def test_median_nanmedian_values_follow_torch(case, keepdim):
 def test_order_statistics_of_distinct_values_match_torch_indices(case, keepdim, data):
     a, dim = case
     j, t = both(a)
-    for name in ("median", "nanmedian"):  # (median: the first NaN, as torch's)
-        agree(name, a, dim, keepdim)
+    agree("median", a, dim, keepdim)  # (the first NaN, as torch's)
+    # nanmedian of an all-NaN slice: torch's index is whichever NaN its quickselect leaves
+    # first (unspecified, as among ties); elsewhere the index of the median
+    got, want = jt.nanmedian(j, dim, keepdim), torch.nanmedian(t, dim, keepdim)
+    same(got.values, want.values, exact=True)
+    assert got.indices.dtype is jt.int64 and got.indices.shape == tuple(want.indices.shape)
+    all_nan = np.isnan(a).all(axis=dim, keepdims=keepdim)
+    np.testing.assert_array_equal(np.where(all_nan, 0, got.indices.numpy()),
+                                  np.where(all_nan, 0, want.indices.numpy()))
+    d = dim % a.ndim
+    picked = jt.gather(j, d, got.indices if keepdim else got.indices.unsqueeze(d))
+    same(picked if keepdim else picked.squeeze(d), want.values, exact=True)
     # (kthvalue: among NaNs, torch's quickselect's index is unspecified)
     j, t = both(np.where(np.isnan(a), -np.arange(a.size).reshape(a.shape) - 1.0, a))
     k = data.draw(st.integers(1, a.shape[dim]))
