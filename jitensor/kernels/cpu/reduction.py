@@ -12,12 +12,12 @@ folds, then the blocks' states merged in order; few long rows spread their block
 threads); *columns*, used when a kept dim (C) is the one laid out densest, merge each reduced
 row into a vector of CHUNK output states at once, e.g. sum(dim=0) of a C-contiguous matrix.
 
-Per-row costs matter for many short rows: helpers called per row are compiled without
-reference counting (`_nrt=False`, which saves atomic updates on every array they touch), take
-(array, offset, length) rather than a slice, and never return arrays. Dense rows (x.sum(-1))
-run a loop specialised per op (_dense_rows_by_op) whose helpers LLVM must inline
-(vector.always_inline): it left them as calls, each switching on the op at run time, which
-cost more than the fold itself on rows of 8-64 float32."""
+The kernels are compiled per op (`_per_op`): the op is a constant in each copy, and Numba
+compiles only that op's branches. Per-row costs matter for many short rows: helpers called per
+row are compiled without reference counting (`_nrt=False`, which saves atomic updates on every
+array they touch), take (array, offset, length) rather than a slice, and never return arrays.
+Dense rows (x.sum(-1)) run a loop whose helpers LLVM must inline (vector.always_inline): it
+left them as calls, which cost more than the fold itself on rows of 8-64 float32."""
 import functools
 import math
 import threading
@@ -68,6 +68,35 @@ COLUMNS_MIN = 16  # fewer dense kept columns than this: rows of strided elements
 SUM_RUN = 128  # float64 elements per compensated run (see _sum)
 SUM_RUN32 = 1024  # float32 elements per float32 run of a float32 sum (see _sum)
 _REASSOC = {"reassoc"}  # lets LLVM split a float fold over vector lanes (a blocked sum)
+
+
+# -- one copy of the kernels per op -----------------------------------------------------------
+# The functions decorated `_per_op` branch on the global OP, which is None here: each op gets
+# copies of them (`_for_op`) in which OP is its code, a constant, so Numba drops the other ops'
+# branches before typing them. It does that for constants, not for arguments: with the op an
+# argument, every helper was typed and compiled for all 12 ops, for every dtype, though a
+# program calls two or three of them (docs/design.md, "Cold start").
+OP = None
+_PER_OP = {}  # name -> (Python function, its register_jitable options)
+
+
+def _per_op(**options):
+    def record(f):
+        _PER_OP[f.__name__] = f, options
+        return f
+    return record
+
+
+@functools.cache
+def _for_op(op):
+    """name -> op's copy of each `_per_op` function (calling each other's copies)."""
+    names = dict(globals(), OP=op)
+    for name, (f, options) in _PER_OP.items():
+        copy = type(f)(f.__code__, names, f"{name}_{scalar.NAMES[op]}", f.__defaults__)
+        # a name of its own: Numba names a kernel's cache files after it (and its line)
+        copy.__qualname__, copy.__module__, copy.__doc__ = copy.__name__, f.__module__, f.__doc__
+        names[name] = (register_jitable(**options) if options else register_jitable)(copy)
+    return names
 
 
 # -- vectorised loops over one segment (a C-layout array) ----------------------------------------
@@ -128,38 +157,38 @@ def _fold(op, seg, acc):
     return _fold_loop(SUM, seg, acc)
 
 
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _merge_row(op, v, w, k, src, off, r):
+@_per_op(fastmath=_REASSOC, _nrt=False)
+def _merge_row(v, w, k, src, off, r):
     """Column j's state (v[j], w[j], k[j]) takes in element src[off + j] of reduced row r (the
     folds leave the count in k to the caller). Spelled out per op: LLVM did not inline a shared
     loop helper here, and the loops stayed scalar."""
     wide()
     n = v.size
     seg = src[off:off + n]
-    if op == PROD:
+    if OP == PROD:
         for j in range(n):
             v[j] = combine(PROD, v[j], seg[j])
-    elif op == MAX:
+    elif OP == MAX:
         for j in range(n):
             v[j] = combine(MAX, v[j], seg[j])
-    elif op == MIN:
+    elif OP == MIN:
         for j in range(n):
             v[j] = combine(MIN, v[j], seg[j])
-    elif op == ALL:
+    elif OP == ALL:
         for j in range(n):
             v[j] = combine(ALL, v[j], seg[j])
-    elif op == ANY:
+    elif OP == ANY:
         for j in range(n):
             v[j] = combine(ANY, v[j], seg[j])
-    elif op == ARGMAX or op == ARGMIN:
+    elif OP == ARGMAX or OP == ARGMIN:
         for j in range(n):
             x = cast_like(seg[j], v[j])
-            take = better(op, x, v[j])
+            take = better(OP, x, v[j])
             v[j], k[j] = (x, r) if take else (v[j], k[j])
-    elif op == VAR or op == STD:
+    elif OP == VAR or OP == STD:
         for j in range(n):
             v[j], w[j], k[j] = merge_moments((v[j], w[j], k[j]), lift(VAR, seg[j], r, v[j]))
-    elif op == LSE:
+    elif OP == LSE:
         for j in range(n):
             v[j], w[j], k[j] = merge_lse((v[j], w[j], k[j]), lift(LSE, seg[j], r, v[j]))
     elif is_float64(seg[0]) and is_float(v[0]):  # float64 sums: compensated, as in _sum
@@ -205,31 +234,31 @@ def _find(seg, value):
     return first
 
 
-@register_jitable(_nrt=False)
-def _segment_state(op, src, off, n, start, init, bar):
+@_per_op(_nrt=False)
+def _segment_state(src, off, n, start, init, bar):
     """The state of src[off:off + n], whose first element is at index `start` of its reduced
     range. ARGMAX/ARGMIN look for the index only if the segment's extreme beats `bar`, the
     value of the state it will be merged into (else that state wins, or, when bar is the
     identity, every element equals it and the first is the answer)."""
     always_inline()
     seg = src[off:off + n]
-    if op == MAX or op == MIN or op == ARGMAX or op == ARGMIN or op == LSE:
+    if OP == MAX or OP == MIN or OP == ARGMAX or OP == ARGMIN or OP == LSE:
         # extremes in seg's own type: exact, and float32 / small ints fill more vector lanes
-        best = _fold(MIN if op == MIN or op == ARGMIN else MAX, seg, seg[0])
-        if op == ARGMAX or op == ARGMIN:
-            wins = better(op, cast_like(best, init), bar)
+        best = _fold(MIN if OP == MIN or OP == ARGMIN else MAX, seg, seg[0])
+        if OP == ARGMAX or OP == ARGMIN:
+            wins = better(OP, cast_like(best, init), bar)
             return cast_like(best, init), 0.0, np.int64(start + (_find(seg, best) if wins else 0))
-        if op == LSE:
+        if OP == LSE:
             return cast_like(best, init), _sum_exp(seg, shift(best)), np.int64(0)
         return cast_like(best, init), 0.0, np.int64(n)
-    if op == VAR or op == STD:  # two passes over the block in L1: exact and vectorised
+    if OP == VAR or OP == STD:  # two passes over the block in L1: exact and vectorised
         total, error = _sum(seg, 0.0)
         mean = (total + error) / n
         return cast_like(mean, init), _sum_sq_dev(seg, mean), np.int64(n)
-    if op == SUM or op == MEAN:
+    if OP == SUM or OP == MEAN:
         total, error = _sum(seg, init)
         return total, error, np.int64(n)
-    return _fold(op, seg, init), 0.0, np.int64(n)
+    return _fold(OP, seg, init), 0.0, np.int64(n)
 
 
 @register_jitable(_nrt=False)
@@ -241,29 +270,29 @@ def _gather(scratch, src, off, n, stride):
         scratch[i] = src[off + i * stride]
 
 
-@register_jitable(_nrt=False)
-def _block_state(op, src, off, n, stride, start, init, bar, scratch):
+@_per_op(_nrt=False)
+def _block_state(src, off, n, stride, start, init, bar, scratch):
     """_segment_state of src[off + i * stride], i < n: strided elements are first gathered
     into `scratch`, so the folds compile (and vectorise) for one layout."""
     if stride == 1:
-        return _segment_state(op, src, off, n, start, init, bar)
+        return _segment_state(src, off, n, start, init, bar)
     _gather(scratch, src, off, n, stride)
-    return _segment_state(op, scratch, 0, n, start, init, bar)
+    return _segment_state(scratch, 0, n, start, init, bar)
 
 
 # -- rows: each output reduces its (R1, R2) range -------------------------------------------------
-@register_jitable(_nrt=False)
-def _row_state(op, src, base, shape, ss, lo, hi, init, scratch):
+@_per_op(_nrt=False)
+def _row_state(src, base, shape, ss, lo, hi, init, scratch):
     """The state of blocks lo..hi-1 of the row whose first element is src[base]. Small, so LLVM
     inlines it: a contiguous row of at most BLOCK goes straight to _segment_state, since each
     call layer is paid on every row."""
     if hi - lo == 1 and shape[2] <= BLOCK and ss[2] == 1:
-        return _segment_state(op, src, base + lo * ss[1], shape[2], lo * shape[2], init, init)
-    return _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch)
+        return _segment_state(src, base + lo * ss[1], shape[2], lo * shape[2], init, init)
+    return _blocks_state(src, base, shape, ss, lo, hi, init, scratch)
 
 
-@register_jitable(_nrt=False)
-def _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch):
+@_per_op(_nrt=False)
+def _blocks_state(src, base, shape, ss, lo, hi, init, scratch):
     """Blocks lo..hi-1 of a row (block b is the (b % per_r1)-th BLOCK of r1 = b // per_r1),
     merged in order (float sums carry the merges' rounding errors along, see scalar.merge)."""
     n_r2 = shape[2]
@@ -272,99 +301,69 @@ def _blocks_state(op, src, base, shape, ss, lo, hi, init, scratch):
     state = (init, 0.0, np.int64(0))
     for _ in range(lo, hi):
         off = base + r1 * ss[1] + j * BLOCK * ss[2]
-        block = _block_state(op, src, off, min(BLOCK, n_r2 - j * BLOCK), ss[2],
+        block = _block_state(src, off, min(BLOCK, n_r2 - j * BLOCK), ss[2],
                              r1 * n_r2 + j * BLOCK, init, state[0], scratch)
-        state = merge(op, state, block)
+        state = merge(OP, state, block)
         j += 1
         if j == per_r1:
             r1, j = r1 + 1, 0
     return state
 
 
-@register_jitable(_nrt=False)
-def _write(op, out, idx, o, state, correction):
+@_per_op(_nrt=False)
+def _write(out, idx, o, state, correction):
     always_inline()
-    out[o] = finalize(op, state, correction)
-    if op == ARGMAX or op == ARGMIN:
+    out[o] = finalize(OP, state, correction)
+    if OP == ARGMAX or OP == ARGMIN:
         idx[o] = state[2]
 
 
-@register_jitable(_nrt=False)
-def _dense_rows(op, src, so, n, sa, out, idx, oo, oa, init, correction, lo, hi):
+@_per_op(_nrt=False)
+def _dense_rows(src, so, n, sa, out, idx, oo, oa, init, correction, lo, hi):
     """Rows lo..hi-1 of n <= BLOCK contiguous elements, row a from src[so + a * sa] into
-    out[oo + a * oa]: the loop _rows runs for such rows (x.sum(-1)), inlined per op by
-    _dense_rows_by_op."""
+    out[oo + a * oa]: the loop _rows runs for such rows (x.sum(-1)), inlined, so that a short
+    row costs a few ns rather than a chain of calls (~4x)."""
     always_inline()
     for a in range(lo, hi):
-        _write(op, out, idx, oo + a * oa, _segment_state(op, src, so + a * sa, n, 0, init, init),
+        _write(out, idx, oo + a * oa, _segment_state(src, so + a * sa, n, 0, init, init),
                correction)
 
 
-@register_jitable(_nrt=False)
-def _dense_rows_by_op(op, *args):
-    """_dense_rows with op a constant in each branch: the inlined helpers fold to that op's code,
-    and a short row costs a few ns rather than a chain of calls through op switches (~4x)."""
-    if op == SUM:
-        _dense_rows(SUM, *args)
-    elif op == MEAN:
-        _dense_rows(MEAN, *args)
-    elif op == PROD:
-        _dense_rows(PROD, *args)
-    elif op == MAX:
-        _dense_rows(MAX, *args)
-    elif op == MIN:
-        _dense_rows(MIN, *args)
-    elif op == ALL:
-        _dense_rows(ALL, *args)
-    elif op == ANY:
-        _dense_rows(ANY, *args)
-    elif op == ARGMAX:
-        _dense_rows(ARGMAX, *args)
-    elif op == ARGMIN:
-        _dense_rows(ARGMIN, *args)
-    elif op == VAR:
-        _dense_rows(VAR, *args)
-    elif op == STD:
-        _dense_rows(STD, *args)
-    elif op == LSE:
-        _dense_rows(LSE, *args)
-
-
-@register_jitable(_nrt=False)
-def _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
+@_per_op(_nrt=False)
+def _rows(src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
           scratch):
     """Items lo..hi-1, item t = part t % parts of row t // parts (row = a * C + c): written out
     when parts == 1, else their states stored at v[t], w[t], k[t]."""
     n_c, parts_blocks = shape[3], shape[1] * ((shape[2] + BLOCK - 1) // BLOCK)
     if parts == 1 and n_c == 1 and shape[1] == 1 and ss[2] == 1 and 0 < shape[2] <= BLOCK:
-        _dense_rows_by_op(op, src, so, shape[2], ss[0], out, idx, oo, os[0], init, correction,
-                          lo, hi)
+        _dense_rows(src, so, shape[2], ss[0], out, idx, oo, os[0], init, correction, lo, hi)
         return
     for t in range(lo, hi):
         row, part = (t, 0) if parts == 1 else (t // parts, t % parts)
         a, c = (row, 0) if n_c == 1 else (row // n_c, row % n_c)
         lo_b, hi_b = (0, parts_blocks) if parts == 1 else (
             parts_blocks * part // parts, parts_blocks * (part + 1) // parts)
-        state = _row_state(op, src, so + a * ss[0] + c * ss[3], shape, ss, lo_b, hi_b, init,
+        state = _row_state(src, so + a * ss[0] + c * ss[3], shape, ss, lo_b, hi_b, init,
                            scratch)
         if parts == 1:
-            _write(op, out, idx, oo + a * os[0] + c * os[3], state, correction)
+            _write(out, idx, oo + a * os[0] + c * os[3], state, correction)
         else:
             v[t], w[t], k[t] = state
 
 
-@register_jitable(_nrt=False)
-def _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k):
+@_per_op(_nrt=False)
+def _rows_finish(out, idx, oo, os, shape, init, correction, parts, v, w, k):
     """Merge each row's parts in order and write the row's output."""
     for row in range(shape[0] * shape[3]):
         state = (init, 0.0, np.int64(0))
         for t in range(row * parts, (row + 1) * parts):
-            state = merge(op, state, (v[t], w[t], k[t]))
-        _write(op, out, idx, oo + row // shape[3] * os[0] + row % shape[3] * os[3], state,
+            state = merge(OP, state, (v[t], w[t], k[t]))
+        _write(out, idx, oo + row // shape[3] * os[0] + row % shape[3] * os[3], state,
                correction)
 
 
-def rows_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, idx,
+@_per_op()
+def rows_function(src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, idx,
                   n_idx, oo, o0, o3, init, correction, parts, v, w, k, keep, lo, hi, finish):
     """The rows work of a frame, called by address (see `_function`): items lo..hi-1 of `_rows`,
     or, when `finish`, the merge of every row's parts (`_rows_finish`). Arrays come as pointers
@@ -373,16 +372,16 @@ def rows_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out,
     src, out, idx = carray(src, n_src), carray(out, n_out), carray(idx, n_idx)
     v, w, k = carray(v, keep), carray(w, keep), carray(k, keep)
     if finish:
-        _rows_finish(op, out, idx, oo, os, shape, init, correction, parts, v, w, k)
+        _rows_finish(out, idx, oo, os, shape, init, correction, parts, v, w, k)
         return
     scratch = np.empty(0 if s2 == 1 else min(BLOCK, n_r2), src.dtype)
-    _rows(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
+    _rows(src, so, shape, ss, out, idx, oo, os, init, correction, parts, lo, hi, v, w, k,
           scratch)
 
 
 # -- columns: a vector of CHUNK output states takes in one reduced row at a time ----------------
-@register_jitable(_nrt=False)
-def _columns_part(op, src, so, shape, ss, init, t, parts, v, w, k, scratch):
+@_per_op(_nrt=False)
+def _columns_part(src, so, shape, ss, init, t, parts, v, w, k, scratch):
     """Set v, w, k to the states of task t = (a * chunks + chunk) * parts + part: the chunk's
     CHUNK columns of a, over the part-th share of the reduced rows."""
     n_a, n_r1, n_r2, n_c = shape
@@ -397,26 +396,26 @@ def _columns_part(op, src, so, shape, ss, init, t, parts, v, w, k, scratch):
     for r in range(lo, hi):
         off = so + a * ss[0] + r // n_r2 * ss[1] + r % n_r2 * ss[2] + c0 * ss[3]
         if ss[3] == 1:
-            _merge_row(op, v, w, k, src, off, r)
+            _merge_row(v, w, k, src, off, r)
         else:
             _gather(scratch, src, off, n, ss[3])
-            _merge_row(op, v, w, k, scratch, 0, r)
-    if op != ARGMAX and op != ARGMIN and op != VAR and op != STD:
+            _merge_row(v, w, k, scratch, 0, r)
+    if OP != ARGMAX and OP != ARGMIN and OP != VAR and OP != STD:
         k[:] = hi - lo  # the folds' count
 
 
-@register_jitable(_nrt=False)
-def _columns_write(op, out, idx, oo, os, shape, g, v, w, k, correction):
+@_per_op(_nrt=False)
+def _columns_write(out, idx, oo, os, shape, g, v, w, k, correction):
     """Write the outputs of chunk g (= a * chunks + chunk) from its states."""
     chunks = (shape[3] + CHUNK - 1) // CHUNK
     c0 = g % chunks * CHUNK
     o = oo + g // chunks * os[0] + c0 * os[3]
     for j in range(min(CHUNK, shape[3] - c0)):
-        _write(op, out, idx, o + j * os[3], (v[j], w[j], k[j]), correction)
+        _write(out, idx, o + j * os[3], (v[j], w[j], k[j]), correction)
 
 
-@register_jitable
-def _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, pv, pw,
+@_per_op()
+def _columns_tasks(src, so, shape, ss, out, idx, oo, os, init, correction, parts, pv, pw,
                    pk, lo, hi):
     """Tasks lo..hi-1. With parts > 1 their states go to rows t of pv, pw, pk, for
     _columns_finish to merge; otherwise straight to the output."""
@@ -425,13 +424,13 @@ def _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, p
     scratch = np.empty(0 if ss[3] == 1 else size, src.dtype)
     for t in range(lo, hi):
         v, w, k = (pv[t], pw[t], pk[t]) if parts > 1 else (lv, lw, lk)
-        _columns_part(op, src, so, shape, ss, init, t, parts, v, w, k, scratch)
+        _columns_part(src, so, shape, ss, init, t, parts, v, w, k, scratch)
         if parts == 1:
-            _columns_write(op, out, idx, oo, os, shape, t, v, w, k, correction)
+            _columns_write(out, idx, oo, os, shape, t, v, w, k, correction)
 
 
-@register_jitable
-def _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, parts):
+@_per_op()
+def _columns_finish(pv, pw, pk, out, idx, oo, os, shape, init, correction, parts):
     """Merge each column's parts in order and write the outputs."""
     size = pv.shape[1]
     v, w, k = np.full(size, init), np.zeros(size), np.zeros(size, np.int64)
@@ -439,12 +438,13 @@ def _columns_finish(op, pv, pw, pk, out, idx, oo, os, shape, init, correction, p
         for j in range(size):
             state = (init, 0.0, np.int64(0))
             for t in range(g * parts, (g + 1) * parts):
-                state = merge(op, state, (pv[t, j], pw[t, j], pk[t, j]))
+                state = merge(OP, state, (pv[t, j], pw[t, j], pk[t, j]))
             v[j], w[j], k[j] = state
-        _columns_write(op, out, idx, oo, os, shape, g, v, w, k, correction)
+        _columns_write(out, idx, oo, os, shape, g, v, w, k, correction)
 
 
-def columns_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out,
+@_per_op()
+def columns_function(src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out,
                      idx, n_idx, oo, o0, o3, init, correction, parts, v, w, k, keep, lo, hi,
                      finish):
     """As rows_function, for frames whose C dim is the dense one: each task streams whole rows
@@ -455,43 +455,43 @@ def columns_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, o
     size = min(CHUNK, n_c)
     v, w, k = carray(v, (keep, size)), carray(w, (keep, size)), carray(k, (keep, size))
     if finish:
-        _columns_finish(op, v, w, k, out, idx, oo, os, shape, init, correction, parts)
+        _columns_finish(v, w, k, out, idx, oo, os, shape, init, correction, parts)
     else:
-        _columns_tasks(op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+        _columns_tasks(src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
                        k, lo, hi)
 
 
 # -- drivers: each runs a frame through the rows or columns function at address `function` ------
 @register_jitable
-def _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w, k,
+def _run(function, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w, k,
          keep, lo, hi, finish):
-    call(function, (op, pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
+    call(function, (pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
                     ss[0], ss[1], ss[2], ss[3], pointer(out, 0), out.size, pointer(idx, 0),
                     idx.size, oo, os[0], os[3], init, np.float64(correction), parts, pointer(v, 0),
                     pointer(w, 0), pointer(k, 0), keep, lo, hi, finish))
 
 
 @njit(cache=True, error_model="numpy")
-def reduce_frame(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, items):
+def reduce_frame(function, src, so, shape, ss, out, idx, oo, os, init, correction, items):
     """out[a, c] = op over src[a, :, :, c] (idx[a, c]: its index, for ARGMAX/ARGMIN), on this
     thread: the function's items 0..items-1."""
     v, w, k = np.full(0, init), np.empty(0), np.empty(0, np.int64)
-    _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, 1, v, w, k, 0, 0,
+    _run(function, src, so, shape, ss, out, idx, oo, os, init, correction, 1, v, w, k, 0, 0,
          items, 0)
 
 
 @njit(cache=True, error_model="numpy")
-def reduce_dense(function, op, src, out, idx, init, correction, n_a, n_r, n_c):
+def reduce_dense(function, src, out, idx, init, correction, n_a, n_r, n_c):
     """reduce_frame of a dense (A, R, C) frame (src, out and idx flat) by the rows function,
     for the small-op paths: numba's dispatch of its scalar arguments costs a fraction of what
     reduce_frame's frame tuples cost to pass."""
     v, w, k = np.full(0, init), np.empty(0), np.empty(0, np.int64)
-    _run(function, op, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0,
+    _run(function, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0,
          (n_c, 0, 0, 1), init, correction, 1, v, w, k, 0, 0, n_a * n_c, 0)
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def reduce_parallel(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units,
+def reduce_parallel(function, src, so, shape, ss, out, idx, oo, os, init, correction, units,
                     parts, size, tasks):
     """reduce_frame over `tasks` threads' worth of the function's `units` work units (rows, or
     column chunks of `size`), each split in `parts` when there are too few to go round; the
@@ -501,23 +501,23 @@ def reduce_parallel(function, op, src, so, shape, ss, out, idx, oo, os, init, co
     v = np.full(keep * size, init)
     w, k = np.zeros(keep * size), np.zeros(keep * size, np.int64)
     for task in prange(tasks):
-        _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+        _run(function, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
              k, keep, n * task // tasks, n * (task + 1) // tasks, 0)
     if parts > 1:
-        _run(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
+        _run(function, src, so, shape, ss, out, idx, oo, os, init, correction, parts, v, w,
              k, keep, 0, 0, 1)
 
 
 # -- softmax, log_softmax, cumsum: the output has the input's shape, R2 is the dim -----------------
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _softmax_segment(op, x, xo, o, oo, n):
+@_per_op(fastmath=_REASSOC, _nrt=False)
+def _softmax_segment(x, xo, o, oo, n):
     """o[oo:oo + n] = softmax or log_softmax of x[xo:xo + n], in o's type: a max pass, a pass
     that sums exp(x - max) (softmax writes each term too, to o), a pass that scales or shifts."""
     wide()
     x, o = x[xo:xo + n], o[oo:oo + n]
     t = cast_like(_fold(MAX, x, x[0]), o[0])
     s = 0.0
-    if op == SOFTMAX:
+    if OP == SOFTMAX:
         for i in range(x.size):
             e = exp(cast_like(x[i], t) - t)
             o[i] = e
@@ -541,8 +541,8 @@ def _cumsum_segment(x, xo, o, oo, n, acc):
         o[i] = acc
 
 
-@register_jitable(_nrt=False)
-def _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys):
+@_per_op(_nrt=False)
+def _rowwise_rows(src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys):
     """Rows lo..hi-1 (row = a * C + c), gathered into xs / scattered from ys if strided."""
     n, n_c = shape[2], shape[3]
     for row in range(lo, hi):
@@ -553,22 +553,22 @@ def _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys):
             x, xo = xs, 0
         off = oo + a * os[0] + c * os[3]
         y, yo = (out, off) if os[2] == 1 else (ys, 0)
-        if op == CUMSUM:
+        if OP == CUMSUM:
             _cumsum_segment(x, xo, y, yo, n, init)
         else:
-            _softmax_segment(op, x, xo, y, yo, n)
+            _softmax_segment(x, xo, y, yo, n)
         if os[2] != 1:
             for i in range(n):
                 out[off + i * os[2]] = ys[i]
 
 
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _columns_pass(op, stage, acc, s, x, xo, y, yo, n):
-    """One reduced row (x[xo:xo + n] in, y[yo:yo + n] out) through stage 0, 1 or 2 of op:
+@_per_op(fastmath=_REASSOC, _nrt=False)
+def _columns_pass(stage, acc, s, x, xo, y, yo, n):
+    """One reduced row (x[xo:xo + n] in, y[yo:yo + n] out) through stage 0, 1 or 2 of OP:
     cumsum (stage 0 only); softmax's max, sum of exp, write."""
     wide()
     acc, s, x, y = acc[:n], s[:n], x[xo:xo + n], y[yo:yo + n]
-    if op == CUMSUM:
+    if OP == CUMSUM:
         for j in range(n):
             acc[j] = combine(SUM, acc[j], x[j])
             y[j] = acc[j]
@@ -579,7 +579,7 @@ def _columns_pass(op, stage, acc, s, x, xo, y, yo, n):
         for j in range(n):
             t = cast_like(acc[j], y[0])
             s[j] += exp(cast_like(x[j], t) - t)
-    elif op == SOFTMAX:
+    elif OP == SOFTMAX:
         for j in range(n):
             t = cast_like(acc[j], y[0])
             y[j] = exp(cast_like(x[j], t) - t) * cast_like(s[j], t)
@@ -589,8 +589,8 @@ def _columns_pass(op, stage, acc, s, x, xo, y, yo, n):
             y[j] = (cast_like(x[j], t) - t) - cast_like(s[j], t)
 
 
-@register_jitable
-def _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi):
+@_per_op()
+def _rowwise_columns(src, so, shape, ss, out, oo, os, init, lo, hi):
     """Tasks lo..hi-1 of CHUNK columns each; softmax takes three passes over the task's rows
     (the last recomputes exp rather than read back outputs that may be strided)."""
     n_r, n_c = shape[2], shape[3]
@@ -603,57 +603,58 @@ def _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi):
         a, c0 = t // chunks, t % chunks * CHUNK
         n = min(CHUNK, n_c - c0)
         acc[:], s[:] = init, 0.0
-        for stage in range(1 if op == CUMSUM else 3):
+        for stage in range(1 if OP == CUMSUM else 3):
             for r in range(n_r):
                 x, xo = src, so + a * ss[0] + r * ss[2] + c0 * ss[3]
                 if ss[3] != 1:
                     _gather(xs, x, xo, n, ss[3])
                     x, xo = xs, 0
                 off = oo + a * os[0] + r * os[2] + c0 * os[3]
-                direct = os[3] == 1 and (op == CUMSUM or stage == 2)
+                direct = os[3] == 1 and (OP == CUMSUM or stage == 2)
                 y, yo = (out, off) if direct else (ys, 0)
-                _columns_pass(op, stage, acc, s, x, xo, y, yo, n)
-                if not direct and (op == CUMSUM or stage == 2):
+                _columns_pass(stage, acc, s, x, xo, y, yo, n)
+                if not direct and (OP == CUMSUM or stage == 2):
                     for j in range(n):
                         out[off + j * os[3]] = ys[j]
             if stage == 1:  # the per-column factor of the last pass
                 for j in range(n):
-                    s[j] = 1.0 / s[j] if op == SOFTMAX else np.log(s[j])
+                    s[j] = 1.0 / s[j] if OP == SOFTMAX else np.log(s[j])
 
 
-def along_function(op, src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, oo,
+@_per_op()
+def along_function(src, n_src, so, n_a, n_r1, n_r2, n_c, s0, s1, s2, s3, out, n_out, oo,
                    o0, o1, o2, o3, init, columns, lo, hi):
-    """out[a, :, c] = op(src[a, :, c]) for SOFTMAX, LOG_SOFTMAX, CUMSUM (shape (A, 1, R, C)),
+    """out[a, :, c] = OP(src[a, :, c]) for SOFTMAX, LOG_SOFTMAX, CUMSUM (shape (A, 1, R, C)),
     called by address as rows_function is: rows lo..hi-1 (row = a * C + c), or when `columns`,
     tasks lo..hi-1 of CHUNK columns each, vectorised across a dense C dim."""
     shape, ss, os = (n_a, n_r1, n_r2, n_c), (s0, s1, s2, s3), (o0, o1, o2, o3)
     src, out = carray(src, n_src), carray(out, n_out)
     if columns:
-        _rowwise_columns(op, src, so, shape, ss, out, oo, os, init, lo, hi)
+        _rowwise_columns(src, so, shape, ss, out, oo, os, init, lo, hi)
         return
     xs = np.empty(0 if s2 == 1 else n_r2, src.dtype)
     ys = np.empty(0 if o2 == 1 else n_r2, out.dtype)
-    _rowwise_rows(op, src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys)
+    _rowwise_rows(src, so, shape, ss, out, oo, os, init, lo, hi, xs, ys)
 
 
 @register_jitable
-def _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns, lo, hi):
-    call(function, (op, pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
+def _run_along(function, src, so, shape, ss, out, oo, os, init, columns, lo, hi):
+    call(function, (pointer(src, 0), src.size, so, shape[0], shape[1], shape[2], shape[3],
                     ss[0], ss[1], ss[2], ss[3], pointer(out, 0), out.size, oo, os[0], os[1],
                     os[2], os[3], init, columns, lo, hi))
 
 
 @njit(cache=True, error_model="numpy")
-def along_frame(function, op, src, so, shape, ss, out, oo, os, init, columns, units):
+def along_frame(function, src, so, shape, ss, out, oo, os, init, columns, units):
     """along_function's units 0..units-1 on this thread."""
-    _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns, 0, units)
+    _run_along(function, src, so, shape, ss, out, oo, os, init, columns, 0, units)
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
-def along_parallel(function, op, src, so, shape, ss, out, oo, os, init, columns, units, tasks):
+def along_parallel(function, src, so, shape, ss, out, oo, os, init, columns, units, tasks):
     """along_frame over `tasks` threads' worth of the units."""
     for task in prange(tasks):
-        _run_along(function, op, src, so, shape, ss, out, oo, os, init, columns,
+        _run_along(function, src, so, shape, ss, out, oo, os, init, columns,
                    units * task // tasks, units * (task + 1) // tasks)
 
 
@@ -770,29 +771,30 @@ def _reduce_plan(src, out, reduced, ordered):
     return flat, plan
 
 
-_COMPILED = {}  # (function, src dtype, out dtype, init dtype) -> its cfunc
+_COMPILED = {}  # (function, op, src dtype, out dtype, init dtype) -> its cfunc
 _made = threading.Lock()
 
 
-def _compiled(kind, src, out, init):
-    """The cfunc of `kind` (rows_function, columns_function or along_function) for these
-    dtypes, compiled on first use (disk-cached). The drivers call it by address, so they
-    compile per dtypes alone and hold no op code: the op switch compiles once for a serial and
-    a parallel driver, not into each (twice into a parallel one; docs/design.md, "Cold
+def _compiled(kind, op, src, out, init):
+    """The cfunc of op's copy of `kind` (rows_function, columns_function or along_function) for
+    these dtypes, compiled on first use (disk-cached). The drivers call it by address, so they
+    compile per dtypes alone and hold no op code: an op's code compiles once for a serial and a
+    parallel driver, not into each (twice into a parallel one; docs/design.md, "Cold
     start")."""
-    key = (kind, src, out, init)
+    key = (kind, op, src, out, init)
     with _made:
         if key not in _COMPILED:
             p, i = types.CPointer, types.int64
             element, result, start = (numba.from_dtype(d) for d in (src, out, init))
-            frame = [i, p(element), i, i, i, i, i, i, i, i, i, i, p(result), i]
+            frame = [p(element), i, i, i, i, i, i, i, i, i, i, p(result), i]
             if kind is along_function:  # ... oo, os (4), init, columns, lo, hi
                 frame += [i] * 5 + [start] + [i] * 3
             else:  # ... idx, oo, os[0], os[3], init, correction, parts, v, w, k, keep, lo, hi,
                 # finish
                 frame += [p(i), i, i, i, i, start, types.float64, i, p(start), p(types.float64),
                           p(i), i, i, i, i]
-            _COMPILED[key] = cfunc(types.void(*frame), cache=True, error_model="numpy")(kind)
+            _COMPILED[key] = cfunc(types.void(*frame), cache=True, error_model="numpy")(
+                _for_op(op)[kind.__name__])
         return _COMPILED[key]
 
 
@@ -807,7 +809,7 @@ def _function(kind, op, src, out):
         init = scalar.fold_start(op, out)[1]
         if kind is rows_function and op in (SUM, MEAN) and out == np.float32:
             init = np.float32(0)
-    return init, _compiled(kind, src, out, init.dtype).address
+    return init, _compiled(kind, op, src, out, init.dtype).address
 
 
 def reduce(op, out, src, reduced, index=None, correction=0.0):
@@ -820,13 +822,13 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     flat_out = out.reshape(-1)
     if not src.size:  # every output reduces an empty range
         init, function = _function(rows_function, op, src.dtype, out.dtype)
-        reduce_frame(function, op, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0),
+        reduce_frame(function, np.empty(0, src.dtype), 0, (out.size, 1, 0, 1), (0, 0, 0, 0),
                      flat_out, idx, 0, (1, 0, 0, 0), init, correction, out.size)
         return
     sizes = _dense_sizes(src, reduced) if src.size < PARALLEL_MIN else None
     if sizes is not None and sizes[2] < COLUMNS_MIN:  # small dense rows: no plan (_launch's)
         init, function = _function(rows_function, op, src.dtype, out.dtype)
-        reduce_dense(function, op, src.reshape(-1), flat_out, idx, init, correction, *sizes)
+        reduce_dense(function, src.reshape(-1), flat_out, idx, init, correction, *sizes)
         return
     flat, (slabs, shape, ss, os) = _reduce_plan(src, out, reduced, op in (ARGMAX, ARGMIN))
     for so, oo in slabs:
@@ -840,7 +842,7 @@ def reduce_all(op, out, src):
     if src.size >= PARALLEL_MIN or not (src.flags.c_contiguous and src.flags.writeable):
         return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _dense_sizes')
     init, function = _function(rows_function, op, src.dtype, out.dtype)
-    reduce_dense(function, op, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1,
+    reduce_dense(function, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1,
                  src.size, 1)
 
 
@@ -859,12 +861,12 @@ def _launch(op, src, so, shape, ss, out, idx, oo, os, correction):
                                out.dtype)
     units = n_a * -(-n_c // CHUNK) if columns else n_a * n_c
     if serial(n_a * n_r1 * n_r2 * n_c):
-        reduce_frame(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units)
+        reduce_frame(function, src, so, shape, ss, out, idx, oo, os, init, correction, units)
         return
     threads = num_threads()  # a kernel calling this could not be cached
     pieces = n_r1 * n_r2 if columns else n_r1 * -(-n_r2 // BLOCK)
     parts = 1 if units >= 8 * threads else max(1, min(pieces, 4 * threads // units))
-    reduce_parallel(function, op, src, so, shape, ss, out, idx, oo, os, init, correction, units,
+    reduce_parallel(function, src, so, shape, ss, out, idx, oo, os, init, correction, units,
                     parts, min(CHUNK, n_c) if columns else 1, min(units * parts, 4 * threads))
 
 
@@ -893,7 +895,7 @@ def along(op, out, src, dim):
     init, function = _function(along_function, op, src.dtype, out.dtype)
     units = shape[0] * (-(-shape[3] // CHUNK) if columns else shape[3])
     for so, oo in slabs:
-        args = (function, op, flat, so, shape, ss, out.reshape(-1), oo, os, init, int(columns))
+        args = (function, flat, so, shape, ss, out.reshape(-1), oo, os, init, int(columns))
         if serial(shape[0] * shape[2] * shape[3]):
             along_frame(*args, units)
         else:

@@ -13,9 +13,9 @@ an int64, holding, by op:
 
 `lift` makes the state of one element, so a kernel may merge element by element (vectorised
 across columns) or merge the states of whole blocks it computed faster; blocks merge in order,
-since for ARGMAX/ARGMIN the earlier index wins ties. Kernels take the op as a runtime integer
-and spell out their hot loops once per op, calling these with a constant op, which LLVM folds
-(a switch left inside a loop keeps it from vectorising)."""
+since for ARGMAX/ARGMIN the earlier index wins ties. Kernels call these with a constant op
+(the CPU kernels are compiled per op; the CUDA ones spell out their hot loops once per op),
+which LLVM folds: a switch left inside a loop keeps it from vectorising."""
 
 import functools
 
@@ -29,6 +29,8 @@ from . import libm
 
 SUM, MEAN, PROD, MAX, MIN, ALL, ANY, ARGMAX, ARGMIN, VAR, STD, LSE = range(12)
 SOFTMAX, LOG_SOFTMAX, CUMSUM = 12, 13, 14  # ops whose output has the input's shape
+NAMES = ("sum", "mean", "prod", "max", "min", "all", "any", "argmax", "argmin", "var", "std",
+         "logsumexp", "softmax", "log_softmax", "cumsum")  # by op code
 
 
 # -- intrinsics ------------------------------------------------------------------------------------
