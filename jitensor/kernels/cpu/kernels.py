@@ -112,6 +112,16 @@ def _one():
     return 1
 
 
+def variant(f, suffix, names):
+    """A copy of the Python function f, named f's name + suffix, whose globals are `names`: the
+    same code compiled with other helpers or constants. The name keeps its cache files apart
+    (Numba names them after the function and its line)."""
+    copy = type(f)(f.__code__, names, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    copy.__qualname__, copy.__module__, copy.__doc__ = (f.__qualname__ + suffix, f.__module__,
+                                                        f.__doc__)
+    return copy
+
+
 _making = threading.Lock()
 
 
@@ -151,12 +161,8 @@ class Twins:
     def _twin(self):
         """The kernel's Python function with one-thread answers to its thread tests."""
         f = self.kernel.py_func
-        names = dict(f.__globals__, serial=_always, single_thread=_one_thread, num_threads=_one)
-        twin = type(f)(f.__code__, names, f.__name__ + "_plain", f.__defaults__, f.__closure__)
-        # a name of its own: Numba names a kernel's cache files after it (and its line)
-        twin.__qualname__, twin.__doc__ = f.__qualname__ + "_plain", f.__doc__
-        twin.__module__ = f.__module__
-        return twin
+        return variant(f, "_plain", dict(f.__globals__, serial=_always,
+                                         single_thread=_one_thread, num_threads=_one))
 
     @property
     def builds(self):

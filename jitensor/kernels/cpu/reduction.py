@@ -58,7 +58,7 @@ from ..scalar.reduction import (
     shift,
     to_float,
 )
-from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
+from .kernels import PARALLEL_MIN, num_threads, prange_only, serial, variant
 from .strided import coalesce
 from .vector import always_inline, call, pointer, wide
 
@@ -92,9 +92,7 @@ def _for_op(op):
     """name -> op's copy of each `_per_op` function (calling each other's copies)."""
     names = dict(globals(), OP=op)
     for name, (f, options) in _PER_OP.items():
-        copy = type(f)(f.__code__, names, f"{name}_{scalar.NAMES[op]}", f.__defaults__)
-        # a name of its own: Numba names a kernel's cache files after it (and its line)
-        copy.__qualname__, copy.__module__, copy.__doc__ = copy.__name__, f.__module__, f.__doc__
+        copy = variant(f, "_" + scalar.NAMES[op], names)
         names[name] = (register_jitable(**options) if options else register_jitable)(copy)
     return names
 
