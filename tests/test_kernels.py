@@ -5,11 +5,13 @@ import json
 import operator
 import os
 
+import numba
 import numpy as np
 import pytest
 from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
 from hypothesis import given
 from hypothesis import strategies as st
+from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
 import jitensor as jt
@@ -213,6 +215,34 @@ def test_twins_run_small_work_plain_and_large_work_parallel(monkeypatch):
         np.testing.assert_array_equal(out, base[:, ::2].T)
     for twins in (kernels.fill_4d, kernels.copy_4d):
         assert twins.plain.calls == 1 and twins.parallel.calls == 1
+
+
+FLAG = None  # the global the Specialised functions below branch on
+_specialised = kernels.Specialised(globals())
+
+
+@_specialised()
+def _plus(x):
+    if FLAG:
+        return x + 1
+    return x + "one"  # does not type for an int: compiled only where FLAG is false
+
+
+@_specialised(njit)
+def _specialised_kernel(x):
+    return _plus(x)
+
+
+def test_specialised_copies_compile_only_the_branches_of_their_constants():
+    """kernels.Specialised: each build's copies see its constants as globals, so Numba prunes
+    the branches they rule out before typing (here one that cannot type); the copies call each
+    other's copies and carry the build's suffix (their cache files' name)."""
+    on = _specialised.build("_on", FLAG=True)
+    assert on["_specialised_kernel"](41) == 42
+    assert on["_specialised_kernel"].py_func.__name__ == "_specialised_kernel_on"
+    assert _specialised.build("_on", FLAG=True) is on  # made once
+    with pytest.raises(numba.core.errors.TypingError):
+        _specialised.build("_off", FLAG=False)["_specialised_kernel"](41)
 
 
 def test_kernels_are_cached_parallel_dispatchers():

@@ -112,7 +112,7 @@ def _one():
     return 1
 
 
-def variant(f, suffix, names):
+def _variant(f, suffix, names):
     """A copy of the Python function f, named f's name + suffix, whose globals are `names`: the
     same code compiled with other helpers or constants. The name keeps its cache files apart
     (Numba names them after the function and its line)."""
@@ -123,6 +123,39 @@ def variant(f, suffix, names):
 
 
 _making = threading.Lock()
+
+
+class Specialised:
+    """Functions compiled once per value of the module globals they branch on: Numba drops the
+    branches of a test of a constant (a global included) before typing them, but of an
+    argument only when it is None, so a flag passed down as an argument has every branch
+    compiled. Decorate them with an instance made on the module's globals (`per_op =
+    Specialised(globals())`): `@per_op(fastmath=...)` records a `register_jitable` helper,
+    `@per_op(njit, cache=True)` a kernel. `build(suffix, NAME=value, ...)` gives name -> the
+    copy of each, named name + suffix, compiled with those globals and calling each other's
+    copies (made once per suffix)."""
+
+    def __init__(self, names):
+        self.names, self.functions, self._builds = names, {}, {}
+
+    def __call__(self, jit=register_jitable, **options):
+        def record(f):
+            self.functions[f.__name__] = f, jit, options
+            return f
+        return record
+
+    def build(self, suffix, **constants):
+        names = self._builds.get(suffix)
+        if names is None:
+            with _making:
+                if suffix not in self._builds:
+                    names = dict(self.names, **constants)
+                    for name, (f, jit, options) in self.functions.items():
+                        copy = _variant(f, suffix, names)
+                        names[name] = jit(**options)(copy) if options else jit(copy)
+                    self._builds[suffix] = names
+                names = self._builds[suffix]
+        return names
 
 
 class Twins:
@@ -161,8 +194,8 @@ class Twins:
     def _twin(self):
         """The kernel's Python function with one-thread answers to its thread tests."""
         f = self.kernel.py_func
-        return variant(f, "_plain", dict(f.__globals__, serial=_always,
-                                         single_thread=_one_thread, num_threads=_one))
+        return _variant(f, "_plain", dict(f.__globals__, serial=_always,
+                                          single_thread=_one_thread, num_threads=_one))
 
     @property
     def builds(self):

@@ -58,7 +58,7 @@ from ..scalar.reduction import (
     shift,
     to_float,
 )
-from .kernels import PARALLEL_MIN, num_threads, prange_only, serial, variant
+from .kernels import PARALLEL_MIN, Specialised, num_threads, prange_only, serial
 from .strided import coalesce
 from .vector import always_inline, call, pointer, wide
 
@@ -71,30 +71,18 @@ _REASSOC = {"reassoc"}  # lets LLVM split a float fold over vector lanes (a bloc
 
 
 # -- one copy of the kernels per op -----------------------------------------------------------
-# The functions decorated `_per_op` branch on the global OP, which is None here: each op gets
-# copies of them (`_for_op`) in which OP is its code, a constant, so Numba drops the other ops'
-# branches before typing them. It does that for constants, not for arguments: with the op an
-# argument, every helper was typed and compiled for all 12 ops, for every dtype, though a
-# program calls two or three of them (docs/design.md, "Cold start").
+# The functions decorated `_per_op` branch on the global OP, None here: each op gets copies of
+# them in which it is the op's code (`_for_op`), a constant, so Numba compiles only that op's
+# branches (kernels.Specialised). With the op an argument, every helper was typed and compiled
+# for all 12 ops, for every dtype, though a program calls two or three (docs/design.md, "Cold
+# start").
 OP = None
-_PER_OP = {}  # name -> (Python function, its register_jitable options)
+_per_op = Specialised(globals())
 
 
-def _per_op(**options):
-    def record(f):
-        _PER_OP[f.__name__] = f, options
-        return f
-    return record
-
-
-@functools.cache
 def _for_op(op):
-    """name -> op's copy of each `_per_op` function (calling each other's copies)."""
-    names = dict(globals(), OP=op)
-    for name, (f, options) in _PER_OP.items():
-        copy = variant(f, "_" + scalar.NAMES[op], names)
-        names[name] = (register_jitable(**options) if options else register_jitable)(copy)
-    return names
+    """name -> op's copy of each `_per_op` function."""
+    return _per_op.build("_" + scalar.NAMES[op], OP=op)
 
 
 # -- vectorised loops over one segment (a C-layout array) ----------------------------------------
