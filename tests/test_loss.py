@@ -119,9 +119,10 @@ def test_the_parallel_kernels_match_the_serial_ones_exactly(shape):
     args = cpu_loss._args(x.detach().numpy().reshape(shape[0], shape[1], -1), t.numpy().ravel(),
                           None)
     outs = []
-    for kernel in (cpu_loss.loss_kernel, cpu_loss.loss_kernel_parallel):
+    built = cpu_loss.kernels(args[1], False)
+    for kernel in (built["loss_kernel"], built["loss_kernel_parallel"]):
         out, saved = np.empty(1, np.float32), np.empty(3 + 2 * t.numel())
-        assert kernel(*args, -100, 0.2, False, out, 1, saved) == -1
+        assert kernel(*args, -100, 0.2, out, 1, saved) == -1
         outs.append((out, saved))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
@@ -252,8 +253,9 @@ def test_kernels_load_from_the_disk_cache():
             "for n in (4, 4096):\n"
             "    x = jt.randn(n, 20, requires_grad=True)\n"
             "    jt.nn.functional.cross_entropy(x, jt.zeros(n, dtype=jt.int64)).backward()\n"
-            "kernels = [k.loss_kernel, k.loss_kernel_parallel, k.grad_kernel,\n"
-            "           k.grad_kernel_parallel]\n"
+            "built = k.kernels((1, 20), False)\n"
+            "kernels = [built[name] for name in ('loss_kernel', 'loss_kernel_parallel',\n"
+            "                                    'grad_kernel', 'grad_kernel_parallel')]\n"
             "print(sum(sum(f.stats.cache_misses.values()) for f in kernels),\n"
             "      sum(sum(f.stats.cache_hits.values()) for f in kernels))")
     run_python(code)

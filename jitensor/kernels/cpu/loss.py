@@ -18,7 +18,7 @@ from numba.extending import register_jitable
 from ..scalar import libm
 from ..scalar import loss as scalar
 from ..scalar.reduction import cast_like, exp, maximum
-from .kernels import prange_only, serial
+from .kernels import Specialised, prange_only, serial
 from .reduction import _REASSOC, _flat
 from .vector import wide
 
@@ -26,14 +26,28 @@ BLOCK = 4096  # scores per task (in L1), or one long row
 LONG = 128  # classes from which rows of adjacent classes are worked row-major
 ACROSS = 16  # rows at least in a class-major task: a vector of float32 lanes
 
+# The kernels are compiled per block layout and input: the functions decorated `_per_layout`
+# read the globals BY_CLASS (class-major blocks) and LOG_PROBS (the scores are log-probabilities,
+# nll_loss), constants in the copies `kernels` makes, so each copy compiles only its own
+# branches (kernels.Specialised): a program runs one of the four.
+BY_CLASS = LOG_PROBS = None
+_per_layout = Specialised(globals())
 
-# -- tasks -----------------------------------------------------------------------------------------
-@register_jitable
-def _geometry(shape):
-    """(rows per task, whether blocks are class-major) for scores of (S, C) = shape."""
+
+def kernels(shape, log_probs):
+    """name -> the kernels (and helpers) for scores of (S, C) = shape and log_probs."""
     n_s, n_c = shape
     by_class = n_s > 1 or n_c < LONG
-    return max(ACROSS if by_class else 1, BLOCK // max(n_c, 1)), by_class
+    return _per_layout.build(("_by_class" if by_class else "_by_row") +
+                             ("_log_probs" if log_probs else ""),
+                             BY_CLASS=by_class, LOG_PROBS=bool(log_probs))
+
+
+# -- tasks -----------------------------------------------------------------------------------------
+@_per_layout()
+def _per_task(n_c):
+    """Rows per task, for scores of n_c classes."""
+    return max(ACROSS if BY_CLASS else 1, BLOCK // max(n_c, 1))
 
 
 @register_jitable
@@ -52,18 +66,18 @@ def _rows(task, run, per_task):
     return lo, min((i + 1) * run, lo + per_task)
 
 
-@register_jitable
+@_per_layout()
 def _scratch(x, shape, like):
     """A task's scratch: its block of scores, and three numbers per row of like's dtype (the
     forward's float64 max, smoothing term and log-sum; the backward's coefficients in x's
     type)."""
-    per_task = _geometry(shape)[0]
+    per_task = _per_task(shape[1])
     return np.empty(per_task * shape[1], x.dtype), np.empty(3 * per_task, like.dtype)
 
 
 # -- moving blocks ---------------------------------------------------------------------------------
-@register_jitable(_nrt=False)
-def _load(x, shape, strides, lo, hi, e, by_class):
+@_per_layout(_nrt=False)
+def _load(x, shape, strides, lo, hi, e):
     """The scores of rows lo..hi-1 (of one n) into block e."""
     n_s, n_c = shape
     sn, sc, ss = strides
@@ -83,7 +97,7 @@ def _load(x, shape, strides, lo, hi, e, by_class):
         return
     for k in range(m):
         b = (lo + k) * sn
-        if by_class:
+        if BY_CLASS:
             for c in range(n_c):
                 e[c * m + k] = x[b + c * sc]
         elif sc == 1:
@@ -180,19 +194,18 @@ def _lse_by_class(e, m, n_c, lse, weight, has_weight, class_total, smooth):
         terms[k] += class_total * sums[k]
 
 
-@register_jitable(_nrt=False)
-def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing,
-          log_probs, out, per_row, saved, lo, hi, e, lse):
+@_per_layout(_nrt=False)
+def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing, out,
+          per_row, saved, lo, hi, e, lse):
     """Rows lo..hi-1: (their summed loss, their summed target weight, the first row whose
     target is out of range or -1); each row's max and log-sum into saved[3 + row] and
     saved[3 + rows + row], and with per_row its loss into out[row]."""
     n_s, n_c = shape
     sn, sc, ss = strides
     m = hi - lo
-    if not log_probs and n_c:
-        by_class = _geometry(shape)[1]
-        _load(x, shape, strides, lo, hi, e, by_class)
-        if by_class:
+    if not LOG_PROBS and n_c:
+        _load(x, shape, strides, lo, hi, e)
+        if BY_CLASS:
             _lse_by_class(e, m, n_c, lse, weight, has_weight, class_total, smoothing != 0.0)
         else:
             _lse_by_row(e, m, n_c, lse, weight, has_weight, class_total, smoothing != 0.0)
@@ -200,7 +213,7 @@ def _task(x, shape, strides, target, weight, has_weight, class_total, ignore, sm
     total = weights = 0.0
     for k in range(m):
         r = lo + k
-        top, log_s = (0.0, 0.0) if log_probs else (lse[k], lse[2 * m + k])
+        top, log_s = (0.0, 0.0) if LOG_PROBS else (lse[k], lse[2 * m + k])
         saved[3 + r], saved[3 + rows + r] = top, log_s
         t = target[r]
         if t == ignore:
@@ -240,23 +253,22 @@ def _finish(out, reduction, saved, total, weights, class_total):
         out[0] = total
 
 
-@njit(cache=True, error_model="numpy")
-def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, out,
-                reduction, saved):
+@_per_layout(njit, cache=True, error_model="numpy")
+def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, out, reduction,
+                saved):
     """The loss of every row, reduced into out[0] unless per row (reduction NONE); saved gets
     (summed loss, summed target weight, W, each row's max, each row's log-sum). Returns the
     first row with a target out of range, or -1."""
     rows, n_c = target.size, shape[1]
     run = rows if shape[0] == 1 else shape[0]
-    per_task = _geometry(shape)[0]
+    per_task = _per_task(n_c)
     e, lse = _scratch(x, shape, saved)
     class_total = _class_total(weight, has_weight, n_c)
     total = weights = 0.0
     for task in range(_tasks(rows, run, per_task)):
         lo, hi = _rows(task, run, per_task)
         t, w, bad = _task(x, shape, strides, target, weight, has_weight, class_total, ignore,
-                          smoothing, log_probs, out, reduction == scalar.NONE, saved, lo, hi, e,
-                          lse)
+                          smoothing, out, reduction == scalar.NONE, saved, lo, hi, e, lse)
         if bad >= 0:
             return bad
         total += t
@@ -265,12 +277,12 @@ def loss_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing
     return -1
 
 
-@njit(cache=True, parallel=prange_only(), error_model="numpy")
-def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing,
-                         log_probs, out, reduction, saved):
+@_per_layout(njit, cache=True, parallel=prange_only(), error_model="numpy")
+def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing, out,
+                         reduction, saved):
     rows, n_c = target.size, shape[1]
     run = rows if shape[0] == 1 else shape[0]
-    per_task = _geometry(shape)[0]
+    per_task = _per_task(n_c)
     tasks = _tasks(rows, run, per_task)
     class_total = _class_total(weight, has_weight, n_c)
     parts = np.empty((tasks, 2))
@@ -279,8 +291,8 @@ def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
         e, lse = _scratch(x, shape, saved)
         lo, hi = _rows(task, run, per_task)
         parts[task, 0], parts[task, 1], bad[task] = _task(
-            x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing,
-            log_probs, out, reduction == scalar.NONE, saved, lo, hi, e, lse)
+            x, shape, strides, target, weight, has_weight, class_total, ignore, smoothing, out,
+            reduction == scalar.NONE, saved, lo, hi, e, lse)
     total = weights = 0.0
     for task in range(tasks):  # in order, as the serial kernel
         if bad[task] >= 0:
@@ -292,14 +304,14 @@ def loss_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, 
 
 
 # -- backward --------------------------------------------------------------------------------------
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _softmax(e, m, n_c, saved, lo, rows, by_class, shifts):
+@_per_layout(fastmath=_REASSOC, _nrt=False)
+def _softmax(e, m, n_c, saved, lo, rows, shifts):
     """Block e of rows lo..lo+m-1 becomes their softmax, exp((x - max) - log_s), the forward's
     max and log-sum read from saved (the max is a score: x - max is exact); shifts: scratch
     for 2m of them in x's type."""
     wide()
     like = e[0]
-    if by_class:
+    if BY_CLASS:
         tops, logs = shifts[:m], shifts[m:2 * m]
         for k in range(m):
             tops[k] = cast_like(saved[3 + lo + k], like)
@@ -318,18 +330,18 @@ def _softmax(e, m, n_c, saved, lo, rows, by_class, shifts):
     _exp(e, m * n_c)
 
 
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _grad_by_row(p, y, n_c, a, b, h, t, weight, has_weight, log_probs):
+@_per_layout(fastmath=_REASSOC, _nrt=False)
+def _grad_by_row(p, y, n_c, a, b, h, t, weight, has_weight):
     """y[c] = the gradient at class c of one row (scalar.class_grad), p its softmax."""
     wide()
     zero, one = cast_like(0.0, a), cast_like(1.0, a)
     for c in range(n_c):
         w = cast_like(weight[c], a) if has_weight else one
-        y[c] = scalar.class_grad(a, b, h, zero if log_probs else p[c], w, c == t)
+        y[c] = scalar.class_grad(a, b, h, zero if LOG_PROBS else p[c], w, c == t)
 
 
-@register_jitable(fastmath=_REASSOC, _nrt=False)
-def _grad_by_class(e, m, n_c, a, b, h, targets, ignore, weight, has_weight, log_probs):
+@_per_layout(fastmath=_REASSOC, _nrt=False)
+def _grad_by_class(e, m, n_c, a, b, h, targets, ignore, weight, has_weight):
     """The gradient into class-major block e (which holds the softmax), across the rows;
     rows whose target is ignored get 0."""
     wide()
@@ -339,29 +351,28 @@ def _grad_by_class(e, m, n_c, a, b, h, targets, ignore, weight, has_weight, log_
         w = cast_like(weight[c], zero) if has_weight else one
         for k in range(m):
             t = targets[k]
-            grad = scalar.class_grad(a[k], b[k], h[k], zero if log_probs else run[k], w, c == t)
+            grad = scalar.class_grad(a[k], b[k], h[k], zero if LOG_PROBS else run[k], w, c == t)
             run[k] = zero if t == ignore else grad
 
 
-@register_jitable(_nrt=False)
-def _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
-               g_stride, scale, saved, out, lo, hi, e, coefficients):
+@_per_layout(_nrt=False)
+def _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, g, g_stride,
+               scale, saved, out, lo, hi, e, coefficients):
     """Rows lo..hi-1 of the gradient into out, C-contiguous (N, C, S)."""
     n_c = shape[1]
     m = hi - lo
-    by_class = _geometry(shape)[1]
-    if not log_probs and n_c:
-        _load(x, shape, strides, lo, hi, e, by_class)
-        _softmax(e, m, n_c, saved, lo, target.size, by_class, coefficients)
+    if not LOG_PROBS and n_c:
+        _load(x, shape, strides, lo, hi, e)
+        _softmax(e, m, n_c, saved, lo, target.size, coefficients)
     a, b, h = coefficients[:m], coefficients[m:2 * m], coefficients[2 * m:3 * m]
     for k in range(m):
         r = lo + k
         t = target[r]
         w = np.float64(weight[t]) if has_weight and t != ignore else 1.0
         a[k], b[k], h[k] = scalar.grad_coefficients(np.float64(g[r * g_stride]) * scale, w,
-                                                    saved[2], smoothing, n_c, log_probs)
-    if by_class:
-        _grad_by_class(e, m, n_c, a, b, h, target[lo:hi], ignore, weight, has_weight, log_probs)
+                                                    saved[2], smoothing, n_c, LOG_PROBS)
+    if BY_CLASS:
+        _grad_by_class(e, m, n_c, a, b, h, target[lo:hi], ignore, weight, has_weight)
         _store(out, shape, lo, hi, e)
         return
     for k in range(m):
@@ -372,37 +383,37 @@ def _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing,
                 y[c] = 0
         else:
             _grad_by_row(e[k * n_c:(k + 1) * n_c], y, n_c, a[k], b[k], h[k], target[r], weight,
-                         has_weight, log_probs)
+                         has_weight)
 
 
-@njit(cache=True, error_model="numpy")
-def grad_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
-                reduction, saved, out):
+@_per_layout(njit, cache=True, error_model="numpy")
+def grad_kernel(x, shape, strides, target, weight, has_weight, ignore, smoothing, g, reduction,
+                saved, out):
     """out = the gradient of the loss by x for upstream gradient g (one element, or one per
     row for reduction NONE); out C-contiguous (N, C, S), saved: the forward's."""
     rows = target.size
     run = rows if shape[0] == 1 else shape[0]
-    per_task = _geometry(shape)[0]
+    per_task = _per_task(shape[1])
     e, coefficients = _scratch(x, shape, x)
     scale = 1.0 / saved[1] if reduction == scalar.MEAN else 1.0
     for task in range(_tasks(rows, run, per_task)):
         lo, hi = _rows(task, run, per_task)
-        _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
+        _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, g,
                    1 if reduction == scalar.NONE else 0, scale, saved, out, lo, hi, e,
                    coefficients)
 
 
-@njit(cache=True, parallel=prange_only(), error_model="numpy")
-def grad_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing,
-                         log_probs, g, reduction, saved, out):
+@_per_layout(njit, cache=True, parallel=prange_only(), error_model="numpy")
+def grad_kernel_parallel(x, shape, strides, target, weight, has_weight, ignore, smoothing, g,
+                         reduction, saved, out):
     rows = target.size
     run = rows if shape[0] == 1 else shape[0]
-    per_task = _geometry(shape)[0]
+    per_task = _per_task(shape[1])
     scale = 1.0 / saved[1] if reduction == scalar.MEAN else 1.0
     for task in prange(_tasks(rows, run, per_task)):
         e, coefficients = _scratch(x, shape, x)
         lo, hi = _rows(task, run, per_task)
-        _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, log_probs, g,
+        _grad_task(x, shape, strides, target, weight, has_weight, ignore, smoothing, g,
                    1 if reduction == scalar.NONE else 0, scale, saved, out, lo, hi, e,
                    coefficients)
 
@@ -421,9 +432,10 @@ def class_loss(out, saved, x, target, weight, ignore_index, smoothing, log_probs
     into out (N * S,) for reduction NONE, else reduced into the one-element out. saved (float64,
     3 + 2 N S) gets what the backward reads: the summed loss and target weight, the summed class
     weights W, each row's max and log-sum. Returns None, or a target that is out of range."""
-    kernel = loss_kernel if serial(x.size) else loss_kernel_parallel
-    bad = kernel(*_args(x, target, weight), ignore_index, smoothing, log_probs, out.reshape(-1),
-                 reduction, saved)
+    kernel = kernels((x.shape[2], x.shape[1]), log_probs)[
+        "loss_kernel" if serial(x.size) else "loss_kernel_parallel"]
+    bad = kernel(*_args(x, target, weight), ignore_index, smoothing, out.reshape(-1), reduction,
+                 saved)
     return None if bad < 0 else int(target[bad])
 
 
@@ -431,6 +443,7 @@ def class_loss_grad(out, x, target, weight, ignore_index, smoothing, log_probs, 
                     saved):
     """out (C-contiguous, x's shape) = the gradient of class_loss's loss by x, for upstream
     gradient g (one element or, for NONE, one per target, C-contiguous)."""
-    kernel = grad_kernel if serial(x.size) else grad_kernel_parallel
-    kernel(*_args(x, target, weight), ignore_index, smoothing, log_probs, g.reshape(-1),
-           reduction, saved, out.reshape(-1))
+    kernel = kernels((x.shape[2], x.shape[1]), log_probs)[
+        "grad_kernel" if serial(x.size) else "grad_kernel_parallel"]
+    kernel(*_args(x, target, weight), ignore_index, smoothing, g.reshape(-1), reduction, saved,
+           out.reshape(-1))
