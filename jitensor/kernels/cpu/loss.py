@@ -34,13 +34,19 @@ BY_CLASS = LOG_PROBS = None
 _per_layout = Specialised(globals())
 
 
+_BUILDS = {}  # (by_class, log_probs) -> that build's names (a launch's one lookup)
+
+
 def kernels(shape, log_probs):
     """name -> the kernels (and helpers) for scores of (S, C) = shape and log_probs."""
-    n_s, n_c = shape
-    by_class = n_s > 1 or n_c < LONG
-    return _per_layout.build(("_by_class" if by_class else "_by_row") +
-                             ("_log_probs" if log_probs else ""),
-                             BY_CLASS=by_class, LOG_PROBS=bool(log_probs))
+    key = shape[0] > 1 or shape[1] < LONG, bool(log_probs)
+    names = _BUILDS.get(key)
+    if names is None:
+        by_class, log_probs = key
+        names = _BUILDS[key] = _per_layout.build(
+            ("_by_class" if by_class else "_by_row") + ("_log_probs" if log_probs else ""),
+            BY_CLASS=by_class, LOG_PROBS=log_probs)
+    return names
 
 
 # -- tasks -----------------------------------------------------------------------------------------
