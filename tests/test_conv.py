@@ -404,18 +404,21 @@ def test_batch_norm_threads_give_the_same_bits_and_errors():
 
 
 def test_conv_kernels_load_from_the_disk_cache():
-    """A second process runs the convolution's three kernels without compiling them."""
-    code = ("import jitensor as jt\n"
-            "from jitensor.kernels.cpu import conv as k\n"
-            "x = jt.randn(2, 4, 6, 6, requires_grad=True)\n"
-            "jt.nn.Conv2d(4, 8, 3, padding=1)(x).sum().backward()\n"
-            "kernels = [k.conv_forward, k.conv_input_grad, k.conv_weight_grad]\n"
-            "builds = [b for f in kernels for b in f.builds]\n"
-            "print(sum(sum(f.stats.cache_misses.values()) for f in builds),\n"
-            "      sum(sum(f.stats.cache_hits.values()) for f in builds))")
+    """A second process runs the convolution's three workers, and the drivers that run them
+    on one thread and on several, without compiling them."""
+    code = ("import numpy as np, jitensor as jt\n"
+            "from jitensor.kernels.cpu import conv as k, kernels\n"
+            "for n in (2, 64):  # one thread, then several\n"
+            "    x = jt.randn(n, 4, 16, 16, requires_grad=True)\n"
+            "    jt.nn.Conv2d(4, 8, 3, padding=1)(x).sum().backward()\n"
+            "built = k.workers(np.dtype(np.float32))\n"
+            "print(sum(built[name].cfunc.cache_hits for name in\n"
+            "          ('conv_forward', 'conv_input_grad', 'conv_weight_grad')),\n"
+            "      *[sum(d.stats.cache_misses.values()) for d in\n"
+            "        (kernels._run_serial, kernels._run_parallel)])")
     run_python(code)
-    misses, hits = map(int, run_python(code).split())
-    assert misses == 0 and hits == 3
+    hits, *misses = map(int, run_python(code).split())
+    assert hits == 3 and misses == [0, 0]
 
 
 

@@ -11,12 +11,13 @@ import pytest
 from conftest import CPU_DTYPES, assert_tensor, dtype_id, run_python
 from hypothesis import given
 from hypothesis import strategies as st
-from numba import njit
+from numba import carray, cfunc, njit
 from numpy.lib.stride_tricks import as_strided
 
 import jitensor as jt
 import jitensor.kernels.cpu as cpu
 from jitensor.kernels.cpu import kernels, strided
+from jitensor.kernels.cpu.vector import as_pointer
 
 P = kernels.PARALLEL_MIN
 M = kernels.MOVE_PARALLEL_MIN  # flat fills and copies go parallel from here
@@ -243,6 +244,28 @@ def test_specialised_copies_compile_only_the_branches_of_their_constants():
     assert _specialised.build("_on", FLAG=True) is on  # made once
     with pytest.raises(numba.core.errors.TypingError):
         _specialised.build("_off", FLAG=False)["_specialised_kernel"](41)
+
+
+def _tasks_worker(context, first, step):
+    """Writes each task's `first` at its index of the array at context[0] (context[1] long)."""
+    c = carray(as_pointer(context, np.int64(0)), 2)
+    out = carray(as_pointer(c[0], np.int64(0)), c[1])
+    for task in range(first, out.size, step):
+        out[task] = first
+
+
+def test_run_tasks_runs_every_task_once_on_any_number_of_threads():
+    """kernels.run_tasks: a worker's tasks first, first + step, ... over `workers` threads (one:
+    on the caller's, through the serial driver), its arguments packed by `context`."""
+    worker = cfunc(kernels.WORKER)(_tasks_worker)
+    for workers in (1, 2, 3):
+        out = np.full(10, -1, np.int64)
+        kernels.run_tasks(worker.address, kernels.context(out), workers)
+        np.testing.assert_array_equal(out, np.arange(10) % workers)
+    a = np.zeros((2, 3), np.float32)
+    packed = kernels.context(a, 7, True)
+    assert packed.dtype == np.int64
+    assert packed.tolist() == [a.__array_interface__["data"][0], 2, 3, 7, 1]
 
 
 def test_kernels_are_cached_parallel_dispatchers():

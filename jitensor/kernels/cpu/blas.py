@@ -72,6 +72,32 @@ AVAILABLE = _lib is not None and _register(_lib)
 LAPACK = _lib is not None and _register_lapack(_lib)
 
 
+def _thread_functions(lib):
+    """OpenBLAS's (get, set) thread count functions, callable from Python, or None."""
+    for prefix in ("scipy_openblas_", "openblas_"):
+        get = getattr(lib, f"{prefix}get_num_threads64_", None)
+        if get is not None:
+            return get, getattr(lib, f"{prefix}set_num_threads64_")
+    return None
+
+
+_threads = _thread_functions(_lib) if AVAILABLE else None
+
+
+def on_one_thread(fn, *args):
+    """fn(*args) with OpenBLAS on one thread meanwhile: for work whose own tasks call it on
+    Numba's threads (linalg.gemm_blas says why)."""
+    if _threads is None:
+        return fn(*args)
+    get, set_ = _threads
+    threads = get()
+    set_(1)
+    try:
+        return fn(*args)
+    finally:
+        set_(threads)
+
+
 def _gemm_type(real):
     # cblas_?gemm(order, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc): the enums
     # are C ints, the sizes 64-bit (ILP64); pointers pass as integers (`arr.ctypes.data`).

@@ -1,5 +1,6 @@
 """CPU kernels of the 2-d convolution (ops/conv.py): the forward and the gradients of the input
-and of the weight, each one parallel kernel.
+and of the weight, each one worker (`kernels.run_tasks`) compiled per dtype: on one thread or
+several, without a parallel kernel's compile per signature.
 
 A convolution is a product per image and group: out (Og, P) = W (Og, K) @ cols (K, P), where
 cols holds the image's (zero-padded) windows, K = C/groups * kh * kw rows of P = OH * OW
@@ -26,11 +27,12 @@ slices per task)."""
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import num_threads, one_worker, prange_only, single_thread, twins
+from .kernels import Specialised, context, num_threads, run_tasks, single_thread, worker
+from .vector import as_pointer
 
 BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
 PARTS = 16  # runs of tasks the weight's gradient is summed in, at most
@@ -231,19 +233,23 @@ def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
                     dst[o, p] += v
 
 
-@twins(one_worker)
-@njit(cache=True, parallel=prange_only())
-def conv_forward(out, x, w, bias, has_bias, code, geo, workers):
-    """out = the convolution of x with w (plus bias, when has_bias), the tasks spread over
-    `workers` threads (1: a plain loop, no thread pool)."""
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    if workers == 1:
-        _forward_tasks(0, 1, out, x, w, bias, has_bias, code, geo)
-    else:
-        for first in prange(workers):
-            _forward_tasks(first, workers, out, x, w, bias, has_bias, code, geo)
-    blas.set_num_threads(threads)
+# -- workers (kernels.run_tasks): each compiled per dtype, DTYPE the element type of its arrays
+# (geo's: int64); the comments give the layout of the arguments at `context` -----------------
+DTYPE = None
+_per_dtype = Specialised(globals())
+
+
+@_per_dtype(worker, cache=True, error_model="numpy")
+def conv_forward(context, first, step):
+    """out = the convolution of x with w (plus bias, when has_bias)."""
+    # out (3-D), x (4-D), w (2-D), bias (1-D), geo (1-D), has_bias, code
+    c, zero = carray(as_pointer(context, np.int64(0)), 18), DTYPE(0)
+    out = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
+    x = carray(as_pointer(c[4], zero), (c[5], c[6], c[7], c[8]))
+    w = carray(as_pointer(c[9], zero), (c[10], c[11]))
+    bias = carray(as_pointer(c[12], zero), c[13])
+    geo = carray(as_pointer(c[14], np.int64(0)), c[15])
+    _forward_tasks(first, step, out, x, w, bias, c[16] != 0, c[17], geo)
 
 
 @register_jitable
@@ -264,20 +270,17 @@ def _input_tasks(first, step, gx, g, w, code, geo):
             _fold(flat, ld, gx, n, q * cg + c0, (c1 - c0) * taps, geo, oh0, (p1 - p0) // ow_n)
 
 
-@twins(one_worker)
-@njit(cache=True, parallel=prange_only())
-def conv_input_grad(gx, g, w, code, geo, workers):
+@_per_dtype(worker, cache=True, error_model="numpy")
+def conv_input_grad(context, first, step):
     """gx = the gradient of the convolution by its input for upstream gradient g: a task per
-    image, group and slice of its channels (no two add into one place), spread over `workers`
-    threads."""
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    if workers == 1:
-        _input_tasks(0, 1, gx, g, w, code, geo)
-    else:
-        for first in prange(workers):
-            _input_tasks(first, workers, gx, g, w, code, geo)
-    blas.set_num_threads(threads)
+    image, group and slice of its channels (no two add into one place)."""
+    # gx (4-D), g (3-D), w (2-D), geo (1-D), code
+    c, zero = carray(as_pointer(context, np.int64(0)), 15), DTYPE(0)
+    gx = carray(as_pointer(c[0], zero), (c[1], c[2], c[3], c[4]))
+    g = carray(as_pointer(c[5], zero), (c[6], c[7], c[8]))
+    w = carray(as_pointer(c[9], zero), (c[10], c[11]))
+    geo = carray(as_pointer(c[12], np.int64(0)), c[13])
+    _input_tasks(first, step, gx, g, w, c[14], geo)
 
 
 @register_jitable
@@ -302,21 +305,23 @@ def _weight_part(item, partial, g, x, code, geo):
                  g[n, q * og + o0:q * og + o1, p0:p1], block.T, True)
 
 
-@twins(one_worker)
-@njit(cache=True, parallel=prange_only())
-def conv_weight_grad(gw, partial, g, x, code, geo, workers):
-    """gw = the gradient of the convolution by its weight for upstream gradient g: the runs'
-    sums into partial ((runs, O, K)), on `workers` threads, then added in run order."""
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    items = partial.shape[0] * geo[11]
-    if workers == 1:
-        for item in range(items):
-            _weight_part(item, partial, g, x, code, geo)
-    else:
-        for item in prange(items):
-            _weight_part(item, partial, g, x, code, geo)
-    blas.set_num_threads(threads)
+@_per_dtype(worker, cache=True, error_model="numpy")
+def conv_weight_grad(context, first, step):
+    """The gradient of the convolution by its weight for upstream gradient g: the runs' sums
+    into partial ((runs, O, K)), which `_add_runs` adds up."""
+    # partial (3-D), g (3-D), x (4-D), geo (1-D), code
+    c, zero = carray(as_pointer(context, np.int64(0)), 16), DTYPE(0)
+    partial = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
+    g = carray(as_pointer(c[4], zero), (c[5], c[6], c[7]))
+    x = carray(as_pointer(c[8], zero), (c[9], c[10], c[11], c[12]))
+    geo = carray(as_pointer(c[13], np.int64(0)), c[14])
+    for item in range(first, partial.shape[0] * geo[11], step):
+        _weight_part(item, partial, g, x, c[15], geo)
+
+
+@njit(cache=True)
+def _add_runs(gw, partial):
+    """gw = the runs' partial sums added in run order (the same bits on any thread count)."""
     for i in range(gw.shape[0]):
         for j in range(gw.shape[1]):
             s = partial[0, i, j]
@@ -347,6 +352,23 @@ def _geometry(w, out_shape, stride, padding, dilation, groups, rows, tasks, chan
                      splits), np.int64)
 
 
+_WORKERS = {}  # dtype -> its workers (a launch's one lookup)
+
+
+def workers(dtype):
+    """name -> the workers for arrays of `dtype`."""
+    built = _WORKERS.get(dtype)
+    if built is None:
+        built = _WORKERS[dtype] = _per_dtype.build("_" + dtype.name, DTYPE=dtype.type)
+    return built
+
+
+def _run(kernel, threads, *arguments):
+    """The `kernel` worker of the first array's dtype on `threads` threads, OpenBLAS on one."""
+    address = workers(arguments[0].dtype)[kernel].address
+    blas.on_one_thread(run_tasks, address, context(*arguments), threads)
+
+
 def _workers(tasks, work):
     """Threads for `tasks` tasks of `work` multiply-adds in all."""
     from .linalg import BLAS_PARALLEL_MIN
@@ -366,9 +388,9 @@ def conv(out, x, w, bias, stride, padding, dilation, groups):
     rows = _rows(w2.shape[1], out.shape)
     tasks = n * groups * -(-oh // rows)
     geo = _geometry(w, out.shape, stride, padding, dilation, groups, rows, tasks, o // groups)
-    conv_forward(out.reshape(n, o, oh * ow), x, w2, w2[0] if bias is None else bias,
-                 bias is not None, _code(x.dtype), geo,
-                 _workers(tasks * geo[11], out.size * w2.shape[1]))
+    _run("conv_forward", _workers(tasks * geo[11], out.size * w2.shape[1]),
+         out.reshape(n, o, oh * ow), x, w2, w2[0] if bias is None else bias, geo,
+         bias is not None, _code(x.dtype))
 
 
 def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
@@ -377,8 +399,8 @@ def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
     w2 = _matrix(w)
     geo = _geometry(w, g.shape, stride, padding, dilation, groups, _rows(w2.shape[1], g.shape),
                     n * groups, gx.shape[1] // groups)
-    conv_input_grad(gx, g.reshape(n, o, oh * ow), w2, _code(gx.dtype), geo,
-                    _workers(n * groups * geo[11], g.size * w2.shape[1]))
+    _run("conv_input_grad", _workers(n * groups * geo[11], g.size * w2.shape[1]), gx,
+         g.reshape(n, o, oh * ow), w2, geo, _code(gx.dtype))
 
 
 def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
@@ -389,6 +411,7 @@ def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
     rows = _rows(gw2.shape[1], g.shape)
     parts = max(1, min(PARTS, n * groups * -(-oh // rows), PARTIAL_MAX // max(1, gw.size)))
     geo = _geometry(gw, g.shape, stride, padding, dilation, groups, rows, parts, o // groups)
-    conv_weight_grad(gw2, np.empty((parts, o, gw2.shape[1]), gw.dtype),
-                     g.reshape(n, o, oh * ow), x, _code(x.dtype), geo,
-                     _workers(parts * geo[11], g.size * gw2.shape[1]))
+    partial = np.empty((parts, o, gw2.shape[1]), gw.dtype)
+    _run("conv_weight_grad", _workers(parts * geo[11], g.size * gw2.shape[1]), partial,
+         g.reshape(n, o, oh * ow), x, geo, _code(x.dtype))
+    _add_runs(gw2, partial)

@@ -15,13 +15,15 @@ import sys
 import threading
 
 import numba
-from numba import njit, prange, types
+import numpy as np
+from numba import cfunc, njit, prange, types
 from numba.core.caching import NullCache
 from numba.extending import overload, register_jitable
 from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
 from ..scalar import creation as scalar
 from .strided import AnyLayout
+from .vector import call
 
 PARALLEL_MIN = 1 << 16  # float32 fill on 2 cores: serial 3.5 µs, parallel 3.3 µs
 # Flat fills and copies compute nothing and go parallel from a larger size: TBB's workers (the
@@ -110,6 +112,75 @@ def _one_thread():
 @register_jitable
 def _one():
     return 1
+
+
+# -- workers: parallel work through one driver compiled once -------------------------------------
+# A prange kernel compiles its loop body again, as a function of its own, for every signature:
+# conv2d's forward took 5.8 s to compile as a parallel kernel, 2.4 s as its plain twin. A
+# *worker* is a cfunc of one signature, worker(context, first, step), which runs tasks first,
+# first + step, ... of its work with the arguments packed at `context` (an int64 array:
+# `context()`); `run_tasks` runs it on any number of threads through two drivers that compile
+# once for the package. Its tasks never depend on the thread count, so neither do its bits.
+WORKER = types.void(types.int64, types.int64, types.int64)
+
+
+@njit(cache=True)
+def _run_serial(worker, context):
+    call(worker, (context, np.int64(0), np.int64(1)))
+
+
+@njit(cache=True, parallel=prange_only())
+def _run_parallel(worker, context, workers):
+    for first in prange(workers):
+        call(worker, (context, np.int64(first), workers))
+
+
+def run_tasks(worker, context, workers):
+    """Run the worker at address `worker` with the arguments in `context` on `workers` threads
+    (1: on this one, without the thread pool)."""
+    address = context.__array_interface__["data"][0]
+    if workers == 1:
+        _run_serial(worker, address)
+    else:
+        _run_parallel(worker, address, workers)
+
+
+class Worker:
+    """A worker's cfunc (signature WORKER), compiled on first use: a Specialised build makes
+    one for each of its workers, and most programs run only some of them."""
+
+    def __init__(self, function, options):
+        self.function, self.options, self._cfunc = function, options, None
+
+    @property
+    def cfunc(self):
+        if self._cfunc is None:
+            with _making:
+                if self._cfunc is None:
+                    self._cfunc = cfunc(WORKER, **self.options)(self.function)
+        return self._cfunc
+
+    @property
+    def address(self):
+        return (self._cfunc or self.cfunc).address
+
+
+def worker(**options):
+    """The `jit` of a worker recorded on a Specialised: `@per_dtype(worker, cache=True)`."""
+    return lambda function: Worker(function, options)
+
+
+def context(*arguments):
+    """The int64 array a worker reads its arguments from: an array (C-contiguous: the callers'
+    own) as its address then its shape, anything else as an integer."""
+    values = []
+    for x in arguments:
+        if x.__class__ is np.ndarray:
+            values.append(x.__array_interface__["data"][0])
+            values += x.shape
+        else:
+            values.append(x)
+    return np.array(values, np.int64)
 
 
 def _variant(f, suffix, names):

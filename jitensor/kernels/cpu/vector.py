@@ -108,6 +108,19 @@ def pointer(typingctx, array, i):
 
 
 @intrinsic
+def as_pointer(typingctx, address, like):
+    """The integer `address` typed a pointer to like's type: how a function called by address
+    reads the arrays it was passed as addresses (`carray(as_pointer(a, np.float32(0)), n)`)."""
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+    return types.CPointer(types.unliteral(like))(address, like), codegen
+
+
+@intrinsic
 def call(typingctx, address, args):
     """Call the C function at `address` (an integer: a cfunc's `.address`) with the tuple
     `args`, its parameters as typed here; it returns nothing. A kernel compiled once then runs
