@@ -114,6 +114,9 @@ def _one():
     return 1
 
 
+_making = threading.Lock()  # held while a kernel's copy or twin is made, or a worker compiled
+
+
 # -- workers: parallel work through one driver compiled once -------------------------------------
 # A prange kernel compiles its loop body again, as a function of its own, for every signature:
 # conv2d's forward took 5.8 s to compile as a parallel kernel, 2.4 s as its plain twin. A
@@ -191,9 +194,6 @@ def _variant(f, suffix, names):
     copy.__qualname__, copy.__module__, copy.__doc__ = (f.__qualname__ + suffix, f.__module__,
                                                         f.__doc__)
     return copy
-
-
-_making = threading.Lock()
 
 
 class Specialised:
