@@ -219,7 +219,7 @@ def test_twins_run_small_work_plain_and_large_work_parallel(monkeypatch):
 
 
 FLAG = None  # the global the Specialised functions below branch on
-_specialised = kernels.Specialised(globals())
+_specialised = kernels.Specialised(globals(), ("FLAG",), lambda flag: "_on" if flag else "_off")
 
 
 @_specialised()
@@ -238,12 +238,12 @@ def test_specialised_copies_compile_only_the_branches_of_their_constants():
     """kernels.Specialised: each build's copies see its constants as globals, so Numba prunes
     the branches they rule out before typing (here one that cannot type); the copies call each
     other's copies and carry the build's suffix (their cache files' name)."""
-    on = _specialised.build("_on", FLAG=True)
+    on = _specialised.build(True)
     assert on["_specialised_kernel"](41) == 42
     assert on["_specialised_kernel"].py_func.__name__ == "_specialised_kernel_on"
-    assert _specialised.build("_on", FLAG=True) is on  # made once
+    assert _specialised.build(True) is on  # made once
     with pytest.raises(numba.core.errors.TypingError):
-        _specialised.build("_off", FLAG=False)["_specialised_kernel"](41)
+        _specialised.build(False)["_specialised_kernel"](41)
 
 
 def _tasks_worker(context, first, step):

@@ -236,7 +236,7 @@ def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
 # -- workers (kernels.run_tasks): each compiled per dtype, DTYPE the element type of its arrays
 # (geo's: int64); the comments give the layout of the arguments at `context` -----------------
 DTYPE = None
-_per_dtype = Specialised(globals())
+_per_dtype = Specialised(globals(), ("DTYPE",), lambda dtype: "_" + np.dtype(dtype).name)
 
 
 @_per_dtype(worker, cache=True, error_model="numpy")
@@ -352,15 +352,9 @@ def _geometry(w, out_shape, stride, padding, dilation, groups, rows, tasks, chan
                      splits), np.int64)
 
 
-_WORKERS = {}  # dtype -> its workers (a launch's one lookup)
-
-
 def workers(dtype):
     """name -> the workers for arrays of `dtype`."""
-    built = _WORKERS.get(dtype)
-    if built is None:
-        built = _WORKERS[dtype] = _per_dtype.build("_" + dtype.name, DTYPE=dtype.type)
-    return built
+    return _per_dtype.build(dtype.type)
 
 
 def _run(kernel, threads, *arguments):

@@ -200,14 +200,16 @@ class Specialised:
     """Functions compiled once per value of the module globals they branch on: Numba drops the
     branches of a test of a constant (a global included) before typing them, but of an
     argument only when it is None, so a flag passed down as an argument has every branch
-    compiled. Decorate them with an instance made on the module's globals (`per_op =
-    Specialised(globals())`): `@per_op(fastmath=...)` records a `register_jitable` helper,
-    `@per_op(njit, cache=True)` a kernel. `build(suffix, NAME=value, ...)` gives name -> the
-    copy of each, named name + suffix, compiled with those globals and calling each other's
-    copies (made once per suffix)."""
+    compiled. Decorate them with an instance made on the module's globals, the names of the
+    globals that vary, and `suffix(*values)` naming a build (`per_op = Specialised(globals(),
+    ("OP",), suffix)`): `@per_op(fastmath=...)` records a `register_jitable` helper,
+    `@per_op(njit, cache=True)` a kernel. `build(*values)` gives name -> the copy of each,
+    named name + suffix, compiled with those globals set to `values` and calling each other's
+    copies (made once per values: later calls are one dict lookup)."""
 
-    def __init__(self, names):
-        self.names, self.functions, self._builds = names, {}, {}
+    def __init__(self, names, constants, suffix):
+        self.names, self.constants, self.suffix = names, constants, suffix
+        self.functions, self._builds = {}, {}
 
     def __call__(self, jit=register_jitable, **options):
         def record(f):
@@ -215,17 +217,18 @@ class Specialised:
             return f
         return record
 
-    def build(self, suffix, **constants):
-        names = self._builds.get(suffix)
+    def build(self, *values):
+        names = self._builds.get(values)
         if names is None:
             with _making:
-                if suffix not in self._builds:
-                    names = dict(self.names, **constants)
+                if values not in self._builds:
+                    names = dict(self.names, **dict(zip(self.constants, values, strict=True)))
+                    suffix = self.suffix(*values)
                     for name, (f, jit, options) in self.functions.items():
                         copy = _variant(f, suffix, names)
                         names[name] = jit(**options)(copy) if options else jit(copy)
-                    self._builds[suffix] = names
-                names = self._builds[suffix]
+                    self._builds[values] = names
+                names = self._builds[values]
         return names
 
 

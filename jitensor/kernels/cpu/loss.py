@@ -31,22 +31,15 @@ ACROSS = 16  # rows at least in a class-major task: a vector of float32 lanes
 # nll_loss), constants in the copies `kernels` makes, so each copy compiles only its own
 # branches (kernels.Specialised): a program runs one of the four.
 BY_CLASS = LOG_PROBS = None
-_per_layout = Specialised(globals())
-
-
-_BUILDS = {}  # (by_class, log_probs) -> that build's names (a launch's one lookup)
+_per_layout = Specialised(
+    globals(), ("BY_CLASS", "LOG_PROBS"),
+    lambda by_class, log_probs: ("_by_class" if by_class else "_by_row") +
+    ("_log_probs" if log_probs else ""))
 
 
 def kernels(shape, log_probs):
     """name -> the kernels (and helpers) for scores of (S, C) = shape and log_probs."""
-    key = shape[0] > 1 or shape[1] < LONG, bool(log_probs)
-    names = _BUILDS.get(key)
-    if names is None:
-        by_class, log_probs = key
-        names = _BUILDS[key] = _per_layout.build(
-            ("_by_class" if by_class else "_by_row") + ("_log_probs" if log_probs else ""),
-            BY_CLASS=by_class, LOG_PROBS=log_probs)
-    return names
+    return _per_layout.build(shape[0] > 1 or shape[1] < LONG, bool(log_probs))
 
 
 # -- tasks -----------------------------------------------------------------------------------------

@@ -72,17 +72,12 @@ _REASSOC = {"reassoc"}  # lets LLVM split a float fold over vector lanes (a bloc
 
 # -- one copy of the kernels per op -----------------------------------------------------------
 # The functions decorated `_per_op` branch on the global OP, None here: each op gets copies of
-# them in which it is the op's code (`_for_op`), a constant, so Numba compiles only that op's
-# branches (kernels.Specialised). With the op an argument, every helper was typed and compiled
-# for all 12 ops, for every dtype, though a program calls two or three (docs/design.md, "Cold
-# start").
+# them in which it is the op's code (`_per_op.build(op)`), a constant, so Numba compiles only
+# that op's branches (kernels.Specialised). With the op an argument, every helper was typed and
+# compiled for all 12 ops, for every dtype, though a program calls two or three
+# (docs/design.md, "Cold start").
 OP = None
-_per_op = Specialised(globals())
-
-
-def _for_op(op):
-    """name -> op's copy of each `_per_op` function."""
-    return _per_op.build("_" + scalar.NAMES[op], OP=op)
+_per_op = Specialised(globals(), ("OP",), lambda op: "_" + scalar.NAMES[op])
 
 
 # -- vectorised loops over one segment (a C-layout array) ----------------------------------------
@@ -780,7 +775,7 @@ def _compiled(kind, op, src, out, init):
                 frame += [p(i), i, i, i, i, start, types.float64, i, p(start), p(types.float64),
                           p(i), i, i, i, i]
             _COMPILED[key] = cfunc(types.void(*frame), cache=True, error_model="numpy")(
-                _for_op(op)[kind.__name__])
+                _per_op.build(op)[kind.__name__])
         return _COMPILED[key]
 
 
