@@ -792,10 +792,11 @@ def test_empty_operands_broadcast_as_torch(a, b):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
-@pytest.mark.parametrize("rows", [(1,), (5,), (3, 4)])
+@pytest.mark.parametrize("rows", [(1,), (5,), (3, 4), (300,)])
 def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
     # a last-dim row of at least elementwise.ROW_MIN elements broadcast over the other dims runs
-    # row by row without copying its broadcast: both operand orders, in place and into out=
+    # without copying its broadcast, as a tile of whole rows (300 rows: several tiles and a
+    # part of one): both operand orders, in place and into out=
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((*rows, 40)) * 8).astype(dtype)
     row = (rng.standard_normal(40) * 8 + 20).astype(dtype)
@@ -820,6 +821,33 @@ def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
     wide = (rng.standard_normal(80) * 8).astype(dtype)
     np.testing.assert_array_equal((xt + jt.tensor(wide)[::2]).numpy(), x + wide[::2])
     np.testing.assert_array_equal((xt[..., :4] + rt[:4]).numpy(), x[..., :4] + row[:4])
+
+
+@pytest.mark.parametrize("shape", [(2048, 32), (7, 331, 40), (1500, 100)])
+def test_large_outputs_of_short_rows_match_numpy(shape):
+    """From PARALLEL_MIN elements on, rows shorter than SHORT_ROW (after coalescing) run as one
+    long row, their operands copied C-contiguous first: a bias row, a column, a transposed
+    operand, three operands, in place and into a strided out= (which keeps the 4-D path)."""
+    from jitensor.kernels.cpu.elementwise import PARALLEL_MIN, SHORT_ROW
+    assert np.prod(shape) >= PARALLEL_MIN and shape[-1] < SHORT_ROW
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    row, col = rng.standard_normal(shape[-1:]), rng.standard_normal((*shape[:-1], 1))
+    row, col = row.astype(np.float32), col.astype(np.float32)
+    flipped = np.ascontiguousarray(np.swapaxes(x, -1, -2)) * 2
+    xt, rt, ct = jt.tensor(x), jt.tensor(row), jt.tensor(col)
+    ft = jt.tensor(flipped).transpose(-1, -2)
+    np.testing.assert_array_equal((xt + rt).numpy(), x + row)
+    np.testing.assert_array_equal((xt * ct).numpy(), x * col)
+    np.testing.assert_array_equal((xt - ft).numpy(), x - np.swapaxes(flipped, -1, -2))
+    np.testing.assert_array_equal(jt.where(xt > 0, rt, ct).numpy(), np.where(x > 0, row, col))
+    target = xt.clone()
+    target.mul_(rt)
+    np.testing.assert_array_equal(target.numpy(), x * row)
+    buf = np.zeros((*shape[:-1], shape[-1] * 2), np.float32)
+    jt.add(xt, ct, out=jt.from_numpy(buf)[..., ::2])
+    np.testing.assert_array_equal(buf[..., ::2], x + col)
+    assert not buf[..., 1::2].any()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -286,8 +286,12 @@ def _fast(op, x, y):
     shape = xd.shape
     if y.__class__ is Tensor:
         yd = y._data
-        if y._dtype is not dt or yd.shape != shape or y._device is not device:
+        if y._dtype is not dt or y._device is not device:
             return None
+        if yd.shape != shape:  # only y a row of x's last dim (x + bias), else the general path
+            if yd.ndim != 1 or not shape or yd.shape[0] != shape[-1] or shape[-1] == 1:
+                return None
+            yd = backend(device).broadcast_to(yd, shape)
         m = y._meta
         if m is not None and m.requires_grad and _grad.enabled:
             return None
