@@ -94,6 +94,19 @@ def test_clip_grad_norm_inputs_as_torch():
     _same_grads(list(jm.parameters()), list(tm.parameters()), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_clip_grad_norm_of_many_large_gradients_as_torch(dtype):
+    # the 2-norm and the scaling of C-contiguous CPU gradients run as one kernel call each
+    # (sums over vector lanes); a transposed gradient sends them op by op: the same results
+    jps, tps = _twin_params([(300, 70), (4097,), (3, 5, 7), (1,)] * 3, [dtype] * 12, seed=3)
+    for transposed in (False, True):
+        if transposed:
+            jps[0].grad, tps[0].grad = jps[0].grad.T.contiguous().T, tps[0].grad.T.contiguous().T
+        _same(utils.clip_grad_norm_(jps, 0.5), torch.nn.utils.clip_grad_norm_(tps, 0.5),
+              rtol=1e-6)
+        _same_grads(jps, tps, rtol=2e-6)
+
+
 def test_clip_grad_norm_mixed_dtypes_promote_the_total():
     jps, tps = _twin_params([(5,), (6,)], dtypes=["float32", "float64"], scale=4.0)
     _same(utils.clip_grad_norm_(jps, 1.0), torch.nn.utils.clip_grad_norm_(tps, 1.0))

@@ -7,6 +7,7 @@ one_hot, the vector similarities and scaled_dot_product_attention are composed (
 path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
 ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
 rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
+import functools
 import itertools
 import math
 import operator
@@ -530,8 +531,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     weight = query @ key.transpose(-2, -1) * factor
     if is_causal:
-        above = ones(length, source, dtype=bool_, device=query.device).tril().logical_not()
-        weight = weight.masked_fill(above, -math.inf)
+        weight = weight.masked_fill(_above_diagonal(length, source, query.device), -math.inf)
     if attn_mask is not None:
         weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
             if attn_mask.dtype is bool_ else weight + attn_mask
@@ -540,6 +540,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
+
+
+@functools.lru_cache(maxsize=64)
+def _above_diagonal(length, source, device):
+    """The (length, source) bool mask of the positions a causal attention hides, j > i (built
+    once per shape and device: as ones().tril().logical_not() it cost more than the attention's
+    products). Only read, never handed out."""
+    return tensor(np.triu(np.ones((length, source), bool), 1), device=device)
 
 
 def _attention_mask(mask, name, dtype):

@@ -284,7 +284,7 @@ def _fast(op, x, y):
     if m is not None and m.requires_grad and _grad.enabled:
         return None  # the op must be recorded: autograd's wrapper of the function does it
     shape = xd.shape
-    if y.__class__ is Tensor:
+    if isinstance(y, Tensor):  # (a Parameter too: a bias)
         yd = y._data
         if y._dtype is not dt or y._device is not device:
             return None
@@ -732,7 +732,7 @@ def _fast_inplace(op, x, y):
     xd, dt = x._data, x._dtype
     if x.__class__ is not Tensor or xd.__class__ is not np.ndarray or not xd.flags.c_contiguous:
         return False  # (CPU tensors only: a CUDA in-place op takes the general path)
-    if y.__class__ is Tensor:
+    if isinstance(y, Tensor):
         yd, shape = y._data, xd.shape
         if y._dtype is not dt or y._device is not x._device or \
                 yd is not xd and np.may_share_memory(xd, yd):

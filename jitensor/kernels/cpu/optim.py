@@ -1,9 +1,11 @@
-"""Fused optimizer steps: one pass over each parameter instead of a chain of ops."""
+"""Fused optimizer steps and gradient clipping: one pass over each parameter (or gradient)
+instead of a chain of ops."""
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
 
 from ..scalar import optim as s
 from .kernels import first_small, prange_only, serial, twins
+from .vector import as_pointer
 
 
 @twins(first_small)
@@ -31,3 +33,44 @@ def adam(p, g, m, v, vmax, hyper, flags):
     decay, amsgrad)."""
     adam_kernel(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), vmax.reshape(-1),
                 np.array(hyper, p.dtype), *map(bool, flags))
+
+
+# -- gradient clipping over all the gradients at once: their buffers passed as addresses --------
+@njit(cache=True, fastmath={"reassoc"})
+def _squared_norms(addresses, sizes, like, out):
+    """out[i] = the sum of squares (in float64) of the sizes[i] elements of like's dtype at
+    addresses[i]. Each sum runs on this thread in one order: the same bits at any thread
+    count. (reassoc lets LLVM sum over vector lanes.)"""
+    for i in range(addresses.size):
+        x = carray(as_pointer(addresses[i], like), sizes[i])
+        total = 0.0
+        for j in range(x.size):
+            v = np.float64(x[j])
+            total += v * v
+        out[i] = total
+
+
+@njit(cache=True)
+def _scale(addresses, sizes, factor):
+    """Multiply the sizes[i] elements at addresses[i] (of factor's dtype) by factor, in place."""
+    for i in range(addresses.size):
+        x = carray(as_pointer(addresses[i], factor), sizes[i])
+        for j in range(x.size):
+            x[j] *= factor
+
+
+def _buffers(arrays):
+    return (np.array([a.__array_interface__["data"][0] for a in arrays], np.int64),
+            np.array([a.size for a in arrays], np.int64))
+
+
+def squared_norms(arrays):
+    """The float64 sums of squares of C-contiguous float arrays of one dtype."""
+    out = np.empty(len(arrays))
+    _squared_norms(*_buffers(arrays), arrays[0].dtype.type(0), out)
+    return out
+
+
+def scale(arrays, factor):
+    """Multiply C-contiguous float arrays of one dtype by factor (in their dtype), in place."""
+    _scale(*_buffers(arrays), arrays[0].dtype.type(factor))

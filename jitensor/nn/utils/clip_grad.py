@@ -1,11 +1,17 @@
 """Gradient clipping (torch.nn.utils.clip_grad). `foreach` is accepted for torch's signatures;
-jitensor has no separate multi-tensor path, so both settings run the same ops."""
+both settings run the same code: the 2-norm and the scaling of C-contiguous CPU gradients of one
+float dtype go through one kernel call each (a small GPT's clipping took 1.0 ms as ~60 ops,
+torch's foreach kernels 0.3 ms), everything else op by op."""
+import math
 import types
 import warnings
+
+import numpy as np
 
 from ... import linalg
 from ...autograd import no_grad
 from ...creation import tensor as _tensor
+from ...kernels.registry import backend
 from ...ops.elementwise import clamp
 from ...ops.shape import stack
 from ...tensor import Tensor
@@ -23,8 +29,15 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return _tensor(0.0)
     first_device = tensors[0].device
-    norms = [linalg.vector_norm(t, norm_type).to(first_device) for t in tensors]
-    total_norm = linalg.vector_norm(stack(norms), norm_type)
+    arrays = _fused(tensors) if norm_type == 2.0 else None
+    if arrays is not None:  # each tensor's norm rounded to its dtype, then the norm of those
+        dtype = arrays[0].dtype
+        norms = np.sqrt(backend(first_device).optim.squared_norms(arrays)).astype(dtype)
+        total = math.sqrt(math.fsum(float(n) ** 2 for n in norms))
+        total_norm = _tensor(dtype.type(total), device=first_device)
+    else:
+        norms = [linalg.vector_norm(t, norm_type).to(first_device) for t in tensors]
+        total_norm = linalg.vector_norm(stack(norms), norm_type)
     if error_if_nonfinite and (total_norm.isnan() | total_norm.isinf()).item():
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
@@ -42,8 +55,24 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     # Multiplying by a clamped coefficient, even when it is 1, avoids a data-dependent branch
     # that would wait for a GPU's result.
     coef = clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
+    arrays = _fused(grads)
+    if arrays is not None and coef.device == grads[0].device:
+        backend(coef.device).optim.scale(arrays, coef.item())
+        return
     for g in grads:
         g.mul_(coef.to(g.device))
+
+
+def _fused(tensors):
+    """The tensors' buffers when the fused kernels take them (C-contiguous, writeable CPU
+    arrays of one dtype, float32 or float64), else None."""
+    arrays = [t._data for t in tensors]
+    dtype = arrays[0].dtype
+    if dtype not in (np.float32, np.float64) or any(
+            a.__class__ is not np.ndarray or a.dtype != dtype or not a.flags.c_contiguous
+            or not a.flags.writeable for a in arrays):
+        return None
+    return arrays
 
 
 @no_grad()
