@@ -35,6 +35,10 @@ from .vector import LINE, call, fence, pointer, stream, wide
 ndarray = np.ndarray
 
 BLOCK = 4096
+# Rows shorter than this (after coalescing) cost four_d more per row than per element (a row's
+# work item ~0.17 us: (2048, 32) + a bias row took 340 us, torch 6): into a C-contiguous out,
+# such operands are copied C-contiguous first, one pass over each, and run as one row.
+SHORT_ROW = 512
 # Outputs from this size on are written by streaming stores (`vector.stream`), except by ops
 # that compute more than they move. Measured on float32 (2 cores): add of 2^22 elements 1.15x
 # faster, of 2^24 1.5x, neg/abs/clamp 1.5x, sqrt 1.35x; add of 2^20 7% slower (its output
@@ -150,28 +154,6 @@ def _dense_impl(x):
     return lambda x: x
 
 
-def _repeated(x, n, tiled):
-    """When `tiled`, x (one row of n elements) repeated to BLOCK elements or fewer, a whole
-    number of rows (at least one): a loop over rows of n then runs as one over long rows (a
-    loop per 64-element row cost 40 ns a row). Else x itself; a scalar passes through."""
-
-
-@overload(_repeated, inline="always")
-def _repeated_impl(x, n, tiled):
-    if not isinstance(x, types.Array):
-        return lambda x, n, tiled: x
-
-    def impl(x, n, tiled):
-        if not tiled:
-            return x
-        k = max(1, BLOCK // n)
-        tile = np.empty(k * n, x.dtype)
-        for r in range(k):
-            tile[r * n:(r + 1) * n] = x
-        return tile
-    return impl
-
-
 def _span(x, lo, hi):
     """x[lo:hi] of a 1-D row, or the scalar itself."""
 
@@ -242,17 +224,13 @@ def _shells(family, body):
         body(op, _flat(out), _flat(a), _flat(b), _flat(c), d)
 
     def rows(op, out, a, b, c, d, row):
-        """flat's work with operand `row` (1: a, 2: b) one row of out's last dim, broadcast
-        down every row of out (`_bias_row`) and read as a tile of whole rows (`_repeated`);
-        the other an array of out's shape or a scalar."""
+        """flat's work with operand `row` (1: a, 2: b) one row of out's last dim, read in place
+        for every row of out (`_bias_row`); the other an array of out's shape or a scalar."""
         o, n = out.reshape(-1), out.shape[-1]
         x, y = _flat(a), _flat(b)
-        tx, ty = _repeated(x, n, row == 1), _repeated(y, n, row == 2)
-        m = max(1, BLOCK // n) * n
-        for lo in range(0, o.size, m):
-            hi = min(lo + m, o.size)
-            body(op, o[lo:hi], _span(tx, 0, hi - lo) if row == 1 else _span(x, lo, hi),
-                 _span(ty, 0, hi - lo) if row == 2 else _span(y, lo, hi), c, d)
+        for lo in range(0, o.size, n):
+            body(op, o[lo:lo + n], x if row == 1 else _span(x, lo, lo + n),
+                 y if row == 2 else _span(y, lo, lo + n), c, d)
 
     def row(op, out, a, b, c, d, n):
         """The op on n elements, out and the array operands given as pointers to their first
@@ -415,10 +393,9 @@ def arith_inplace_flat(op, out, y, alpha):
 def arith_inplace_rows(op, out, row, alpha):
     """out = out op row for op in INPLACE, out C-contiguous, `row` (1-D) one row of its last
     dim broadcast down every row (`_bias_row`)."""
-    o, tile = out.reshape(-1), _repeated(row, row.size, True)
-    for lo in range(0, o.size, tile.size):
-        hi = min(lo + tile.size, o.size)
-        _arith_inplace(op, o[lo:hi], tile[:hi - lo], alpha)
+    o, n = out.reshape(-1), row.size
+    for lo in range(0, o.size, n):
+        _arith_inplace(op, o[lo:lo + n], row, alpha)
 
 
 @njit(**_serial, parallel=prange_only())
@@ -487,21 +464,20 @@ def launch(family, op, out, a, b=0, c=0, d=0):
            c.dtype if c.__class__ is ndarray else c.__class__, d.__class__)
     row = _ROWS.get(key) or _row_function(key, kernels, out, *operands, d)
     tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
-    if out.flags.c_contiguous and all(x.__class__ is not ndarray or x.shape == shape
-                                      and x.flags.c_contiguous for x in operands):
+    slabs, dense = None, out.flags.c_contiguous
+    if not (dense and all(x.__class__ is not ndarray or x.shape == shape and x.flags.c_contiguous
+                          for x in operands)):
+        slabs = as_4d(out, *(x for x in operands if x.__class__ is ndarray))
+        view = slabs[0][0]
+        if dense and len(slabs) == 1 and view.shape[3] < SHORT_ROW and view.shape[2] > 1:
+            operands, slabs = [_dense_copy(x) for x in operands], None
+    if slabs is None:
         # dense: one row, no coalescing to work out, through a build typed C-contiguous (the
         # general build's per-row layout tests cost 15% of an add of 2^17 float32)
         flat4 = (1, 1, 1, n)
         four_d(row, op, out.reshape(flat4),
                *(x.reshape(flat4) if x.__class__ is ndarray else x for x in operands), d, tasks,
                streamed)
-        return
-    slabs = as_4d(out, *(x for x in operands if x.__class__ is ndarray))
-    view = slabs[0][0]
-    if len(slabs) == 1 and view.shape[3] < SHORT_ROW and view.shape[2] > 1 \
-            and out.flags.c_contiguous:
-        launch(family, op, out, *(np.ascontiguousarray(x) if x.__class__ is ndarray else x
-                                   for x in operands), d)
         return
     key = key, all(x.flags.aligned for x in (out, *operands) if x.__class__ is ndarray)
     build = _BUILDS.get(key)
@@ -511,12 +487,6 @@ def launch(family, op, out, a, b=0, c=0, d=0):
         if build is None:
             build = _BUILDS[key] = any_layout(four_d, row, op, *views, d, tasks, streamed)
         build(row, op, *views, d, tasks, streamed)
-
-
-# Rows shorter than this (after coalescing) cost four_d more per row than per element (a row's
-# work item ~0.17 us: (2048, 32) + a bias row took 340 us, torch 6): such operands are copied
-# C-contiguous first, one pass over each, and run as one row.
-SHORT_ROW = 512
 
 
 def launch_fresh(family, op, out, a, b, c=0, d=0):
