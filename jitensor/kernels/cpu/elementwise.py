@@ -459,6 +459,10 @@ def launch(family, op, out, a, b=0, c=0, d=0):
         return
     operands = (a, b, c)
     shape = out.shape
+    if d.__class__ is int and c.__class__ is not ndarray:
+        # d typed as c (an int d is most families' unused default, next to a float alpha or
+        # parameter): four_d compiled once more for an int d, ~1 s
+        d = c.__class__(d)
     key = (family, op, out.dtype, a.dtype if a.__class__ is ndarray else a.__class__,
            b.dtype if b.__class__ is ndarray else b.__class__,
            c.dtype if c.__class__ is ndarray else c.__class__, d.__class__)
