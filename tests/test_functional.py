@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_grads_match_torch
+from conftest import assert_grads_match_torch, at_thread_counts
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -176,6 +176,62 @@ def test_scaled_dot_product_attention_matches_numpy_and_torch(options):
         *theirs_in, **{key: torch.tensor(val) if key == "attn_mask" else val
                        for key, val in kw.items()})
     assert_grads_match_torch(torch, rng, mine, theirs, tensors, theirs_in, 1e-10, 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("sizes", [(1, 1, 1, 1), (5, 7, 4, 6), (9, 4, 3, 5), (150, 130, 16, 8)])
+def test_fused_attention_matches_torch(sizes, causal, dtype):
+    """Without a mask or dropout, attention is one op (kernels/cpu/attention.py, query rows in
+    blocks of 64: 150 rows span three, a causal one stopping at its last key); its values and
+    gradients are torch's, and so are those of the composed path that a recorded backward
+    (create_graph) differentiates."""
+    torch = pytest.importorskip("torch")
+    length, source, e, ev = sizes
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal(s).astype(dtype)
+              for s in ((2, 3, length, e), (2, 3, source, e), (2, 3, source, ev))]
+    mine = [jt.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = F.scaled_dot_product_attention(*mine, is_causal=causal)
+    want = torch.nn.functional.scaled_dot_product_attention(*theirs, is_causal=causal)
+    assert type(out.grad_fn).__name__ == "FlashAttentionBackward0"
+    tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    assert out.dtype.name == str(want.dtype).removeprefix("torch.") and out.shape == want.shape
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), **tol)
+    assert_grads_match_torch(torch, rng, out, want, mine, theirs, **tol)
+    if length <= 9 and dtype == np.float64:  # second derivatives, through the composed path
+        g = jt.tensor(rng.standard_normal(out.shape), requires_grad=True)
+        first = jt.autograd.grad(F.scaled_dot_product_attention(*mine, is_causal=causal), mine,
+                                 g, create_graph=True)
+        tg = torch.tensor(g.detach().numpy(), requires_grad=True)
+        tq, tk, tv = theirs  # (torch's flash attention has no second derivative: its math)
+        w = tq @ tk.transpose(-2, -1) / math.sqrt(e)
+        if causal:
+            w = w.masked_fill(~torch.ones(length, source, dtype=torch.bool).tril(), -math.inf)
+        tfirst = torch.autograd.grad(w.softmax(-1) @ tv, theirs, tg, create_graph=True)
+        second = jt.autograd.grad(sum((t * t).sum() for t in first), [*mine, g])
+        tsecond = torch.autograd.grad(sum((t * t).sum() for t in tfirst), [*theirs, tg])
+        for a, b in zip(second, tsecond, strict=True):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), **tol)
+
+
+def test_fused_attention_bits_at_any_thread_count():
+    rng = np.random.default_rng(8)
+    q, k, v = (jt.tensor(rng.standard_normal((4, 4, 100, 32)).astype(np.float32),
+                         requires_grad=True) for _ in range(3))
+    g = jt.tensor(rng.standard_normal((4, 4, 100, 32)).astype(np.float32))
+
+    def run():
+        for t in (q, k, v):
+            t.grad = None
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(g)
+        return [out.detach().numpy().copy()] + [t.grad.numpy().copy() for t in (q, k, v)]
+    first, *rest = at_thread_counts(run)
+    for other in rest:
+        for a, b in zip(first, other, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_scaled_dot_product_attention_errors_and_dropout():

@@ -187,6 +187,27 @@ def _embedding(jt, torch, quick):
     return _with_backward("F.embedding", "10000x64 [32x16]", _libs(jt, torch), make, quick)
 
 
+def _attention(jt, torch, quick):
+    """Rows for causal F.scaled_dot_product_attention on float32 heads, forward and forward plus
+    backward into q, k and v: the small GPT's (8 x 4 heads of 32 x 16) and a 6-layer GPT's (8 x 6
+    heads of 256 x 64)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    rows = []
+    for shape in ((8, 4, 32, 16), (8, 6, 256, 64)):
+        arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+
+        def make(lib, arrays=arrays):
+            fn = lib.nn.functional.scaled_dot_product_attention
+            plain = [lib.tensor(a) for a in arrays]
+            grad = [lib.tensor(a, requires_grad=True) for a in arrays]
+            return (lambda: fn(*plain, is_causal=True),
+                    lambda: fn(*grad, is_causal=True).sum().backward())
+        rows += _with_backward("F.scaled_dot_product_attention", "x".join(map(str, shape)),
+                               _libs(jt, torch), make, quick)
+    return rows
+
+
 def _norms(jt, torch, quick):
     """Rows for nn.LayerNorm and nn.RMSNorm over the last dim of float32 activations (a small
     batch of 64 x 512, and 16 sequences of 512 tokens of 768), forward alone and forward plus
@@ -210,7 +231,7 @@ def measure(quick=False):
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
-        + _norms(jt, torch, quick) + _conv(jt, torch, quick)
+        + _norms(jt, torch, quick) + _attention(jt, torch, quick) + _conv(jt, torch, quick)
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),

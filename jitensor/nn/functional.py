@@ -20,6 +20,7 @@ from ..autograd import no_grad
 from ..creation import arange, empty_like, full, ones, ones_like, rand, tensor, zeros, zeros_like
 from ..dtypes import bool_, float16, float32, float64, int32, int64
 from ..ops import activation as _activation
+from ..ops import attention as _attention
 from ..ops import indexing as _indexing
 from ..ops import linalg as _linalg
 from ..ops import loss as _loss
@@ -529,6 +530,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"scaled_dot_product_attention: expected attn_mask dtype to be bool "
                            f"or float, got {attn_mask.dtype.name}")
     factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if attn_mask is None and dropout_p == 0.0 and _attention.fused(query, key, value):
+        return _attention.flash_attention(query, key, value, float(factor), bool(is_causal),
+                                          _attention.log_sum_exp(query))
     weight = query @ key.transpose(-2, -1) * factor
     if is_causal:
         weight = weight.masked_fill(_above_diagonal(length, source, query.device), -math.inf)

@@ -6,6 +6,7 @@ from ..autograd.wrap import install
 from ..tensor import Tensor
 from . import (
     activation,
+    attention,
     conv,
     elementwise,
     factor,
@@ -31,7 +32,8 @@ from . import (
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
-         norm, conv, pool, factor, pointwise, sampling, statistics, recurrent, matrix_function))
+         norm, conv, pool, factor, pointwise, sampling, statistics, recurrent, matrix_function,
+         attention))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 factor_legacy, pointwise, sampling, statistics, householder,

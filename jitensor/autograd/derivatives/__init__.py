@@ -17,6 +17,7 @@ wrap.py replaces the module attributes by the recording ops after this package i
 # (the rule files are imported for their rules, which they register as they load)
 from . import (
     activation,
+    attention,
     conv,
     elementwise,
     factor,

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import (  # noqa: F401,E501 (op families)
+    attention,
     conv,
     ctc,
     custom,  # noqa: F401 (user-written kernels: jitensor/custom.py)

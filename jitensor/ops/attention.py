@@ -1,0 +1,73 @@
+"""Scaled dot-product attention as one op, `flash_attention`: softmax(q k^T * scale) v over the
+last two dims, causal or not, without a mask or dropout, in one kernel each way where the device
+has one (kernels/cpu/attention.py; rule in autograd/derivatives/attention.py).
+nn.functional.scaled_dot_product_attention takes it when it can (`fused`), else composes the
+same formulas from ops, as `composed` here does for the rule's recorded backward."""
+import math
+
+from .. import dtypes
+from ..creation import allocate, ones
+from ..kernels.registry import backend
+from . import indexing, linalg, reduction
+from ._common import dense
+
+TENSOR_METHODS = {}
+
+
+def fused(query, key, value):
+    """Whether flash_attention serves these operands: a device with the kernels, one float32 or
+    float64 dtype, the same batch dims (no broadcasting) and no empty dim."""
+    kernels = getattr(backend(query._device), "attention", None)
+    if kernels is None or not kernels.AVAILABLE:
+        return False
+    shapes = (query.shape, key.shape, value.shape)
+    return query._dtype in (dtypes.float32, dtypes.float64) and \
+        query._dtype is key._dtype is value._dtype and \
+        query._device is key._device is value._device and \
+        all(len(s) >= 2 for s in shapes) and query.shape[:-2] == key.shape[:-2] == \
+        value.shape[:-2] and key.shape[-2] == value.shape[-2] and \
+        query.shape[-1] == key.shape[-1] and all(n > 0 for s in shapes for n in s)
+
+
+def _stack(t):
+    """t's buffer as a C-contiguous (heads, rows, features) stack."""
+    data = dense(t)
+    return data.reshape(math.prod(data.shape[:-2]), data.shape[-2], data.shape[-1])
+
+
+def log_sum_exp(query):
+    """The buffer flash_attention writes each query row's log-sum-exp into, for its backward."""
+    return allocate(query.shape[:-1], query._dtype, query._device)
+
+
+def flash_attention(query, key, value, scale, is_causal, lse):
+    """softmax(query @ key^T * scale) @ value over (..., L, E), (..., S, E), (..., S, Ev); with
+    is_causal, key j is hidden from query i when j > i. `lse` (log_sum_exp) receives each row's
+    log-sum-exp."""
+    out = allocate((*query.shape[:-1], value.shape[-1]), query._dtype, query._device)
+    backend(query._device).attention.forward(
+        _stack(query), _stack(key), _stack(value), _stack(out),
+        lse._data.reshape(-1, query.shape[-2]), scale, is_causal)
+    return out
+
+
+def flash_attention_grad(g, out, query, key, value, scale, is_causal, lse):
+    """(d query, d key, d value) of flash_attention's result `out` for its gradient g."""
+    grads = [allocate(t.shape, t._dtype, t._device) for t in (query, key, value)]
+    backend(query._device).attention.backward(
+        _stack(query), _stack(key), _stack(value), _stack(out),
+        lse._data.reshape(-1, query.shape[-2]), _stack(g.to(query._dtype)),
+        *(_stack(t) for t in grads), scale, is_causal)
+    return grads
+
+
+def composed(query, key, value, scale, is_causal):
+    """flash_attention's result composed from ops (torch's math path): differentiable on every
+    device and to any order."""
+    weight = linalg.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        visible = ones(length, source, dtype=dtypes.bool_, device=query._device).tril()
+        weight = indexing.masked_fill(weight, visible.logical_not(), -math.inf)
+    return linalg.matmul(reduction.softmax(weight, -1), value)
+
