@@ -3,16 +3,17 @@ scale) v a head at a time, forward and backward, each head's products through cb
 its softmax in one pass over its (L, S) weights, which live only in a per-head scratch.
 
 The forward keeps each query row's log-sum-exp, from which the backward recomputes the row's
-weights. A head is one task, and OpenBLAS runs on one thread meanwhile (linalg.gemm_blas says
-why): the same bits at any thread count."""
+weights. A head is one task of a worker (kernels.run_tasks), and OpenBLAS runs on one thread
+meanwhile (linalg.gemm_blas says why): the same bits at any thread count."""
 import numpy as np
-from numba import njit, prange
+from numba import carray
 from numba.extending import register_jitable
 
 from ..scalar.libm import exp
 from ..scalar.reduction import cast_like
 from . import blas
-from .kernels import num_threads, one_worker, prange_only, serial, twins
+from .kernels import Specialised, context, num_threads, run_tasks, serial, worker
+from .vector import as_pointer
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm attention keeps its composed path
 _options = dict(fastmath={"reassoc"}, error_model="numpy")
@@ -107,52 +108,64 @@ def _backward_head(q, k, v, out, lse, dout, dq, dk, dv, scale, causal):
                 dk[j, :] = 0.0
 
 
-@twins(one_worker)
-@njit(cache=True, parallel=prange_only(), **_options)
-def attention_forward(q, k, v, out, lse, scale, causal, workers):
+# -- workers (kernels.run_tasks), compiled per dtype (DTYPE); a head per task. The comments give
+# the layout of the arguments at `context`. (As parallel kernels, their parfors doubled the
+# compile: docs/design.md, "Cold start".) -----------------------------------------------------
+DTYPE = None
+_per_dtype = Specialised(globals(), ("DTYPE",), lambda dtype: "_" + np.dtype(dtype).name)
+
+
+@_per_dtype(worker, cache=True, **_options)
+def attention_forward(context, first, step):
     """out[h] = softmax(q[h] @ k[h]^T * scale, causal: key j > query i hidden) @ v[h] and lse[h]
-    each row's log-sum-exp, for every head h of the C-contiguous stacks q (H, L, E), k (H, S,
-    E), v (H, S, Ev); a head per task, over `workers` threads."""
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    if workers == 1:
-        for h in range(q.shape[0]):
-            _forward_head(q[h], k[h], v[h], out[h], lse[h], scale, causal)
-    else:
-        for h in prange(q.shape[0]):
-            _forward_head(q[h], k[h], v[h], out[h], lse[h], scale, causal)
-    blas.set_num_threads(threads)
+    each row's log-sum-exp."""
+    # q, k, v, out (3-D), lse (2-D), scale (1 element), causal
+    c, zero = carray(as_pointer(context, np.int64(0)), 22), DTYPE(0)
+    q = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
+    k = carray(as_pointer(c[4], zero), (c[5], c[6], c[7]))
+    v = carray(as_pointer(c[8], zero), (c[9], c[10], c[11]))
+    out = carray(as_pointer(c[12], zero), (c[13], c[14], c[15]))
+    lse = carray(as_pointer(c[16], zero), (c[17], c[18]))
+    scale = carray(as_pointer(c[19], zero), 1)[0]
+    for h in range(first, q.shape[0], step):
+        _forward_head(q[h], k[h], v[h], out[h], lse[h], scale, c[21] != 0)
 
 
-@twins(one_worker)
-@njit(cache=True, parallel=prange_only(), **_options)
-def attention_backward(q, k, v, out, lse, dout, dq, dk, dv, scale, causal, workers):
-    """The gradients dq, dk, dv of attention_forward's out for its gradient dout."""
-    threads = blas.get_num_threads()
-    blas.set_num_threads(1)
-    if workers == 1:
-        for h in range(q.shape[0]):
-            _backward_head(q[h], k[h], v[h], out[h], lse[h], dout[h], dq[h], dk[h], dv[h],
-                           scale, causal)
-    else:
-        for h in prange(q.shape[0]):
-            _backward_head(q[h], k[h], v[h], out[h], lse[h], dout[h], dq[h], dk[h], dv[h],
-                           scale, causal)
-    blas.set_num_threads(threads)
+@_per_dtype(worker, cache=True, **_options)
+def attention_backward(context, first, step):
+    """dq, dk, dv: the gradients of attention_forward's out for its gradient dout."""
+    # q, k, v, out (3-D), lse (2-D), dout, dq, dk, dv (3-D), scale (1 element), causal
+    c, zero = carray(as_pointer(context, np.int64(0)), 38), DTYPE(0)
+    q = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
+    k = carray(as_pointer(c[4], zero), (c[5], c[6], c[7]))
+    v = carray(as_pointer(c[8], zero), (c[9], c[10], c[11]))
+    out = carray(as_pointer(c[12], zero), (c[13], c[14], c[15]))
+    lse = carray(as_pointer(c[16], zero), (c[17], c[18]))
+    dout = carray(as_pointer(c[19], zero), (c[20], c[21], c[22]))
+    dq = carray(as_pointer(c[23], zero), (c[24], c[25], c[26]))
+    dk = carray(as_pointer(c[27], zero), (c[28], c[29], c[30]))
+    dv = carray(as_pointer(c[31], zero), (c[32], c[33], c[34]))
+    scale = carray(as_pointer(c[35], zero), 1)[0]
+    for h in range(first, q.shape[0], step):
+        _backward_head(q[h], k[h], v[h], out[h], lse[h], dout[h], dq[h], dk[h], dv[h], scale,
+                       c[37] != 0)
 
 
-def _workers(q, k, v):
+def _run(kernel, q, k, v, *arguments):
+    """The `kernel` worker of q's dtype, a head per task, OpenBLAS on one thread."""
     work = q.shape[0] * q.shape[1] * k.shape[1] * (q.shape[2] + v.shape[2])
-    return 1 if serial(work) else max(1, min(num_threads(), q.shape[0]))
+    threads = 1 if serial(work) else max(1, min(num_threads(), q.shape[0]))
+    address = _per_dtype.build(q.dtype.type)[kernel].address
+    blas.on_one_thread(run_tasks, address, context(q, k, v, *arguments), threads)
 
 
 def forward(q, k, v, out, lse, scale, causal):
     """Fill out (H, L, Ev) and lse (H, L) from the C-contiguous stacks q, k, v of one float
     dtype (L, S, E >= 1)."""
-    attention_forward(q, k, v, out, lse, q.dtype.type(scale), bool(causal), _workers(q, k, v))
+    _run("attention_forward", q, k, v, out, lse, np.full(1, scale, q.dtype), bool(causal))
 
 
 def backward(q, k, v, out, lse, dout, dq, dk, dv, scale, causal):
     """Fill dq, dk, dv (q's, k's and v's shapes) for out's gradient dout."""
-    attention_backward(q, k, v, out, lse, dout, dq, dk, dv, q.dtype.type(scale), bool(causal),
-                       _workers(q, k, v))
+    _run("attention_backward", q, k, v, out, lse, dout, dq, dk, dv, np.full(1, scale, q.dtype),
+         bool(causal))
