@@ -138,6 +138,15 @@ def _view_strides(old_shape, old_strides, shape):
     return strides if view_d == -1 else None
 
 
+def _dense_view(t, shape):
+    """A C-contiguous CPU tensor viewed in `shape` by NumPy's reshape (always a view for such a
+    buffer, several times faster than working out the strides); None for any other tensor."""
+    data = t._data
+    if data.__class__ is np.ndarray and data.flags.c_contiguous and data.size:
+        return _wrap(data.reshape(shape), t._dtype, t._device)
+    return None
+
+
 def _is_dtype(x):
     """Whether view()'s one argument names a dtype rather than a size."""
     return isinstance(x, (dtypes.dtype, str)) or type(x).__module__ == "torch" or \
@@ -151,6 +160,9 @@ def view(self, *shape):
     if len(shape) == 1 and _is_dtype(shape[0]):
         return _view_dtype(self, dtypes.to_dtype(shape[0]))
     shape = _infer_size(_ints(shape, "view"), self._data.size)
+    fast = _dense_view(self, shape)
+    if fast is not None:
+        return fast
     old_shape, old_strides = layout(self)
     strides = _view_strides(old_shape, old_strides, shape)
     if strides is None:
@@ -188,6 +200,9 @@ def view_as(self, other):
 def reshape(input, *shape):
     """`input` with a new shape: a view when the strides allow it, else a contiguous copy."""
     shape = _infer_size(_ints(shape, "reshape", "shape"), input._data.size)
+    fast = _dense_view(input, shape)
+    if fast is not None:
+        return fast
     old_shape, old_strides = layout(input)
     strides = _view_strides(old_shape, old_strides, shape)
     if strides is None:
