@@ -100,6 +100,11 @@ def copy(out, src):
             kernels.copy_flat(out, src)
         else:
             kernels.copy_flat_parallel(out, src)
+    elif out.dtype == src.dtype and src.nbytes <= 1 << 21 and kernels.serial(out.size):
+        # strided, on one thread: NumPy's copy (a permute to 8x32x4x16 float32 12.7 -> 5.1 us,
+        # a 3x4 transpose 5.9 -> 0.3 us: the 4-D loop indexes every element through its
+        # strides); the bits are the same
+        np.copyto(out, src)
     else:
         for o, s in as_4d(out, src):
             # a transposed read of more than L2 holds (4096^2 float32: 2.5x faster tiled; a
