@@ -16,6 +16,7 @@ from .. import dtypes
 from ..creation import allocate, ones, ones_like
 from ..kernels.registry import backend
 from ..tensor import Tensor, check_fill_value
+from . import elementwise as _elementwise
 from ._common import broadcast_shapes, in_place, output, same_device, shares_memory, write_out
 from ._common import dim as _dim
 from ._common import dims as _dims
@@ -283,6 +284,7 @@ def outer(input, vec2, *, out=None):
 
 
 ger = outer
+_ADD = _elementwise.B["add"]
 
 
 def linear(input, weight, bias=None):
@@ -295,7 +297,10 @@ def linear(input, weight, bias=None):
                            f"of shape {tuple(weight.shape)}: the input's last dimension must "
                            f"equal in_features ({weight.shape[-1] if weight.ndim else None})")
     out = matmul(input, weight.mT if weight.ndim == 2 else weight)
-    return out if bias is None else out.add_(bias)  # out is new: no copy for the sum
+    # out is new: the sum in place, by the small-op path where it serves (no in-place checks)
+    if bias is not None and not _elementwise._fast_inplace(_ADD, out, bias):
+        out.add_(bias)
+    return out
 
 
 # -- composites -------------------------------------------------------------------------------
