@@ -8,7 +8,15 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import CPU_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_tensor, dtype_id, run_python
+from conftest import (
+    CPU_DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    assert_tensor,
+    at_thread_counts,
+    dtype_id,
+    run_python,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -820,3 +828,29 @@ def test_variance_with_an_infinity_is_nan():
         t = jt.tensor(x, dtype=dtype)
         assert np.isnan(t.var(0).numpy()).all() and np.isnan(t.std(0).numpy()).all()
         assert np.isnan(t.T.var(1).numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_backward_matches_torch_at_any_thread_count(name, dtype):
+    """softmax's and log_softmax's backward along the last dim is one pass over each row
+    (kernels/cpu/reduction.softmax_grad; 4x5x4000 takes the parallel build); along another dim
+    it is composed from ops. Both give torch's gradients, the kernel the same bits at any
+    thread count."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-14)
+    for shape, dim in (((300, 70), -1), ((4, 5, 4000), 2), ((6, 7), 0), ((3, 1), -1)):
+        x, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+        want = torch.tensor(x, requires_grad=True)
+        getattr(torch, name)(want, dim).backward(torch.tensor(g))
+
+        def grad(x=x, g=g, dim=dim):
+            mine = jt.tensor(x, requires_grad=True)
+            getattr(jt, name)(mine, dim).backward(jt.tensor(g))
+            return mine.grad.numpy()
+        first, *rest = at_thread_counts(grad)
+        assert first.dtype == dtype
+        np.testing.assert_allclose(first, want.grad.numpy(), **tol)
+        for other in rest:
+            np.testing.assert_array_equal(first, other)

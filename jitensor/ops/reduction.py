@@ -22,7 +22,7 @@ from ..kernels.registry import backend
 from ..kernels.scalar import reduction as codes
 from ..tensor import Tensor, _wrap
 from ._common import check_exact_out as _check_exact_out
-from ._common import check_out, in_place
+from ._common import check_out, dense, in_place, is_grad_enabled
 from ._common import check_write_out as _check_write_out
 from ._common import dim as _one_dim
 from ._common import dims as _dims
@@ -481,6 +481,26 @@ def softmax(input, dim, dtype=None):
 def log_softmax(input, dim, dtype=None):
     """(x - max) - log(sum(exp(x - max))) along `dim`, fused as softmax."""
     return _softmax("log_softmax", codes.LOG_SOFTMAX, input, dim, dtype)
+
+
+def softmax_backward(g, result, dim, log=False):
+    """The gradient of softmax (log_softmax with `log`) along `dim` for upstream g and the
+    op's result: one pass over each row where the device has the kernel (dim the last, one
+    float dtype) and the gradient is not itself recorded (create_graph), else composed from
+    ops."""
+    kernel = getattr(backend(result._device).reduction, "softmax_grad", None)
+    recorded = is_grad_enabled() and (g.requires_grad or result.requires_grad)
+    if kernel is not None and not recorded and result.ndim and result.shape[-1] and \
+            result._dtype in (dtypes.float32, dtypes.float64) and g._dtype is result._dtype and \
+            g._device is result._device and g.shape == result.shape and \
+            _one_dim(dim, result.ndim) == result.ndim - 1:
+        out = allocate(result.shape, result._dtype, result._device)
+        kernel(out._data, dense(g), dense(result), log)
+        return out
+    if log:
+        from . import elementwise  # (imported at call time: autograd wraps its ops)
+        return g - elementwise.exp(result) * sum(g, dim=dim, keepdim=True)
+    return result * (g - sum(g * result, dim=dim, keepdim=True))
 
 
 def cumsum(input, dim, *, dtype=None, out=None):

@@ -117,12 +117,12 @@ def _logsumexp(g, result, input, dim, keepdim=False, *, out=None):
 
 @rule("softmax", uses_inputs=False)
 def _softmax(g, result, input, dim, dtype=None):
-    return ((input, result * (g - reduction.sum(g * result, dim=dim, keepdim=True))),)
+    return ((input, reduction.softmax_backward(g, result, dim)),)
 
 
 @rule("log_softmax", uses_inputs=False)
 def _log_softmax(g, result, input, dim, dtype=None):
-    return ((input, g - elementwise.exp(result) * reduction.sum(g, dim=dim, keepdim=True)),)
+    return ((input, reduction.softmax_backward(g, result, dim, log=True)),)
 
 
 @rule("cumsum", uses_inputs=False, uses_result=False)

@@ -58,7 +58,15 @@ from ..scalar.reduction import (
     shift,
     to_float,
 )
-from .kernels import PARALLEL_MIN, Specialised, num_threads, prange_only, serial
+from .kernels import (
+    PARALLEL_MIN,
+    Specialised,
+    first_small,
+    num_threads,
+    prange_only,
+    serial,
+    twins,
+)
 from .strided import coalesce
 from .vector import always_inline, call, pointer, wide
 
@@ -881,3 +889,46 @@ def along(op, out, src, dim):
             along_frame(*args, units)
         else:
             along_parallel(*args, units, min(units, 4 * num_threads()))
+
+
+# -- softmax's and log_softmax's backward along the last dim of C-contiguous rows -----------------
+@register_jitable(fastmath=_REASSOC, error_model="numpy", _nrt=False)
+def _softmax_grad_row(g, y, out, lo, n, log):
+    """out[lo:lo + n] from one row of g (upstream) and y (the result): y (g - sum(g y)), or with
+    `log` g - exp(y) sum(g); the sum in float64, over vector lanes. (Slices indexed from 0:
+    indices Numba knows are not negative, which LLVM vectorises.)"""
+    wide()
+    g, y, out = g[lo:lo + n], y[lo:lo + n], out[lo:lo + n]
+    total = 0.0
+    if log:
+        for j in range(n):
+            total += g[j]
+        t = cast_like(total, g[0])
+        for j in range(n):
+            out[j] = g[j] - exp(y[j]) * t
+    else:
+        for j in range(n):
+            total += np.float64(g[j]) * y[j]
+        t = cast_like(total, g[0])
+        for j in range(n):
+            out[j] = y[j] * (g[j] - t)
+
+
+@twins(first_small)
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
+def softmax_grad_rows(g, y, out, n, log):
+    """The gradient of softmax (log_softmax with `log`) along rows of n elements of the flat
+    C-contiguous g, y and out: a row per task, the same bits at any thread count."""
+    rows = g.size // n
+    if serial(g.size):
+        for r in range(rows):
+            _softmax_grad_row(g, y, out, r * n, n, log)
+    else:
+        for r in prange(rows):
+            _softmax_grad_row(g, y, out, r * n, n, log)
+
+
+def softmax_grad(out, g, y, log):
+    """out = softmax's (log_softmax's with `log`) gradient along the last dim, for the
+    C-contiguous upstream g and result y of one float dtype (last dim >= 1)."""
+    softmax_grad_rows(g.reshape(-1), y.reshape(-1), out.reshape(-1), y.shape[-1], bool(log))
