@@ -70,4 +70,3 @@ def composed(query, key, value, scale, is_causal):
         visible = ones(length, source, dtype=dtypes.bool_, device=query._device).tril()
         weight = indexing.masked_fill(weight, visible.logical_not(), -math.inf)
     return linalg.matmul(reduction.softmax(weight, -1), value)
-
