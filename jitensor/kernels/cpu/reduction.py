@@ -501,22 +501,25 @@ def reduce_parallel(function, src, so, shape, ss, out, idx, oo, os, init, correc
 @_per_op(fastmath=_REASSOC, _nrt=False)
 def _softmax_segment(x, xo, o, oo, n):
     """o[oo:oo + n] = softmax or log_softmax of x[xo:xo + n], in o's type: a max pass, a pass
-    that sums exp(x - max) (softmax writes each term too, to o), a pass that scales or shifts."""
+    that writes exp(x - max) to o, one that sums them, a pass that scales them (softmax) or
+    shifts x (log_softmax: o must not overlap x, which every caller's fresh output holds)."""
     wide()
     x, o = x[xo:xo + n], o[oo:oo + n]
     t = cast_like(_fold(MAX, x, x[0]), o[0])
     s = 0.0
     if OP == SOFTMAX:
         for i in range(x.size):
-            e = exp(cast_like(x[i], t) - t)
-            o[i] = e
-            s += e
+            o[i] = exp(cast_like(x[i], t) - t)
+        for i in range(x.size):  # (apart: the exponentials' loop vectorises better alone)
+            s += o[i]
         scale = cast_like(1.0 / s, t)
         for i in range(x.size):
             o[i] *= scale
     else:
+        for i in range(x.size):  # (o holds the exponentials until the last pass)
+            o[i] = exp(cast_like(x[i], t) - t)
         for i in range(x.size):
-            s += exp(cast_like(x[i], t) - t)
+            s += o[i]
         log_s = cast_like(np.log(s), t)
         for i in range(x.size):
             o[i] = (cast_like(x[i], t) - t) - log_s
