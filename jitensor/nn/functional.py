@@ -7,7 +7,6 @@ one_hot, the vector similarities and scaled_dot_product_attention are composed (
 path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
 ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
 rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
-import functools
 import itertools
 import math
 import operator
@@ -535,7 +534,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                           _attention.log_sum_exp(query))
     weight = query @ key.transpose(-2, -1) * factor
     if is_causal:
-        weight = weight.masked_fill(_above_diagonal(length, source, query.device), -math.inf)
+        weight = weight.masked_fill(_attention.above_diagonal(length, source, query.device),
+                                    -math.inf)
     if attn_mask is not None:
         weight = weight.masked_fill(attn_mask.logical_not(), -math.inf) \
             if attn_mask.dtype is bool_ else weight + attn_mask
@@ -544,14 +544,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weight = dropout(weight, dropout_p)
     return weight @ value
-
-
-@functools.lru_cache(maxsize=64)
-def _above_diagonal(length, source, device):
-    """The (length, source) bool mask of the positions a causal attention hides, j > i (built
-    once per shape and device: as ones().tril().logical_not() it cost more than the attention's
-    products). Only read, never handed out."""
-    return tensor(np.triu(np.ones((length, source), bool), 1), device=device)
 
 
 def _attention_mask(mask, name, dtype):

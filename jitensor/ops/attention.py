@@ -3,10 +3,13 @@ last two dims, causal or not, without a mask or dropout, in one kernel each way 
 has one (kernels/cpu/attention.py; rule in autograd/derivatives/attention.py).
 nn.functional.scaled_dot_product_attention takes it when it can (`fused`), else composes the
 same formulas from ops, as `composed` here does for the rule's recorded backward."""
+import functools
 import math
 
+import numpy as np
+
 from .. import dtypes
-from ..creation import allocate, ones
+from ..creation import allocate, tensor
 from ..kernels.registry import backend
 from . import indexing, linalg, reduction
 from ._common import dense
@@ -61,12 +64,19 @@ def flash_attention_grad(g, out, query, key, value, scale, is_causal, lse):
     return grads
 
 
+@functools.lru_cache(maxsize=64)
+def above_diagonal(length, source, device):
+    """The (length, source) bool mask of the positions a causal attention hides, j > i (built
+    once per shape and device: as ones().tril().logical_not() it cost more than the attention's
+    products). Only read, never handed out."""
+    return tensor(np.triu(np.ones((length, source), bool), 1), device=device)
+
+
 def composed(query, key, value, scale, is_causal):
     """flash_attention's result composed from ops (torch's math path): differentiable on every
     device and to any order."""
     weight = linalg.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
-        length, source = query.shape[-2], key.shape[-2]
-        visible = ones(length, source, dtype=dtypes.bool_, device=query._device).tril()
-        weight = indexing.masked_fill(weight, visible.logical_not(), -math.inf)
+        hidden = above_diagonal(query.shape[-2], key.shape[-2], query._device)
+        weight = indexing.masked_fill(weight, hidden, -math.inf)
     return linalg.matmul(reduction.softmax(weight, -1), value)

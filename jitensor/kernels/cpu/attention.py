@@ -12,7 +12,7 @@ from numba.extending import register_jitable
 from ..scalar.libm import exp
 from ..scalar.reduction import cast_like
 from . import blas
-from .kernels import Specialised, context, num_threads, run_tasks, serial, worker
+from .kernels import Specialised, num_threads, run_worker, serial, worker
 from .vector import as_pointer
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm attention keeps its composed path
@@ -152,11 +152,10 @@ def attention_backward(context, first, step):
 
 
 def _run(kernel, q, k, v, *arguments):
-    """The `kernel` worker of q's dtype, a head per task, OpenBLAS on one thread."""
+    """The `kernel` worker of q's dtype, a head per task."""
     work = q.shape[0] * q.shape[1] * k.shape[1] * (q.shape[2] + v.shape[2])
     threads = 1 if serial(work) else max(1, min(num_threads(), q.shape[0]))
-    address = _per_dtype.build(q.dtype.type)[kernel].address
-    blas.on_one_thread(run_tasks, address, context(q, k, v, *arguments), threads)
+    run_worker(_per_dtype.build(q.dtype.type)[kernel], threads, q, k, v, *arguments)
 
 
 def forward(q, k, v, out, lse, scale, causal):

@@ -31,7 +31,7 @@ from numba import carray, njit
 from numba.extending import register_jitable
 
 from . import blas
-from .kernels import Specialised, context, num_threads, run_tasks, single_thread, worker
+from .kernels import Specialised, num_threads, run_worker, single_thread, worker
 from .vector import as_pointer
 
 BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
@@ -358,9 +358,8 @@ def workers(dtype):
 
 
 def _run(kernel, threads, *arguments):
-    """The `kernel` worker of the first array's dtype on `threads` threads, OpenBLAS on one."""
-    address = workers(arguments[0].dtype)[kernel].address
-    blas.on_one_thread(run_tasks, address, context(*arguments), threads)
+    """The `kernel` worker of the first array's dtype on `threads` threads."""
+    run_worker(workers(arguments[0].dtype)[kernel], threads, *arguments)
 
 
 def _workers(tasks, work):

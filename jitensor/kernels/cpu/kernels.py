@@ -22,6 +22,7 @@ from numba.extending import overload, register_jitable
 from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
 from ..scalar import creation as scalar
+from . import blas
 from .strided import AnyLayout
 from .vector import call
 
@@ -146,6 +147,13 @@ def run_tasks(worker, context, workers):
         _run_serial(worker, address)
     else:
         _run_parallel(worker, address, workers)
+
+
+def run_worker(worker, threads, *arguments):
+    """Run `worker` (a Worker) on `threads` threads with `arguments` packed by `context`, and
+    OpenBLAS on one thread meanwhile: a worker's tasks call it on Numba's threads
+    (linalg.gemm_blas says why)."""
+    blas.on_one_thread(run_tasks, worker.address, context(*arguments), threads)
 
 
 class Worker:
