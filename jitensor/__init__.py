@@ -1,16 +1,28 @@
 """jitensor: a PyTorch-style tensor library whose every kernel is compiled by Numba
 (@njit on the CPU, @cuda.jit on NVIDIA GPUs, chosen by the tensor's device)."""
+import gc
 import importlib
 import importlib.util
 import math
 
-from . import (  # noqa: F401 (ops attaches the Tensor methods)
-    accelerator,  # torch.accelerator: CUDA, when it can be used
-    amp,
-    autograd,
-    cuda,
-    ops,
-)
+# Numba and the kernels make a few hundred thousand objects that live as long as the process.
+# The cyclic collector walking them while they are imported, on every later full collection and
+# again at exit is a quarter of a second of a short script: none of it while importing, and
+# frozen afterwards (out of the collector's walks; refcounts still free them).
+_collecting = gc.isenabled()
+gc.disable()
+try:
+    from . import (  # noqa: F401 (ops attaches the Tensor methods)
+        accelerator,  # torch.accelerator: CUDA, when it can be used
+        amp,
+        autograd,
+        cuda,
+        ops,
+    )
+finally:
+    if _collecting:
+        gc.enable()
+gc.freeze()
 from . import storage as _storage_module
 from ._format import set_printoptions
 from ._settings import (
