@@ -826,8 +826,9 @@ def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
 @pytest.mark.parametrize("shape", [(2048, 32), (7, 331, 40), (1500, 100)])
 def test_large_outputs_of_short_rows_match_numpy(shape):
     """From PARALLEL_MIN elements on, rows shorter than SHORT_ROW (after coalescing) run as one
-    long row, their operands copied C-contiguous first: a bias row, a column, a transposed
-    operand, three operands, in place and into a strided out= (which keeps the 4-D path)."""
+    long row, their operands copied C-contiguous first: a column, a transposed operand, three
+    operands, and into a strided out= (which keeps the 4-D path); a bias row is read in place by
+    the rows kernel, in place too."""
     from jitensor.kernels.cpu.elementwise import PARALLEL_MIN, SHORT_ROW
     assert np.prod(shape) >= PARALLEL_MIN and shape[-1] < SHORT_ROW
     rng = np.random.default_rng(3)

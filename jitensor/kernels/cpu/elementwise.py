@@ -39,6 +39,10 @@ BLOCK = 4096
 # work item ~0.17 us: (2048, 32) + a bias row took 340 us, torch 6): into a C-contiguous out,
 # such operands are copied C-contiguous first, one pass over each, and run as one row.
 SHORT_ROW = 512
+# Below this size a bias row broadcast into a C-contiguous out is read in place by the serial
+# rows kernel, which beat the 4-D path at every size measured, on 1 and 2 threads: (256, 256) +=
+# row 37 -> 7 us, (16384, 256) 2.5 -> 0.67 ms. (A dense copy of the row came first there.)
+ROWS_MAX = 1 << 22
 # Outputs from this size on are written by streaming stores (`vector.stream`), except by ops
 # that compute more than they move. Measured on float32 (2 cores): add of 2^22 elements 1.15x
 # faster, of 2^24 1.5x, neg/abs/clamp 1.5x, sqrt 1.35x; add of 2^20 7% slower (its output
@@ -421,7 +425,7 @@ def _inplace(family, op, out, a, b, c):
     if b.__class__ is ndarray and not (b.flags.c_contiguous and b.shape == out.shape):
         b = _one(b)
         if b.__class__ is ndarray:
-            row = _bias_row(b) if out.size < PARALLEL_MIN else None
+            row = _bias_row(b) if out.size < ROWS_MAX else None
             if row is None:
                 return False
             arith_inplace_rows(op, out, row, c)
@@ -443,17 +447,19 @@ def launch(family, op, out, a, b=0, c=0, d=0):
         return
     kernels = _KERNELS[family][op] or _kernels(family, op)
     n = out.size
-    if n < PARALLEL_MIN and out.flags.c_contiguous:
+    dense = out.flags.c_contiguous
+    if dense and n < ROWS_MAX and (a.__class__ is ndarray and not a.flags.c_contiguous
+                                   and _by_rows(kernels, op, out, a, b, c, d, 1)
+                                   or b.__class__ is ndarray and not b.flags.c_contiguous
+                                   and _by_rows(kernels, op, out, a, b, c, d, 2)):
+        return  # a bias row, read in place by the serial rows kernel
+    if n < PARALLEL_MIN and dense:
         # small: the flat kernel, on strided and broadcast operands copied contiguous here (a
         # 64x10 + row: 20 -> 3 us; the 4-D kernel's per-row work cost 0.13 us a row)
-        if not (a.__class__ is ndarray and not a.flags.c_contiguous
-                and _by_rows(kernels, op, out, a, b, c, d, 1)
-                or b.__class__ is ndarray and not b.flags.c_contiguous
-                and _by_rows(kernels, op, out, a, b, c, d, 2)):
-            if FLAT_NDIM[out.ndim]:
-                kernels[0](op, out, _dense_copy(a), _dense_copy(b), _dense_copy(c), d)
-            else:
-                kernels[0](op, out.ravel(), _raveled(a), _raveled(b), _raveled(c), d)
+        if FLAT_NDIM[out.ndim]:
+            kernels[0](op, out, _dense_copy(a), _dense_copy(b), _dense_copy(c), d)
+        else:
+            kernels[0](op, out.ravel(), _raveled(a), _raveled(b), _raveled(c), d)
         return
     if not n:
         return
@@ -468,7 +474,7 @@ def launch(family, op, out, a, b=0, c=0, d=0):
            c.dtype if c.__class__ is ndarray else c.__class__, d.__class__)
     row = _ROWS.get(key) or _row_function(key, kernels, out, *operands, d)
     tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
-    slabs, dense = None, out.flags.c_contiguous
+    slabs = None
     if not (dense and all(x.__class__ is not ndarray or x.shape == shape and x.flags.c_contiguous
                           for x in operands)):
         slabs = as_4d(out, *(x for x in operands if x.__class__ is ndarray))

@@ -32,6 +32,8 @@ MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long
 # (measured on 2 cores: docs/design.md)
 BLAS_PARALLEL_MIN = 1 << 20
 BLAS_SLAB = 64
+BLAS_PARTS = 8
+BLAS_PACKED_MAX = 1 << 18  # bytes
 
 
 @register_jitable
@@ -273,8 +275,13 @@ def matmul(out, a, b, ia, ib):
             k = a.shape[1] if ta else a.shape[2]
             # Slabs of BLAS_SLAB rows or columns, however many threads share them: OpenBLAS's
             # result for a row depends on where the row falls in its call's micro-tiles, so a
-            # split by the thread count gave other bits at other thread counts.
+            # split by the thread count gave other bits at other thread counts. Each slab packs
+            # the other operand again: a large one is packed at most BLAS_PARTS times
+            # (2048x384 @ 384x1152 float32 in 32 slabs: 17.3 ms, in 8: 14.0, torch 10.9; while
+            # 4096x64 @ 64x64 ran fastest in 64).
             parts = max(1, max(m, n) // BLAS_SLAB)
+            if (k * n if m >= n else m * k) * out.itemsize > BLAS_PACKED_MAX:
+                parts = min(parts, BLAS_PARTS)
             if tb and m >= n and parts > 1:
                 # each slab of A's rows packs all of B again, and a stored B^T packs slowly:
                 # one transposed copy first (x @ W.T, 256x64 @ 64x192 float32: 66 -> 46 us)
