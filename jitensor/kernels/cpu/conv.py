@@ -13,9 +13,9 @@ torch's do.
 
 The input's gradient is the transposed product, cols = W^T @ g, folded back onto the image
 (col2im: overlapping windows add up), a task per image and group so that no two tasks add into
-the same place. The weight's is the sum over images and blocks of g @ cols^T, in PARTS runs of
-tasks fixed by the shape, each into its own partial sum, added up in run order: serial and
-parallel give the same bits.
+the same place. The weight's is the sum over images and blocks of g @ cols^T, each product run
+transposed (cols @ g^T), in PARTS runs of tasks fixed by the shape, each into its own partial
+sum, added up in run order: serial and parallel give the same bits.
 
 Where the images, groups and blocks make fewer than TASKS tasks (a batch of one, a layer of
 many channels), each task is split over slices of its output channels (the input's, for the
@@ -117,11 +117,16 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
 def _copy(cols, c0, flat, x0, n, step):
     """cols[c0 + e] = flat[x0 + e * step] for e < n, both starts >= 0. Through views indexed
     from 0: an index Numba cannot prove non-negative is checked for wrapping around at every
-    element, which kept the loop scalar."""
+    element, which kept the loop scalar; so did an unknown step, hence the unit step's own loop
+    (the input's gradient, 32 images of 32 channels, 32x32, into 16: 5.6 -> 3.8 ms)."""
     if n > 0:
         c, x = cols[c0:c0 + n], flat[x0:x0 + (n - 1) * step + 1]
-        for e in range(n):
-            c[e] = x[e * step]
+        if step == 1:
+            for e in range(n):
+                c[e] = x[e]
+        else:
+            for e in range(n):
+                c[e] = x[e * step]
 
 
 @register_jitable
@@ -129,8 +134,12 @@ def _add(flat, x0, cols, c0, n, step):
     """flat[x0 + e * step] += cols[c0 + e] for e < n (as _copy)."""
     if n > 0:
         c, x = cols[c0:c0 + n], flat[x0:x0 + (n - 1) * step + 1]
-        for e in range(n):
-            x[e * step] += c[e]
+        if step == 1:
+            for e in range(n):
+                x[e] += c[e]
+        else:
+            for e in range(n):
+                x[e * step] += c[e]
 
 
 @register_jitable
@@ -285,30 +294,32 @@ def conv_input_grad(context, first, step):
 
 @register_jitable
 def _weight_part(item, partial, g, x, code, geo):
-    """partial[part] += g @ cols^T over run `part` of the tasks, for slice s of each group's
-    output channels (item = part * splits + s)."""
+    """partial[part] += (g @ cols^T)^T = cols @ g^T over run `part` of the tasks, for slice s of
+    each group's output channels (item = part * splits + s). (Transposed: OpenBLAS ran the
+    product with the long P dim as k faster this way round, 5.0 -> 3.5 ms for 32 images of 16
+    channels, 32x32, into 32.)"""
     n_img, o_n, p_n = g.shape
     ow_n, groups, splits, parts = geo[9], geo[6], geo[11], partial.shape[0]
     oh_n, og, cg = p_n // ow_n, o_n // groups, x.shape[1] // groups
     part, (o0, o1) = item // splits, _share(item % splits, splits, og)
     tasks = n_img * groups * -(-oh_n // geo[10])
-    k_n = partial.shape[2]
+    k_n = partial.shape[1]
     flat, ld, cols = _scratch(k_n, geo, x.dtype)
     for q in range(groups):
-        partial[part, q * og + o0:q * og + o1] = 0
+        partial[part, :, q * og + o0:q * og + o1] = 0
     for t in range(tasks * part // parts, tasks * (part + 1) // parts):
         n, q, oh0, rows = _task(t, geo, oh_n)
         p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
         _unfold(flat, ld, x, n, q * cg, k_n, geo, oh0, rows)
         block = cols[:, :p1 - p0]
-        _product(code, partial[part, q * og + o0:q * og + o1],
-                 g[n, q * og + o0:q * og + o1, p0:p1], block.T, True)
+        _product(code, partial[part, :, q * og + o0:q * og + o1], block,
+                 g[n, q * og + o0:q * og + o1, p0:p1].T, True)
 
 
 @_per_dtype(worker, cache=True, error_model="numpy")
 def conv_weight_grad(context, first, step):
     """The gradient of the convolution by its weight for upstream gradient g: the runs' sums
-    into partial ((runs, O, K)), which `_add_runs` adds up."""
+    into partial ((runs, K, O): transposed), which `_add_runs` adds up."""
     # partial (3-D), g (3-D), x (4-D), geo (1-D), code
     c, zero = carray(as_pointer(context, np.int64(0)), 16), DTYPE(0)
     partial = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
@@ -321,12 +332,13 @@ def conv_weight_grad(context, first, step):
 
 @njit(cache=True)
 def _add_runs(gw, partial):
-    """gw = the runs' partial sums added in run order (the same bits on any thread count)."""
+    """gw = the runs' (transposed) partial sums added in run order (the same bits on any thread
+    count)."""
     for i in range(gw.shape[0]):
         for j in range(gw.shape[1]):
-            s = partial[0, i, j]
+            s = partial[0, j, i]
             for part in range(1, partial.shape[0]):
-                s += partial[part, i, j]
+                s += partial[part, j, i]
             gw[i, j] = s
 
 
@@ -404,7 +416,7 @@ def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
     rows = _rows(gw2.shape[1], g.shape)
     parts = max(1, min(PARTS, n * groups * -(-oh // rows), PARTIAL_MAX // max(1, gw.size)))
     geo = _geometry(gw, g.shape, stride, padding, dilation, groups, rows, parts, o // groups)
-    partial = np.empty((parts, o, gw2.shape[1]), gw.dtype)
+    partial = np.empty((parts, gw2.shape[1], o), gw.dtype)
     _run("conv_weight_grad", _workers(parts * geo[11], g.size * gw2.shape[1]), partial,
          g.reshape(n, o, oh * ow), x, geo, _code(x.dtype))
     _add_runs(gw2, partial)
