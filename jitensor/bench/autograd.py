@@ -5,7 +5,8 @@ tensors (the op with inputs that require grad, minus the same op without), a tin
 backward, nn.functional activations of 2^20 elements with and without their backward,
 cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward, and
 training steps (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny
-GPT, and the GPT again with another process spinning on one core (a busy machine)."""
+GPT, nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
+and the tiny GPT again with another process spinning on one core (a busy machine)."""
 import contextlib
 import sys
 
@@ -74,6 +75,127 @@ def cnn_step(lib, batch=32, device="cpu"):
         opt.step()
         return loss
     return step
+
+
+def vae_step(lib, batch=128):
+    """One training step of pytorch/examples' MNIST VAE (784-400-20 encoder, 20-400-784 decoder,
+    summed binary cross-entropy plus the KL term) with Adam."""
+    lib.manual_seed(0)
+    nn, F = lib.nn, lib.nn.functional
+
+    class VAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc21, self.fc22 = nn.Linear(784, 400), nn.Linear(400, 20), \
+                nn.Linear(400, 20)
+            self.fc3, self.fc4 = nn.Linear(20, 400), nn.Linear(400, 784)
+
+        def forward(self, x):
+            h = F.relu(self.fc1(x))
+            mu, logvar = self.fc21(h), self.fc22(h)
+            z = mu + lib.randn_like(mu) * lib.exp(0.5 * logvar)
+            return lib.sigmoid(self.fc4(F.relu(self.fc3(z)))), mu, logvar
+    model = VAE()
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+    x = lib.rand(batch, 784)
+
+    def step():
+        opt.zero_grad()
+        recon, mu, logvar = model(x)
+        loss = F.binary_cross_entropy(recon, x, reduction="sum") \
+            - 0.5 * lib.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def dcgan_step(lib, batch=16, nz=100, width=32):
+    """One step of pytorch/examples' DCGAN at 32x32 images: the discriminator on real and on
+    generated images, then the generator (transposed convolutions, batch norm, ReLU and leaky
+    ReLU in place, BCE, Adam)."""
+    lib.manual_seed(0)
+    nn = lib.nn
+
+    def up(i, o, *geometry):
+        return [nn.ConvTranspose2d(i, o, 4, *geometry, bias=False), nn.BatchNorm2d(o),
+                nn.ReLU(True)]
+
+    def down(i, o):
+        return [nn.Conv2d(i, o, 4, 2, 1, bias=False), nn.BatchNorm2d(o), nn.LeakyReLU(0.2, True)]
+    w = width
+    g = nn.Sequential(*up(nz, w * 4, 1, 0), *up(w * 4, w * 2, 2, 1), *up(w * 2, w, 2, 1),
+                      nn.ConvTranspose2d(w, 3, 4, 2, 1, bias=False), nn.Tanh())
+    d = nn.Sequential(nn.Conv2d(3, w, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, True),
+                      *down(w, w * 2), *down(w * 2, w * 4),
+                      nn.Conv2d(w * 4, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+    opt_g, opt_d = (lib.optim.Adam(m.parameters(), lr=2e-4, betas=(0.5, 0.999)) for m in (g, d))
+    real, noise = lib.rand(batch, 3, 32, 32) * 2 - 1, lib.randn(batch, nz, 1, 1)
+    ones, zeros, criterion = lib.ones(batch), lib.zeros(batch), nn.BCELoss()
+
+    def step():
+        d.zero_grad()
+        criterion(d(real).view(-1), ones).backward()
+        fake = g(noise)
+        criterion(d(fake.detach()).view(-1), zeros).backward()
+        opt_d.step()
+        g.zero_grad()
+        loss = criterion(d(fake).view(-1), ones)
+        loss.backward()
+        opt_g.step()
+        return loss
+    return step
+
+
+def char_mlp_step(lib, batch=32, block=16, vocab=27, n_embd=64, hidden=64):
+    """One training step of makemore's MLP (the embeddings of `block` characters, concatenated,
+    a tanh layer, the next character's logits) with AdamW, at makemore's default sizes."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    wte = nn.Embedding(vocab + 1, n_embd)
+    mlp = nn.Sequential(nn.Linear(block * n_embd, hidden), nn.Tanh(), nn.Linear(hidden, vocab))
+    params = list(wte.parameters()) + list(mlp.parameters())
+    opt = lib.optim.AdamW(params, lr=5e-4, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
+    x, y = lib.randint(0, vocab, (batch, block)), lib.randint(0, vocab, (batch,))
+
+    def step():
+        loss = nn.functional.cross_entropy(mlp(wte(x).view(batch, -1)), y, ignore_index=-1)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def lstm_lm_step(lib, vocab=10_000, size=200, layers=2, bptt=35, batch=20, clip=0.25, lr=20.0):
+    """One training step of pytorch/examples' word language model (an embedding, a 2-layer
+    LSTM, a linear decoder over the vocabulary) at its default sizes and a 10,000-word
+    vocabulary, with its own update: clipping, then p -= lr * grad for each parameter."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    encoder, rnn = nn.Embedding(vocab, size), nn.LSTM(size, size, layers)
+    decoder = nn.Linear(size, vocab)
+    params = [p for m in (encoder, rnn, decoder) for p in m.parameters()]
+    x, y = lib.randint(0, vocab, (bptt, batch)), lib.randint(0, vocab, (bptt, batch))
+    hidden = (lib.zeros(layers, batch, size), lib.zeros(layers, batch, size))
+
+    def step():
+        for p in params:
+            p.grad = None
+        output, _ = rnn(encoder(x), hidden)
+        loss = nn.functional.cross_entropy(decoder(output).view(-1, vocab), y.view(-1))
+        loss.backward()
+        nn.utils.clip_grad_norm_(params, clip)
+        for p in params:
+            p.data.add_(p.grad, alpha=-lr)
+        return loss
+    return step
+
+
+def gpt6_step(lib):
+    """One training step of nanoGPT's character-level configuration (6 layers, 384 wide, 6
+    heads, 256 tokens of context) on 2 sequences."""
+    return gpt_step(lib, n_layer=6, n_embd=384, n_head=6, block=256, batch=2)
 
 
 def _libs(jt, torch):
@@ -235,6 +357,11 @@ def measure(quick=False):
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),
+             ("GPT train step (AdamW)", "6x384, 2x256 tokens", gpt6_step, False),
+             ("VAE train step (Adam)", "128x784-400-20", vae_step, False),
+             ("DCGAN step (Adam)", "16x3x32x32, width 32", dcgan_step, False),
+             ("char MLP step (AdamW)", "32x16 chars, 64-64", char_mlp_step, False),
+             ("LSTM LM step (SGD)", "35x20, 2x200, 10k words", lstm_lm_step, False),
              # all threads with another process spinning on one core (robustness under load)
              ("GPT step, busy machine", "2x64, 8x32 tokens", gpt_step, True))
     for op, shape, step, busy in steps:

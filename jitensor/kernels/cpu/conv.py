@@ -51,18 +51,18 @@ def _span(size, count, stride, offset):
 
 
 @register_jitable
-def _tap(k, x, n, c0, geo, oh0, rows):
-    """Where row k = (c * kh + i) * kw + j of a block's windows reads x: the (lo, hi) columns
-    and (r_lo, r_hi) rows of the block inside x, and the flat index in x of block row 0's
-    column 0 (which may lie in the padding)."""
-    sh, sw, ph, pw, dh, dw = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
-    kh, kw, ow_n = geo[7], geo[8], geo[9]
+def _tap(x, geo, oh0, rows, i, j):
+    """Where kernel tap (i, j) of a block's windows reads a plane of x: the (lo, hi) columns
+    and (r_lo, r_hi) rows of the block inside the plane, and the flat index in the plane of
+    block row 0's column 0 (which may lie in the padding). The same for every channel: worked
+    out once per tap (its divisions, per row of the windows, took most of the time of
+    convolutions of few output positions and many channels)."""
+    sh, sw, ph, pw, dh, dw, ow_n = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[9]
     h_n, w_n = x.shape[2], x.shape[3]
-    c, i, j = c0 + k // (kh * kw), k // kw % kh, k % kw
     top, offset = oh0 * sh - ph + i * dh, j * dw - pw
     lo, hi = _span(w_n, ow_n, sw, offset)
     r_lo, r_hi = _span(h_n, rows, sh, top)
-    return lo, hi, r_lo, r_hi, ((n * x.shape[1] + c) * h_n + top) * w_n + offset
+    return lo, hi, r_lo, r_hi, top * w_n + offset
 
 
 @register_jitable
@@ -74,43 +74,50 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
     When the block's rows follow each other in x as in cols (stride 1 and OW = W, as a 'same'
     convolution's), each k is one long copy, its few padding columns zeroed after: runs of one
     output row (32 elements) spent 3/4 of their time entering and leaving the vector loop."""
-    sh, sw, ow_n = geo[0], geo[1], geo[9]
+    sh, sw, kh, kw, ow_n = geo[0], geo[1], geo[7], geo[8], geo[9]
     flat, zero = x.reshape(x.size), cols.dtype.type(0)
+    plane = x.shape[2] * x.shape[3]
     runs = sw == 1 and sh * x.shape[3] == ow_n
-    for k in range(k_n):
-        lo, hi, r_lo, r_hi, src0 = _tap(k, x, n, c0, geo, oh0, rows)
-        row0 = k * ld
-        _zeros(cols, row0, r_lo * ow_n, zero)
-        _zeros(cols, row0 + r_hi * ow_n, (rows - r_hi) * ow_n, zero)
-        if runs and r_lo < r_hi and lo < hi:
-            first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
-            _copy(cols, row0 + first, flat, src0 + first, last - first, 1)
-            _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)
-            continue
-        for r in range(r_lo, r_hi):
-            dst = row0 + r * ow_n
-            _edges(cols, dst, 0, 1, ow_n, lo, hi, zero)
-            _copy(cols, dst + lo, flat, src0 + r * sh * x.shape[3] + lo * sw, hi - lo, sw)
+    for i in range(kh):
+        for j in range(kw):
+            lo, hi, r_lo, r_hi, at = _tap(x, geo, oh0, rows, i, j)
+            for c in range(k_n // (kh * kw)):
+                row0, src0 = ((c * kh + i) * kw + j) * ld, (n * x.shape[1] + c0 + c) * plane + at
+                _zeros(cols, row0, r_lo * ow_n, zero)
+                _zeros(cols, row0 + r_hi * ow_n, (rows - r_hi) * ow_n, zero)
+                if runs and r_lo < r_hi and lo < hi:
+                    first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
+                    _copy(cols, row0 + first, flat, src0 + first, last - first, 1)
+                    _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)
+                    continue
+                for r in range(r_lo, r_hi):
+                    dst = row0 + r * ow_n
+                    _edges(cols, dst, 0, 1, ow_n, lo, hi, zero)
+                    _copy(cols, dst + lo, flat, src0 + r * sh * x.shape[3] + lo * sw, hi - lo,
+                          sw)
 
 
 @register_jitable
 def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
     """_unfold's adjoint: cols added back onto x where _unfold read it (the padding's share is
     dropped; cols is overwritten)."""
-    sh, sw, ow_n = geo[0], geo[1], geo[9]
+    sh, sw, kh, kw, ow_n = geo[0], geo[1], geo[7], geo[8], geo[9]
     flat, zero = x.reshape(x.size), cols.dtype.type(0)
+    plane = x.shape[2] * x.shape[3]
     runs = sw == 1 and sh * x.shape[3] == ow_n
-    for k in range(k_n):
-        lo, hi, r_lo, r_hi, src0 = _tap(k, x, n, c0, geo, oh0, rows)
-        row0 = k * ld
-        if runs and r_lo < r_hi and lo < hi:
-            first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
-            _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)  # (they would add to x's edges)
-            _add(flat, src0 + first, cols, row0 + first, last - first, 1)
-            continue
-        for r in range(r_lo, r_hi):
-            _add(flat, src0 + r * sh * x.shape[3] + lo * sw, cols, row0 + r * ow_n + lo,
-                 hi - lo, sw)
+    for i in range(kh):
+        for j in range(kw):
+            lo, hi, r_lo, r_hi, at = _tap(x, geo, oh0, rows, i, j)
+            for c in range(k_n // (kh * kw)):
+                row0, src0 = ((c * kh + i) * kw + j) * ld, (n * x.shape[1] + c0 + c) * plane + at
+                if runs and r_lo < r_hi and lo < hi:
+                    first, last = r_lo * ow_n + lo, (r_hi - 1) * ow_n + hi
+                    _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)  # (they would add to x)
+                    _add(flat, src0 + first, cols, row0 + first, last - first, 1)
+                    continue
+                for r in range(r_lo, r_hi):
+                    _add(flat, src0 + r * sh * x.shape[3] + lo * sw, cols, row0 + r * ow_n + lo,
+                         hi - lo, sw)
 
 
 @register_jitable
@@ -334,12 +341,10 @@ def conv_weight_grad(context, first, step):
 def _add_runs(gw, partial):
     """gw = the runs' (transposed) partial sums added in run order (the same bits on any thread
     count)."""
-    for i in range(gw.shape[0]):
-        for j in range(gw.shape[1]):
-            s = partial[0, j, i]
-            for part in range(1, partial.shape[0]):
-                s += partial[part, j, i]
-            gw[i, j] = s
+    total = partial[0].copy()
+    for part in range(1, partial.shape[0]):
+        total += partial[part]
+    gw[:, :] = total.T
 
 
 # -- launchers -----------------------------------------------------------------------------------
