@@ -25,7 +25,7 @@ from ..ops import linalg as _linalg
 from ..ops import loss as _loss
 from ..ops import norm as _norm
 from ..ops._common import broadcast_shapes, same_device
-from ..ops.conv import convolution, output_size
+from ..ops.conv import convolution, convolution_input_grad, output_size
 from ..ops.elementwise import minimum, where
 from ..ops.matrix import triu_indices
 from ..ops.norm import layer_norm, rms_norm
@@ -1173,10 +1173,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      dilation=1):
     """conv2d's adjoint (the gradient of a convolution with respect to its input) of (N, C, H,
     W) (or (C, H, W)) input with weights (C, O / groups, kh, kw): output (N, O, (H - 1) sh - 2 ph
-    + dh (kh - 1) + oph + 1, ...). Per group a matrix product of the transposed weight and the
-    input gives each input pixel's kh x kw block of contributions (col2im's columns), which
-    _col2im adds onto the output, padding cropped; output_padding extends the far end
-    (zeros where no block reaches)."""
+    + dh (kh - 1) + oph + 1, ...), output_padding extending the far end (zeros where no window
+    reaches). It is the convolution's input-gradient op (one kernel); with an output padding of
+    a stride or more, a matrix product of the transposed weight and the input per group gives
+    each input pixel's kh x kw block of contributions, which _col2im adds onto the output."""
     if not isinstance(weight, Tensor) or weight.ndim != 4:
         raise RuntimeError(f"conv_transpose2d: expected a 4-D weight (in_channels, out_channels "
                            f"/ groups, kh, kw), got {getattr(weight, 'shape', weight)}")
@@ -1219,11 +1219,22 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         if min(size) <= 0:
             raise RuntimeError(f"conv_transpose2d: the output would be {size[0]}x{size[1]}; "
                                f"padding {padding} is too large for input {h}x{w}")
-        # (groups, kk O/g, C/g) @ (N, groups, C/g, H W) -> (N, groups, O/g kk, H W)
-        mat = weight.reshape(groups, in_c // groups, per_group * kh * kw).transpose(1, 2)
-        cols = mat @ x.reshape(n, groups, in_c // groups, h * w)
-        out = _col2im(cols.reshape(n, out_c * kh * kw, h * w), out_c, (h, w), (kh, kw),
-                      dilation, stride, size, padding)
+        if x.dtype is not weight.dtype:
+            raise RuntimeError(f"conv_transpose2d(): input type ({x.dtype.name}) and weight "
+                               f"type ({weight.dtype.name}) should be the same; convert one "
+                               f"with .to({x.dtype})")
+        if all(op < s for op, s in zip(output_padding, stride, strict=True)):
+            # the gradient of the convolution (out -> x) by its input, one kernel (and its
+            # derivatives the convolution's own)
+            out = convolution_input_grad(x, weight, (n, out_c, *size), stride,
+                                         (padding[0], padding[0], padding[1], padding[1]),
+                                         dilation, groups)
+        else:  # an output padding of a stride or more (it must be below the dilation then)
+            # (groups, kk O/g, C/g) @ (N, groups, C/g, H W) -> (N, groups, O/g kk, H W)
+            mat = weight.reshape(groups, in_c // groups, per_group * kh * kw).transpose(1, 2)
+            cols = mat @ x.reshape(n, groups, in_c // groups, h * w)
+            out = _col2im(cols.reshape(n, out_c * kh * kw, h * w), out_c, (h, w), (kh, kw),
+                          dilation, stride, size, padding)
         return out if bias is None else out + bias.reshape(1, out_c, 1, 1)
     return _batched(run, input, 2)
 
