@@ -477,6 +477,8 @@ def test_conv_transpose_errors_as_torch():
             lambda x=x, w=w, kw=kw: F.conv_transpose2d(jt.zeros(*x), jt.zeros(*w), **kw),
             lambda x=x, w=w, kw=kw: TF.conv_transpose2d(torch.zeros(*x), torch.zeros(*w), **kw),
             match)
+    with pytest.raises(RuntimeError, match="input type .float64. and weight type .float32."):
+        F.conv_transpose2d(jt.zeros(1, 4, 5, 5, dtype=jt.float64), jt.zeros(4, 2, 3, 3))
 
 
 def test_unflatten_as_torch():
