@@ -89,9 +89,10 @@ def test_conv2d_kernels_match_torch(case, dtype):
 
 @pytest.mark.parametrize("padding,stride", [(1, 1), (0, 1), ("same", 1), (2, 2)])
 def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding, stride):
-    """Images split into several blocks of output rows (BLOCK made small), on one thread or
-    two: the same bits, forward and both gradients (the weight's summed in runs fixed by the
-    shape); 'same' padding at stride 1 takes the long-copy path, the others the row path."""
+    """Small images whole, side by side in one block, and images split into several blocks of
+    output rows (BLOCK made small), on one thread or two: the same bits, forward and both
+    gradients (the weight's summed in runs fixed by the shape); 'same' padding at stride 1
+    takes the long-copy path, the others the row path."""
     from jitensor.kernels.cpu import conv
     rng = np.random.default_rng(4)
     x = jt.tensor(rng.standard_normal((3, 4, 9, 7)).astype(np.float32), requires_grad=True)
@@ -104,7 +105,19 @@ def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding
         (y * y).sum().backward()
         return [t.detach().numpy().copy() for t in (y, x.grad, w.grad, b.grad)]
 
+    def same_bits_on_one_and_two_workers():
+        workers = conv._workers
+        runs = []
+        for n in (1, 2):  # the launchers' choice, forced
+            monkeypatch.setattr(conv, "_workers", lambda tasks, work, n=n: min(n, tasks))
+            runs.append(run())
+        monkeypatch.setattr(conv, "_workers", workers)
+        for got, want in zip(*runs, strict=False):
+            np.testing.assert_array_equal(got, want)
+
+    assert conv._blocking(2 * 9, (3, 6, 9, 7))[1] == 3  # the three images in one block
     whole = run()
+    same_bits_on_one_and_two_workers()
     monkeypatch.setattr(conv, "BLOCK", 40)  # a row or two of windows per block
     monkeypatch.setattr(conv, "PARTS", 3)
     blocks = run()
@@ -114,12 +127,7 @@ def test_conv_kernels_blocks_and_threads_give_the_same_bits(monkeypatch, padding
                           b.detach().numpy(), (stride,) * 2, (1, 1) if padding == "same" else
                           (padding,) * 2, (1, 1), 2)
     np.testing.assert_allclose(blocks[0], want, rtol=1e-5, atol=1e-5)
-    serial = []
-    for workers in (1, 2):  # the launchers' choice, forced
-        monkeypatch.setattr(conv, "_workers", lambda tasks, work, n=workers: min(n, tasks))
-        serial.append(run())
-    for got, want in zip(*serial, strict=False):
-        np.testing.assert_array_equal(got, want)
+    same_bits_on_one_and_two_workers()
 
 
 def test_conv_dtypes_empty_inputs_and_errors_follow_torch():

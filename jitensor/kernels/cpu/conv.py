@@ -6,7 +6,8 @@ A convolution is a product per image and group: out (Og, P) = W (Og, K) @ cols (
 cols holds the image's (zero-padded) windows, K = C/groups * kh * kw rows of P = OH * OW
 positions (im2col). Materialising cols for the whole batch first (the composed form) wrote and
 read back the batch's windows through memory, 9x the input for a 3x3 kernel, which took most
-of the forward's time. Here each task unfolds a block of one image's output rows into a scratch
+of the forward's time. Here each task unfolds a block of one image's output rows (or of a few
+small images whole, side by side, so that the product has COLUMNS positions) into a scratch
 buffer of at most BLOCK elements, which stays in L2 while `cblas_?gemm` (blas.py) multiplies
 it; integers, and floats where NumPy ships no OpenBLAS, multiply in plain loops, wrapping as
 torch's do.
@@ -24,7 +25,7 @@ channels in the gradients, which do not (each unfolds or folds its own rows of t
 
 Buffers: x (N, C, H, W), out and g (N, O, OH * OW), w (O, K), all C-contiguous. `geo` holds
 (stride h, w, padding top, left, dilation h, w, groups, kh, kw, OW, rows per block, channel
-slices per task)."""
+slices per task, images per block)."""
 import math
 
 import numpy as np
@@ -35,11 +36,18 @@ from . import blas
 from .kernels import Specialised, num_threads, run_worker, single_thread, worker
 from .vector import as_pointer
 
-BLOCK = 1 << 18  # scratch elements per task, at most (1 MiB of float32): the windows stay in L2
+BLOCK = 1 << 20  # scratch elements per task, at most (4 MiB of float32; row blocks of a quarter
+# of that ran no faster, and four 7x7 images of 512 channels fit)
 PARTS = 16  # runs of tasks the weight's gradient is summed in, at most
 PARTIAL_MAX = 1 << 22  # elements all the runs' partial sums may take together
-TASKS = 16  # tasks a kernel makes at least, where there are channels to split (fixed by the
-# shape, not the threads, so that every machine computes the same bits)
+COLUMNS = 256  # positions a block's product takes where whole images fit (of 7x7 images one
+# image's 49 as columns ran at 108 GFLOPS, four's at 151)
+TASKS = 8  # tasks a kernel makes at least, where there are channels to split (fixed by the
+# shape, not the threads, so that every machine computes the same bits). 16 kept more cores of
+# a large machine busy on a small batch, but cost 20-60% on 1 and 2 threads: more products,
+# smaller, and the forward's slices unfold the same windows again
+FORWARD_SLICE = 64  # output channels a forward's slice keeps, at least
+TILE = 32  # elements of a side of _add_runs's tiles
 LOOPS, SGEMM, DGEMM = 0, 1, 2  # how the products run
 
 
@@ -206,21 +214,37 @@ def _product(code, c, a, b, accumulate):
 
 
 @register_jitable
-def _task(t, geo, oh_n):
-    """(image, group, first output row, rows) of task t: tasks run over the images, each
-    image's groups, each group's blocks of output rows."""
-    groups, rows = geo[6], geo[10]
+def _task(t, geo, n_img, oh_n):
+    """(first image, images, group, first output row, rows) of task t: tasks run over the
+    blocks of images (geo[12] each; one unless whole images fit a block), each block's groups,
+    each group's blocks of output rows."""
+    groups, rows, images = geo[6], geo[10], geo[12]
     n_blocks = -(-oh_n // rows)
     oh0 = t % n_blocks * rows
-    return t // (n_blocks * groups), t // n_blocks % groups, oh0, min(rows, oh_n - oh0)
+    n0 = t // (n_blocks * groups) * images
+    return n0, min(images, n_img - n0), t // n_blocks % groups, oh0, min(rows, oh_n - oh0)
 
 
 @register_jitable
 def _scratch(k_n, geo, dtype):
-    """(a flat scratch for one block's windows, its rows' spacing, its 2-D view)."""
-    ld = geo[10] * geo[9]
+    """(a flat scratch for one block's windows, its rows' spacing, its 2-D view): an image's
+    columns follow the previous one's."""
+    ld = geo[10] * geo[9] * geo[12]
     flat = np.empty(k_n * ld, dtype)
     return flat, ld, flat.reshape((k_n, ld))
+
+
+@register_jitable
+def _gathered(g, n0, count, o0, o1, p0, p1, spare):
+    """g[n0, o0:o1, p0:p1] for one image; for several, their columns side by side, copied
+    into `spare` (as the windows lie in the scratch)."""
+    if count == 1:
+        return g[n0, o0:o1, p0:p1]
+    width = p1 - p0
+    block = spare[:o1 - o0, :count * width]
+    for i in range(count):
+        block[:, i * width:(i + 1) * width] = g[n0 + i, o0:o1, p0:p1]
+    return block
 
 
 @register_jitable
@@ -232,24 +256,29 @@ def _share(s, splits, size):
 @register_jitable
 def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
     n_img, o_n, p_n = out.shape
-    ow_n, groups, splits = geo[9], geo[6], geo[11]
+    ow_n, groups, splits, oh_n = geo[9], geo[6], geo[11], p_n // geo[9]
     og, cg = o_n // groups, x.shape[1] // groups
     k_n = w.shape[1]
     flat, ld, cols = _scratch(k_n, geo, x.dtype)
-    for t in range(first, n_img * groups * -(-(p_n // ow_n) // geo[10]) * splits, step):
-        n, g, oh0, rows = _task(t // splits, geo, p_n // ow_n)
+    spare = np.empty((og, ld if geo[12] > 1 else 0), x.dtype)
+    tasks = -(-n_img // geo[12]) * groups * -(-oh_n // geo[10])
+    for t in range(first, tasks * splits, step):
+        n0, count, g, oh0, rows = _task(t // splits, geo, n_img, oh_n)
         o0, o1 = _share(t % splits, splits, og)
         o0, o1 = g * og + o0, g * og + o1
         p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
-        _unfold(flat, ld, x, n, g * cg, k_n, geo, oh0, rows)
-        block = cols[:, :p1 - p0]
-        dst = out[n, o0:o1, p0:p1]
-        _product(code, dst, w[o0:o1], block, False)
+        width = p1 - p0
+        for i in range(count):
+            _unfold(flat[i * width:], ld, x, n0 + i, g * cg, k_n, geo, oh0, rows)
+        dst = out[n0, o0:o1, p0:p1] if count == 1 else spare[:o1 - o0, :count * width]
+        _product(code, dst, w[o0:o1], cols[:, :count * width], False)
         if has_bias:
             for o in range(o1 - o0):
                 v = bias[o0 + o]
-                for p in range(p1 - p0):
+                for p in range(count * width):
                     dst[o, p] += v
+        for i in range(count if count > 1 else 0):
+            out[n0 + i, o0:o1, p0:p1] = dst[:, i * width:(i + 1) * width]
 
 
 # -- workers (kernels.run_tasks): each compiled per dtype, DTYPE the element type of its arrays
@@ -274,19 +303,24 @@ def conv_forward(context, first, step):
 @register_jitable
 def _input_tasks(first, step, gx, g, w, code, geo):
     n_img, o_n, p_n = g.shape
-    ow_n, groups, rows, splits = geo[9], geo[6], geo[10], geo[11]
+    ow_n, groups, rows, splits, images = geo[9], geo[6], geo[10], geo[11], geo[12]
     oh_n, og, cg, taps = p_n // ow_n, o_n // groups, gx.shape[1] // groups, geo[7] * geo[8]
     flat, ld, cols = _scratch(w.shape[1], geo, gx.dtype)
-    for t in range(first, n_img * groups * splits, step):
-        n, q = t // (groups * splits), t // splits % groups
+    spare = np.empty((og, ld if images > 1 else 0), gx.dtype)
+    for t in range(first, -(-n_img // images) * groups * splits, step):
+        n0, q = t // (groups * splits) * images, t // splits % groups
+        count = min(images, n_img - n0)
         c0, c1 = _share(t % splits, splits, cg)
-        gx[n, q * cg + c0:q * cg + c1] = 0
+        gx[n0:n0 + count, q * cg + c0:q * cg + c1] = 0
         for oh0 in range(0, oh_n, rows):  # in turn: neighbouring blocks' windows overlap
             p0, p1 = oh0 * ow_n, min(oh0 + rows, oh_n) * ow_n
-            block = cols[:(c1 - c0) * taps, :p1 - p0]
+            width = p1 - p0
+            block = cols[:(c1 - c0) * taps, :count * width]
             _product(code, block, w[q * og:(q + 1) * og, c0 * taps:c1 * taps].T,
-                     g[n, q * og:(q + 1) * og, p0:p1], False)
-            _fold(flat, ld, gx, n, q * cg + c0, (c1 - c0) * taps, geo, oh0, (p1 - p0) // ow_n)
+                     _gathered(g, n0, count, q * og, (q + 1) * og, p0, p1, spare), False)
+            for i in range(count):
+                _fold(flat[i * width:], ld, gx, n0 + i, q * cg + c0, (c1 - c0) * taps, geo,
+                      oh0, width // ow_n)
 
 
 @_per_dtype(worker, cache=True, error_model="numpy")
@@ -314,15 +348,18 @@ def _weight_part(item, partial, g, x, code, geo):
     oh_n, og, cg, taps = p_n // ow_n, o_n // groups, x.shape[1] // groups, geo[7] * geo[8]
     part, (c0, c1) = item // splits, _share(item % splits, splits, cg)
     k0, k1 = c0 * taps, c1 * taps
-    tasks = n_img * groups * -(-oh_n // geo[10])
+    tasks = -(-n_img // geo[12]) * groups * -(-oh_n // geo[10])
     flat, ld, cols = _scratch(k1 - k0, geo, x.dtype)
+    spare = np.empty((og, ld if geo[12] > 1 else 0), x.dtype)
     partial[part, k0:k1] = 0
     for t in range(tasks * part // parts, tasks * (part + 1) // parts):
-        n, q, oh0, rows = _task(t, geo, oh_n)
+        n0, count, q, oh0, rows = _task(t, geo, n_img, oh_n)
         p0, p1 = oh0 * ow_n, (oh0 + rows) * ow_n
-        _unfold(flat, ld, x, n, q * cg + c0, k1 - k0, geo, oh0, rows)
-        _product(code, partial[part, k0:k1, q * og:(q + 1) * og], cols[:, :p1 - p0],
-                 g[n, q * og:(q + 1) * og, p0:p1].T, True)
+        width = p1 - p0
+        for i in range(count):
+            _unfold(flat[i * width:], ld, x, n0 + i, q * cg + c0, k1 - k0, geo, oh0, rows)
+        _product(code, partial[part, k0:k1, q * og:(q + 1) * og], cols[:, :count * width],
+                 _gathered(g, n0, count, q * og, (q + 1) * og, p0, p1, spare).T, True)
 
 
 @_per_dtype(worker, cache=True, error_model="numpy")
@@ -342,11 +379,20 @@ def conv_weight_grad(context, first, step):
 @njit(cache=True)
 def _add_runs(gw, partial):
     """gw = the runs' (transposed) partial sums added in run order (the same bits on any thread
-    count)."""
-    total = partial[0].copy()
+    count): summed into the first run's, then transposed a TILE x TILE tile at a time (Numba's
+    copy of a transposed array, element by element across whole rows, took 18 ms for a
+    512x4608 weight; by tiles 1.8)."""
+    k_n, o_n = partial.shape[1], partial.shape[2]
+    total = partial[0].reshape(-1)
     for part in range(1, partial.shape[0]):
-        total += partial[part]
-    gw[:, :] = total.T
+        other = partial[part].reshape(-1)
+        for e in range(total.size):
+            total[e] += other[e]
+    for j0 in range(0, k_n, TILE):
+        for i0 in range(0, o_n, TILE):
+            for i in range(i0, min(i0 + TILE, o_n)):
+                for j in range(j0, min(j0 + TILE, k_n)):
+                    gw[i, j] = partial[0, j, i]
 
 
 # -- launchers -----------------------------------------------------------------------------------
@@ -356,19 +402,30 @@ def _code(dtype):
     return LOOPS
 
 
-def _rows(k_n, out_shape):
-    """Output rows per block: the rows split into blocks of equal rows, each at most BLOCK
-    elements of windows (or one row)."""
-    oh_n, ow_n = out_shape[2:]
-    return -(-oh_n // -(-k_n * oh_n * ow_n // BLOCK)) if k_n * oh_n * ow_n > BLOCK else oh_n
+def _blocking(k_n, out_shape):
+    """(output rows per block, images per block): the rows split into blocks of equal rows,
+    each at most BLOCK elements of windows (or one row); where whole images fit, as many as
+    make COLUMNS positions (in blocks of equal counts)."""
+    n, _, oh_n, ow_n = out_shape
+    positions = oh_n * ow_n
+    if k_n * positions > BLOCK:
+        return -(-oh_n // -(-k_n * positions // BLOCK)), 1
+    images = min(n, -(-COLUMNS // max(1, positions)), max(1, BLOCK // max(1, k_n * positions)))
+    return oh_n, -(-n // -(-n // images)) if n else 1
 
 
-def _geometry(w, out_shape, stride, padding, dilation, groups, rows, tasks, channels):
+def _geometry(w, out_shape, stride, padding, dilation, groups, blocking, tasks, channels):
     """The kernels' `geo` array: `tasks` tasks, each split further over slices of its
     `channels` until there are TASKS."""
     splits = min(channels, max(1, -(-TASKS // max(1, tasks))))
-    return np.array((*stride, *padding, *dilation, groups, *w.shape[2:], out_shape[3], rows,
-                     splits), np.int64)
+    return np.array((*stride, *padding, *dilation, groups, *w.shape[2:], out_shape[3],
+                     blocking[0], splits, blocking[1]), np.int64)
+
+
+def _count(out_shape, groups, blocking):
+    """The tasks of a shape's blocks: blocks of images, groups, blocks of rows."""
+    rows, images = blocking
+    return -(-out_shape[0] // images) * groups * -(-out_shape[2] // rows)
 
 
 def workers(dtype):
@@ -397,9 +454,10 @@ def conv(out, x, w, bias, stride, padding, dilation, groups):
     (O,) or None; all C-contiguous, padding (top, left)."""
     n, o, oh, ow = out.shape
     w2 = _matrix(w)
-    rows = _rows(w2.shape[1], out.shape)
-    tasks = n * groups * -(-oh // rows)
-    geo = _geometry(w, out.shape, stride, padding, dilation, groups, rows, tasks, o // groups)
+    blocking = _blocking(w2.shape[1], out.shape)
+    tasks = _count(out.shape, groups, blocking)
+    geo = _geometry(w, out.shape, stride, padding, dilation, groups, blocking, tasks,
+                    max(1, o // groups // FORWARD_SLICE))
     _run("conv_forward", _workers(tasks * geo[11], out.size * w2.shape[1]),
          out.reshape(n, o, oh * ow), x, w2, w2[0] if bias is None else bias, geo,
          bias is not None, _code(x.dtype))
@@ -409,9 +467,11 @@ def conv_grad_input(gx, g, w, stride, padding, dilation, groups):
     """gx (N, C, H, W) = the convolution's gradient by its input for g (N, O, OH, OW)."""
     n, o, oh, ow = g.shape
     w2 = _matrix(w)
-    geo = _geometry(w, g.shape, stride, padding, dilation, groups, _rows(w2.shape[1], g.shape),
-                    n * groups, gx.shape[1] // groups)
-    _run("conv_input_grad", _workers(n * groups * geo[11], g.size * w2.shape[1]), gx,
+    blocking = _blocking(w2.shape[1], g.shape)
+    tasks = -(-n // blocking[1]) * groups  # (each runs its blocks of rows in turn)
+    geo = _geometry(w, g.shape, stride, padding, dilation, groups, blocking, tasks,
+                    gx.shape[1] // groups)
+    _run("conv_input_grad", _workers(tasks * geo[11], g.size * w2.shape[1]), gx,
          g.reshape(n, o, oh * ow), w2, geo, _code(gx.dtype))
 
 
@@ -420,9 +480,10 @@ def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
     in runs, each summed into a partial of its own."""
     n, o, oh, ow = g.shape
     gw2 = _matrix(gw)
-    rows = _rows(gw2.shape[1], g.shape)
-    parts = max(1, min(PARTS, n * groups * -(-oh // rows), PARTIAL_MAX // max(1, gw.size)))
-    geo = _geometry(gw, g.shape, stride, padding, dilation, groups, rows, parts,
+    blocking = _blocking(gw2.shape[1], g.shape)
+    parts = max(1, min(PARTS, _count(g.shape, groups, blocking),
+                       PARTIAL_MAX // max(1, gw.size)))
+    geo = _geometry(gw, g.shape, stride, padding, dilation, groups, blocking, parts,
                     x.shape[1] // groups)
     partial = np.empty((parts, gw2.shape[1], o), gw.dtype)
     _run("conv_weight_grad", _workers(parts * geo[11], g.size * gw2.shape[1]), partial,
