@@ -552,6 +552,14 @@ def test_import_loads_no_gpu_backend_or_torch():
     assert run_python(code) == "[]"
 
 
+def test_import_leaves_the_collector_as_it_found_it_and_its_objects_frozen():
+    # the import runs with the cyclic collector off and freezes what it made; a collector the
+    # program had turned off stays off, and one that was on is on again
+    code = "import gc; {}; import jitensor; print(gc.isenabled(), gc.get_freeze_count() > 1e5)"
+    assert run_python(code.format("gc.enable()")) == "True True"
+    assert run_python(code.format("gc.disable()")) == "False True"
+
+
 @pytest.mark.parametrize("shape, perm", [((1024, 600), (1, 0)), ((3, 700, 300), (0, 2, 1)),
                                          ((70, 90, 100), (2, 1, 0)), ((40, 33), (1, 0))])
 def test_transposed_copies_large_and_small(shape, perm):

@@ -1,7 +1,8 @@
-"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP and of a small CNN,
-cross-entropy, the pointwise losses, convolution and batch norm, embedding, activations,
-LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no autograd: its
-combinations are skipped)."""
+"""Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, a small CNN, a tiny
+GPT, recurrent layers and models from public programs (nanoGPT, VAE, DCGAN, makemore, an LSTM
+language model); cross-entropy, the pointwise losses, convolution and batch norm, embedding,
+activations, LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no
+autograd: its combinations are skipped)."""
 import contextlib
 
 import numpy as np
@@ -74,6 +75,22 @@ class GPTTrainStep:
 
     def teardown(self, *_):
         self.neighbour.__exit__(None, None, None)
+
+    def time_step(self, *_):
+        self.step()
+
+
+class ModelStep:
+    """One training step of models from public programs on the CPU: nanoGPT's 6-layer character
+    model, the MNIST VAE, a 32x32 DCGAN, makemore's MLP and the word language model's LSTM
+    (jitensor.bench.autograd's *_step)."""
+    params = (LIBRARIES, ("gpt6", "vae", "dcgan", "char_mlp", "lstm_lm"))
+    param_names = ("library", "model")
+
+    def setup(self, library, model):
+        from jitensor.bench import autograd
+        self.step = getattr(autograd, model + "_step")(Peer(library, "cpu").mod)
+        warm(self)
 
     def time_step(self, *_):
         self.step()

@@ -103,7 +103,7 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = row0 + r * ow_n, src0 + r * sh * x.shape[3]
                     for e in range(lo):
                         cols[dst + e] = zero
-                    if sw == 1:  # (a vector copy: MNIST's 'valid' 3x3 unfolds in 3.1 ms, not 7.9)
+                    if sw == 1:  # a vector copy (MNIST's 'valid' 3x3: docs/design.md)
                         _copy(cols, dst + lo, flat, src + lo, hi - lo)
                     else:
                         for e in range(lo, hi):
@@ -143,8 +143,7 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
 def _copy(cols, c0, flat, x0, n):
     """cols[c0 + e] = flat[x0 + e] for e < n, both starts >= 0. Through views indexed from 0:
     an index Numba cannot prove non-negative is checked for wrapping around at every element,
-    which kept the loop scalar (and so did a step passed in, even of 1: the input's gradient,
-    32 images of 32 channels, 32x32, into 16, 5.6 -> 3.8 ms without it)."""
+    which kept the loop scalar (and so did a step passed in, even of 1)."""
     if n > 0:
         c, x = cols[c0:c0 + n], flat[x0:x0 + n]
         for e in range(n):
@@ -342,7 +341,7 @@ def _weight_part(item, partial, g, x, code, geo):
     each group's input channels (item = part * splits + s): its rows of cols, which it alone
     unfolds. (Slices of the output channels each unfolded every window again: 16 times for
     a 512-channel 7x7 layer. And transposed: OpenBLAS ran the product with the long P dim as
-    k faster this way round, 5.0 -> 3.5 ms for 32 images of 16 channels, 32x32, into 32.)"""
+    k faster this way round.)"""
     n_img, o_n, p_n = g.shape
     ow_n, groups, splits, parts = geo[9], geo[6], geo[11], partial.shape[0]
     oh_n, og, cg, taps = p_n // ow_n, o_n // groups, x.shape[1] // groups, geo[7] * geo[8]
@@ -380,8 +379,8 @@ def conv_weight_grad(context, first, step):
 def _add_runs(gw, partial):
     """gw = the runs' (transposed) partial sums added in run order (the same bits on any thread
     count): summed into the first run's, then transposed a TILE x TILE tile at a time (Numba's
-    copy of a transposed array, element by element across whole rows, took 18 ms for a
-    512x4608 weight; by tiles 1.8)."""
+    copy of a transposed array, element by element across whole rows, was ten times
+    slower)."""
     k_n, o_n = partial.shape[1], partial.shape[2]
     total = partial[0].reshape(-1)
     for part in range(1, partial.shape[0]):
