@@ -103,8 +103,13 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = row0 + r * ow_n, src0 + r * sh * x.shape[3]
                     for e in range(lo):
                         cols[dst + e] = zero
-                    if sw == 1:  # a vector copy (MNIST's 'valid' 3x3: docs/design.md)
+                    # vector loops at strides 1 and 2 (MNIST's 'valid' 3x3: docs/design.md)
+                    if sw == 1:
                         _copy(cols, dst + lo, flat, src + lo, hi - lo)
+                    elif sw == 2:
+                        c, v = cols[dst + lo:dst + hi], flat[src + 2 * lo:src + 2 * hi - 1]
+                        for e in range(hi - lo):
+                            c[e] = v[2 * e]
                     else:
                         for e in range(lo, hi):
                             cols[dst + e] = flat[src + e * sw]
@@ -134,6 +139,10 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = src0 + r * sh * x.shape[3], row0 + r * ow_n
                     if sw == 1:
                         _add(flat, dst + lo, cols, src + lo, hi - lo)
+                    elif sw == 2:
+                        v, c = flat[dst + 2 * lo:dst + 2 * hi - 1], cols[src + lo:src + hi]
+                        for e in range(hi - lo):
+                            v[2 * e] += c[e]
                     else:
                         for e in range(lo, hi):
                             flat[dst + e * sw] += cols[src + e]
