@@ -410,16 +410,17 @@ def _code(dtype):
     return LOOPS
 
 
-def _blocking(k_n, out_shape):
+def _blocking(k_n, out_shape, blocks=1):
     """(output rows per block, images per block): the rows split into blocks of equal rows,
     each at most BLOCK elements of windows (or one row); where whole images fit, as many as
-    make COLUMNS positions (in blocks of equal counts)."""
+    make COLUMNS positions (in blocks of equal counts), leaving at least `blocks` blocks."""
     n, _, oh_n, ow_n = out_shape
     positions = oh_n * ow_n
     if k_n * positions > BLOCK:
         return -(-oh_n // -(-k_n * positions // BLOCK)), 1
-    images = min(n, -(-COLUMNS // max(1, positions)), max(1, BLOCK // max(1, k_n * positions)))
-    return oh_n, -(-n // -(-n // images)) if n else 1
+    images = min(n // blocks, -(-COLUMNS // max(1, positions)),
+                 BLOCK // max(1, k_n * positions))
+    return oh_n, -(-n // -(-n // images)) if images > 1 else 1
 
 
 def _geometry(w, out_shape, stride, padding, dilation, groups, blocking, tasks, channels):
@@ -462,7 +463,8 @@ def conv(out, x, w, bias, stride, padding, dilation, groups):
     (O,) or None; all C-contiguous, padding (top, left)."""
     n, o, oh, ow = out.shape
     w2 = _matrix(w)
-    blocking = _blocking(w2.shape[1], out.shape)
+    # (TASKS blocks before any slices of channels, which would unfold the same windows again)
+    blocking = _blocking(w2.shape[1], out.shape, TASKS)
     tasks = _count(out.shape, groups, blocking)
     geo = _geometry(w, out.shape, stride, padding, dilation, groups, blocking, tasks,
                     max(1, o // groups // FORWARD_SLICE))
