@@ -106,10 +106,6 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     # vector loops at strides 1 and 2 (MNIST's 'valid' 3x3: docs/design.md)
                     if sw == 1:
                         _copy(cols, dst + lo, flat, src + lo, hi - lo)
-                    elif sw == 2:
-                        c, v = cols[dst + lo:dst + hi], flat[src + 2 * lo:src + 2 * hi - 1]
-                        for e in range(hi - lo):
-                            c[e] = v[2 * e]
                     else:
                         for e in range(lo, hi):
                             cols[dst + e] = flat[src + e * sw]
@@ -139,10 +135,6 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = src0 + r * sh * x.shape[3], row0 + r * ow_n
                     if sw == 1:
                         _add(flat, dst + lo, cols, src + lo, hi - lo)
-                    elif sw == 2:
-                        v, c = flat[dst + 2 * lo:dst + 2 * hi - 1], cols[src + lo:src + hi]
-                        for e in range(hi - lo):
-                            v[2 * e] += c[e]
                     else:
                         for e in range(lo, hi):
                             flat[dst + e * sw] += cols[src + e]
@@ -249,10 +241,12 @@ def _gathered(g, n0, count, o0, o1, p0, p1, spare):
     if count == 1:
         return g[n0, o0:o1, p0:p1]
     width = p1 - p0
-    block = spare[:o1 - o0, :count * width]
     for i in range(count):
-        block[:, i * width:(i + 1) * width] = g[n0 + i, o0:o1, p0:p1]
-    return block
+        for o in range(o1 - o0):
+            src, dst = g[n0 + i, o0 + o, p0:p1], spare[o, i * width:(i + 1) * width]
+            for p in range(width):
+                dst[p] = src[p]
+    return spare[:o1 - o0, :count * width]
 
 
 @register_jitable
@@ -286,7 +280,10 @@ def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
                 for p in range(count * width):
                     dst[o, p] += v
         for i in range(count if count > 1 else 0):
-            out[n0 + i, o0:o1, p0:p1] = dst[:, i * width:(i + 1) * width]
+            for o in range(o1 - o0):
+                src, to = dst[o, i * width:(i + 1) * width], out[n0 + i, o0 + o, p0:p1]
+                for p in range(width):
+                    to[p] = src[p]
 
 
 # -- workers (kernels.run_tasks): each compiled per dtype, DTYPE the element type of its arrays
@@ -319,7 +316,8 @@ def _input_tasks(first, step, gx, g, w, code, geo):
         n0, q = t // (groups * splits) * images, t // splits % groups
         count = min(images, n_img - n0)
         c0, c1 = _share(t % splits, splits, cg)
-        gx[n0:n0 + count, q * cg + c0:q * cg + c1] = 0
+        for i in range(count):
+            gx[n0 + i, q * cg + c0:q * cg + c1] = 0
         for oh0 in range(0, oh_n, rows):  # in turn: neighbouring blocks' windows overlap
             p0, p1 = oh0 * ow_n, min(oh0 + rows, oh_n) * ow_n
             width = p1 - p0
