@@ -103,7 +103,7 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = row0 + r * ow_n, src0 + r * sh * x.shape[3]
                     for e in range(lo):
                         cols[dst + e] = zero
-                    # vector loops at strides 1 and 2 (MNIST's 'valid' 3x3: docs/design.md)
+                    # a vector loop at stride 1 (MNIST's 'valid' 3x3: docs/design.md)
                     if sw == 1:
                         _copy(cols, dst + lo, flat, src + lo, hi - lo)
                     else:
