@@ -8,8 +8,8 @@ positions (im2col). Materialising cols for the whole batch first (the composed f
 read back the batch's windows through memory, 9x the input for a 3x3 kernel, which took most
 of the forward's time. Here each task unfolds a block of one image's output rows (or of a few
 small images whole, side by side, so that the product has COLUMNS positions) into a scratch
-buffer of at most BLOCK elements, which stays in L2 while `cblas_?gemm` (blas.py) multiplies
-it; integers, and floats where NumPy ships no OpenBLAS, multiply in plain loops, wrapping as
+buffer of at most BLOCK elements, which `cblas_?gemm` (blas.py) multiplies while it is still in
+the caches; integers, and floats where NumPy ships no OpenBLAS, multiply in plain loops, wrapping as
 torch's do.
 
 The input's gradient is the transposed product, cols = W^T @ g, folded back onto the image
