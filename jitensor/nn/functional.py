@@ -25,6 +25,7 @@ from ..ops import linalg as _linalg
 from ..ops import loss as _loss
 from ..ops import norm as _norm
 from ..ops._common import broadcast_shapes, same_device
+from ..ops.conv import _checked as _conv_checked
 from ..ops.conv import convolution, convolution_input_grad, output_size
 from ..ops.elementwise import minimum, where
 from ..ops.matrix import triu_indices
@@ -1219,10 +1220,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         if min(size) <= 0:
             raise RuntimeError(f"conv_transpose2d: the output would be {size[0]}x{size[1]}; "
                                f"padding {padding} is too large for input {h}x{w}")
-        if x.dtype is not weight.dtype:
-            raise RuntimeError(f"conv_transpose2d(): input type ({x.dtype.name}) and weight "
-                               f"type ({weight.dtype.name}) should be the same; convert one "
-                               f"with .to({x.dtype})")
+        _conv_checked("conv_transpose2d", x, weight)  # (the gradient op would convert x)
         if all(op < s for op, s in zip(output_padding, stride, strict=True)):
             # the gradient of the convolution (out -> x) by its input, one kernel (and its
             # derivatives the convolution's own)

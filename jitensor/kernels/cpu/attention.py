@@ -115,17 +115,24 @@ DTYPE = None
 _per_dtype = Specialised(globals(), ("DTYPE",), lambda dtype: "_" + np.dtype(dtype).name)
 
 
+@register_jitable
+def _forward_arrays(c, zero):
+    """q, k, v, out (3-D) and lse (2-D), the forward's arrays, from the first 19 entries of a
+    context (both workers' start)."""
+    return (carray(as_pointer(c[0], zero), (c[1], c[2], c[3])),
+            carray(as_pointer(c[4], zero), (c[5], c[6], c[7])),
+            carray(as_pointer(c[8], zero), (c[9], c[10], c[11])),
+            carray(as_pointer(c[12], zero), (c[13], c[14], c[15])),
+            carray(as_pointer(c[16], zero), (c[17], c[18])))
+
+
 @_per_dtype(worker, cache=True, **_options)
 def attention_forward(context, first, step):
     """out[h] = softmax(q[h] @ k[h]^T * scale, causal: key j > query i hidden) @ v[h] and lse[h]
     each row's log-sum-exp."""
     # q, k, v, out (3-D), lse (2-D), scale (1 element), causal
     c, zero = carray(as_pointer(context, np.int64(0)), 22), DTYPE(0)
-    q = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
-    k = carray(as_pointer(c[4], zero), (c[5], c[6], c[7]))
-    v = carray(as_pointer(c[8], zero), (c[9], c[10], c[11]))
-    out = carray(as_pointer(c[12], zero), (c[13], c[14], c[15]))
-    lse = carray(as_pointer(c[16], zero), (c[17], c[18]))
+    q, k, v, out, lse = _forward_arrays(c, zero)
     scale = carray(as_pointer(c[19], zero), 1)[0]
     for h in range(first, q.shape[0], step):
         _forward_head(q[h], k[h], v[h], out[h], lse[h], scale, c[21] != 0)
@@ -136,11 +143,7 @@ def attention_backward(context, first, step):
     """dq, dk, dv: the gradients of attention_forward's out for its gradient dout."""
     # q, k, v, out (3-D), lse (2-D), dout, dq, dk, dv (3-D), scale (1 element), causal
     c, zero = carray(as_pointer(context, np.int64(0)), 38), DTYPE(0)
-    q = carray(as_pointer(c[0], zero), (c[1], c[2], c[3]))
-    k = carray(as_pointer(c[4], zero), (c[5], c[6], c[7]))
-    v = carray(as_pointer(c[8], zero), (c[9], c[10], c[11]))
-    out = carray(as_pointer(c[12], zero), (c[13], c[14], c[15]))
-    lse = carray(as_pointer(c[16], zero), (c[17], c[18]))
+    q, k, v, out, lse = _forward_arrays(c, zero)
     dout = carray(as_pointer(c[19], zero), (c[20], c[21], c[22]))
     dq = carray(as_pointer(c[23], zero), (c[24], c[25], c[26]))
     dk = carray(as_pointer(c[27], zero), (c[28], c[29], c[30]))

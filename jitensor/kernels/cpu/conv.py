@@ -226,6 +226,12 @@ def _task(t, geo, n_img, oh_n):
 
 
 @register_jitable
+def _count(n_img, oh_n, groups, rows, images):
+    """How many tasks `_task` numbers: blocks of images, their groups, blocks of rows."""
+    return -(-n_img // images) * groups * -(-oh_n // rows)
+
+
+@register_jitable
 def _scratch(k_n, geo, dtype):
     """(a flat scratch for one block's windows, its rows' spacing, its 2-D view): an image's
     columns follow the previous one's."""
@@ -263,7 +269,7 @@ def _forward_tasks(first, step, out, x, w, bias, has_bias, code, geo):
     k_n = w.shape[1]
     flat, ld, cols = _scratch(k_n, geo, x.dtype)
     spare = np.empty((og, ld if geo[12] > 1 else 0), x.dtype)
-    tasks = -(-n_img // geo[12]) * groups * -(-oh_n // geo[10])
+    tasks = _count(n_img, oh_n, groups, geo[10], geo[12])
     for t in range(first, tasks * splits, step):
         n0, count, g, oh0, rows = _task(t // splits, geo, n_img, oh_n)
         o0, o1 = _share(t % splits, splits, og)
@@ -354,7 +360,7 @@ def _weight_part(item, partial, g, x, code, geo):
     oh_n, og, cg, taps = p_n // ow_n, o_n // groups, x.shape[1] // groups, geo[7] * geo[8]
     part, (c0, c1) = item // splits, _share(item % splits, splits, cg)
     k0, k1 = c0 * taps, c1 * taps
-    tasks = -(-n_img // geo[12]) * groups * -(-oh_n // geo[10])
+    tasks = _count(n_img, oh_n, groups, geo[10], geo[12])
     flat, ld, cols = _scratch(k1 - k0, geo, x.dtype)
     spare = np.empty((og, ld if geo[12] > 1 else 0), x.dtype)
     partial[part, k0:k1] = 0
@@ -429,12 +435,6 @@ def _geometry(w, out_shape, stride, padding, dilation, groups, blocking, tasks, 
                      blocking[0], splits, blocking[1]), np.int64)
 
 
-def _count(out_shape, groups, blocking):
-    """The tasks of a shape's blocks: blocks of images, groups, blocks of rows."""
-    rows, images = blocking
-    return -(-out_shape[0] // images) * groups * -(-out_shape[2] // rows)
-
-
 def workers(dtype):
     """name -> the workers for arrays of `dtype`."""
     return _per_dtype.build(dtype.type)
@@ -463,7 +463,7 @@ def conv(out, x, w, bias, stride, padding, dilation, groups):
     w2 = _matrix(w)
     # (TASKS blocks before any slices of channels, which would unfold the same windows again)
     blocking = _blocking(w2.shape[1], out.shape, TASKS)
-    tasks = _count(out.shape, groups, blocking)
+    tasks = _count(n, oh, groups, *blocking)
     geo = _geometry(w, out.shape, stride, padding, dilation, groups, blocking, tasks,
                     max(1, o // groups // FORWARD_SLICE))
     _run("conv_forward", _workers(tasks * geo[11], out.size * w2.shape[1]),
@@ -489,7 +489,7 @@ def conv_grad_weight(gw, g, x, stride, padding, dilation, groups):
     n, o, oh, ow = g.shape
     gw2 = _matrix(gw)
     blocking = _blocking(gw2.shape[1], g.shape)
-    parts = max(1, min(PARTS, _count(g.shape, groups, blocking),
+    parts = max(1, min(PARTS, _count(n, oh, groups, *blocking),
                        PARTIAL_MAX // max(1, gw.size)))
     geo = _geometry(gw, g.shape, stride, padding, dilation, groups, blocking, parts,
                     x.shape[1] // groups)
