@@ -408,9 +408,11 @@ def test_lstsq_matches_torch(driver, dtype):
         u, _ = np.linalg.qr(rng.standard_normal((6, 4)))
         v, _ = np.linalg.qr(rng.standard_normal((4, 4)))
         a = (u * [1, 1e-1, 1e-4, 1e-9]) @ v.T  # rank 3 at rcond 1e-6, 2 at 1e-2
-        for rcond in (1e-6, 1e-2):
+        for rcond, rank in ((1e-6, 3), (1e-2, 2)):
             mine, theirs = lstsq_both(a, rng.standard_normal((6, 2)), rcond=rcond, driver=driver)
-            check(mine.rank, theirs.rank)
+            # (torch's gelsy rank varies between calls on the same input, 1 or 2 here: the
+            # known rank is the oracle)
+            check(mine.rank, torch.tensor(rank))
             if driver in ("gelsd", "gelss"):  # (gelsy drops what its pivoted QR's R11 would,
                 # not the small singular values: another X)
                 for x, y in zip(mine, theirs, strict=False):
