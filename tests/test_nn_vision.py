@@ -130,6 +130,31 @@ def test_nearest_positions_in_each_precision(mode, n_in, n_out):
                                                                   mode=mode).numpy())
 
 
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+def test_nearest_positions_follow_torch_kernels(mode):
+    """Every output size to 90 from inputs where rounding decides: torch's generic kernel (3-D,
+    or 4-D with output height + width > 128; the position rounded to float, nearest-exact's
+    product fused) and its channels-last kernel (a float scale; 4-D outputs of height + width
+    <= 128, channels-last inputs of more than 3 channels)."""
+    for dtype in ("float32", "float64"):
+        for n_in in (2, 3, 4, 6, 10, 18, 22, 26):
+            line = np.arange(n_in, dtype=dtype)
+            for shape, size in [((1, 1, n_in), lambda n: n), ((1, 1, 1, n_in), lambda n: (1, n)),
+                                ((1, 1, 2, n_in), lambda n: (2, n + 127))]:
+                x = np.broadcast_to(line, shape).copy()
+                for n_out in range(1, 91):
+                    got = F.interpolate(jt.tensor(x), size=size(n_out), mode=mode)
+                    want = TF.interpolate(torch.tensor(x), size=size(n_out), mode=mode)
+                    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    x = np.arange(4 * 3 * 22, dtype=np.float64).reshape(1, 4, 3, 22)
+    for fmt, tfmt in ((jt.contiguous_format, torch.contiguous_format),
+                      (jt.channels_last, torch.channels_last)):
+        got = F.interpolate(jt.tensor(x).contiguous(memory_format=fmt), size=(90, 81), mode=mode)
+        want = TF.interpolate(torch.tensor(x).contiguous(memory_format=tfmt), size=(90, 81),
+                              mode=mode)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_interpolate_uint8_and_dtypes():
     x = np.arange(24, dtype=np.uint8).reshape(1, 2, 3, 4)
     for mode in ("nearest", "nearest-exact"):

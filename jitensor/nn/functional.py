@@ -40,7 +40,7 @@ from ..overrides import (  # noqa: F401 (torch's names here)
     has_torch_function_unary,
     has_torch_function_variadic,
 )
-from ..tensor import Tensor
+from ..tensor import Tensor, channels_last, channels_last_3d
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d",
@@ -2817,17 +2817,36 @@ def _source_index(scale, i, align_corners, cubic, ft):
     return real if cubic else np.where(real < 0, ft(0), real)
 
 
+def _nearest_position(mode, n_in, n_out, scale, ft, channels_last):
+    """The input position each output position of a nearest mode reads, as torch's kernels
+    round it: floorf rounds the position to float first. Its channels-last kernel maps with a
+    float scale; its generic kernel with one in ft, where its compiler fuses nearest-exact's
+    scale * (i + 0.5) - 0.5 into one rounding (an FMA)."""
+    i = np.arange(n_out, dtype=np.int64)
+    if channels_last:
+        s = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+            np.float32(n_in) / np.float32(n_out)
+        if mode == "nearest-exact":
+            real = (i + 0.5) * np.float64(s)
+        elif n_out in (n_in, 2 * n_in):  # (special-cased without floats)
+            return i if n_out == n_in else i >> 1
+        else:
+            real = i.astype(np.float32) * s
+    else:
+        s = _source_scale(n_in, n_out, False, scale, ft)
+        if mode == "nearest":
+            real = _source_index(s, i, True, False, ft)
+        else:
+            fused = (np.longdouble(s) * (i + 0.5) - 0.5).astype(ft)
+            real = np.maximum(fused, ft(0)).astype(np.float64) + 0.5
+    return np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), n_in - 1)
+
+
 def _taps(mode, n_in, n_out, align_corners, scale, ft):
-    """[(input positions (n_out,), weights (n_out,) or None)] for one dim: the output at i is
-    the sum of weight * input[position] over the taps."""
+    """[(input positions (n_out,), weights (n_out,) or None)] for one dim of a linear or cubic
+    mode: the output at i is the sum of weight * input[position] over the taps."""
     i = np.arange(n_out, dtype=np.int64)
     s = _source_scale(n_in, n_out, align_corners, scale, ft)
-    if mode == "nearest":
-        at = np.floor(_source_index(s, i, True, False, ft)).astype(np.int64)
-        return [(np.minimum(at, n_in - 1), None)]
-    if mode == "nearest-exact":
-        at = np.floor(_source_index(s, i, False, False, ft) + ft(0.5)).astype(np.int64)
-        return [(np.minimum(at, n_in - 1), None)]
     if mode == "linear":
         if n_in == n_out:  # (torch copies: no weights)
             return [(i, None)]
@@ -2921,11 +2940,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f"); convert it with .float()")
     ft = np.float64 if input.dtype is dtypes.float64 else np.float32
     kind = mode if nearest or mode == "area" else "cubic" if mode == "bicubic" else "linear"
+    # torch's nearest modes take its channels-last kernel for a channels-last input of more
+    # than 3 channels, and for any 4-D input with output height + width <= 128
+    layout = {4: channels_last, 5: channels_last_3d}.get(input.ndim)
+    channels_last_kernel = layout is not None and (
+        (input.shape[1] > 3 and input.is_contiguous(memory_format=layout))
+        or (input.ndim == 4 and sum(sizes) <= 128))
     out = input
     for k, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales, strict=False)):
         d = 2 + k
         if kind == "area":
             out = _area(out, d, n_out)
+        elif nearest:
+            at = _nearest_position(mode, n_in, n_out, scale, ft, channels_last_kernel)
+            out = _resample(out, d, [(at, None)])
         else:
             out = _resample(out, d, _taps(kind, n_in, n_out, align_corners, scale, ft))
     return out
