@@ -470,13 +470,13 @@ def reduce_frame(function, src, so, shape, ss, out, idx, oo, os, init, correctio
 
 
 @njit(cache=True, error_model="numpy")
-def reduce_dense(function, src, out, idx, init, correction, n_a, n_r, n_c):
-    """reduce_frame of a dense (A, R, C) frame (src, out and idx flat) by the rows function,
-    for the small-op paths: numba's dispatch of its scalar arguments costs a fraction of what
-    reduce_frame's frame tuples cost to pass."""
+def reduce_dense(function, src, out, idx, init, correction, n_a, n_r, n_c, items):
+    """reduce_frame of a dense (A, R, C) frame (src, out and idx flat), for the small-op
+    paths: numba's dispatch of its scalar arguments costs a fraction of what reduce_frame's
+    frame tuples cost to pass."""
     v, w, k = np.full(0, init), np.empty(0), np.empty(0, np.int64)
     _run(function, src, 0, (n_a, 1, n_r, n_c), (n_r * n_c, 0, n_c, 1), out, idx, 0,
-         (n_c, 0, 0, 1), init, correction, 1, v, w, k, 0, 0, n_a * n_c, 0)
+         (n_c, 0, 0, 1), init, correction, 1, v, w, k, 0, 0, items, 0)
 
 
 @njit(cache=True, parallel=prange_only(), error_model="numpy")
@@ -818,9 +818,13 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
                      flat_out, idx, 0, (1, 0, 0, 0), init, correction, out.size)
         return
     sizes = _dense_sizes(src, reduced) if src.size < PARALLEL_MIN else None
-    if sizes is not None and sizes[2] < COLUMNS_MIN:  # small dense rows: no plan (_launch's)
-        init, function = _function(rows_function, op, src.dtype, out.dtype)
-        reduce_dense(function, src.reshape(-1), flat_out, idx, init, correction, *sizes)
+    if sizes is not None:  # small and dense: no plan (_launch's choice of rows or columns)
+        n_a, n_r, n_c = sizes
+        columns = n_c >= COLUMNS_MIN
+        init, function = _function(columns_function if columns else rows_function, op,
+                                   src.dtype, out.dtype)
+        reduce_dense(function, src.reshape(-1), flat_out, idx, init, correction, n_a, n_r, n_c,
+                     n_a * -(-n_c // CHUNK) if columns else n_a * n_c)
         return
     flat, (slabs, shape, ss, os) = _reduce_plan(src, out, reduced, op in (ARGMAX, ARGMIN))
     for so, oo in slabs:
@@ -835,7 +839,7 @@ def reduce_all(op, out, src):
         return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _dense_sizes')
     init, function = _function(rows_function, op, src.dtype, out.dtype)
     reduce_dense(function, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1,
-                 src.size, 1)
+                 src.size, 1, 1)
 
 
 def _columns(shape, ss):
