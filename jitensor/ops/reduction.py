@@ -193,21 +193,39 @@ def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
 
 
 def _whole(op, input, dim, keepdim, dtype, out):
-    """op over every element of a non-empty floating tensor as a 0-d tensor of its dtype, for
-    the commonest call (x.sum(), x.mean(), x.max(): no dim, keepdim, dtype or out); None when
-    the general path is needed. On small tensors that path's checks and plans cost ~3x the
-    kernel."""
-    if dim is not None or keepdim or dtype is not None or out is not None or \
-            input.__class__ is not Tensor:
+    """op of a non-empty floating tensor of 1 or more dims, in its dtype, for the commonest
+    calls (x.sum(), x.mean(1), x.max(), x.sum((0, 1), keepdim=True): a dim that is None, an int
+    or a tuple of ints, no dtype or out); None when the general path is needed. On small
+    tensors that path's checks and plans cost ~3x the kernel."""
+    if dtype is not None or out is not None or input.__class__ is not Tensor:
         return None
     d, data = input._dtype, input._data
-    if not d.is_floating_point or not data.size or d is dtypes.float16 and \
+    ndim = data.ndim
+    if not d.is_floating_point or not data.size or not ndim or d is dtypes.float16 and \
             input._device.type == "cpu":  # the general path explains float16 is CUDA-only
         return None
     be = backend(input._device)
-    result = be.empty((), d.np)
-    be.reduction.reduce_all(op, result, data)
-    return _wrap(result, d, input._device)
+    if dim is None:
+        if keepdim:
+            return None
+        result = be.empty((), d.np)
+        be.reduction.reduce_all(op, result, data)
+        return _wrap(result, d, input._device)
+    if dim.__class__ is int and -ndim <= dim < ndim:
+        reduced = (dim % ndim,)
+    elif dim.__class__ is tuple and dim:
+        for i in dim:
+            if i.__class__ is not int or not -ndim <= i < ndim:
+                return None
+        reduced = tuple(sorted({i % ndim for i in dim}))
+        if len(reduced) != len(dim):
+            return None  # (a repeated dim: the general path's error)
+    else:
+        return None
+    kept, shape = _shapes(input, reduced, keepdim)
+    result = be.empty(kept, d.np)
+    be.reduction.reduce(op, result, data, reduced)
+    return _wrap(result.reshape(shape), d, input._device)
 
 
 # -- sum, mean, prod ------------------------------------------------------------------------------
@@ -251,7 +269,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 # -- max, min, amax, amin, argmax, argmin ---------------------------------------------------------
 def _extremum(fn, op, arg_op, input, dim, keepdim, out, other):
-    t = None if other is not None else _whole(op, input, dim, keepdim, None, out)
+    t = _whole(op, input, None, keepdim, None, out) if other is None and dim is None else None
     if t is not None:
         return t
     _input(fn, input)
