@@ -99,18 +99,17 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     _copy(cols, row0 + first, flat, src0 + first, last - first)
                     _edges(cols, row0, r_lo, r_hi, ow_n, lo, hi, zero)
                     continue
+                if lo > 0 or hi < ow_n:  # the padding's columns: zeroed with the rows at once
+                    _zeros(cols, row0 + r_lo * ow_n, (r_hi - r_lo) * ow_n, zero)
                 for r in range(r_lo, r_hi):  # row by row: plain indexing (no views to make)
-                    dst, src = row0 + r * ow_n, src0 + r * sh * x.shape[3]
-                    for e in range(lo):
-                        cols[dst + e] = zero
-                    # a vector loop at stride 1 (MNIST's 'valid' 3x3: docs/design.md)
-                    if sw == 1:
-                        _copy(cols, dst + lo, flat, src + lo, hi - lo)
+                    dst, src = row0 + r * ow_n + lo, src0 + r * sh * x.shape[3] + lo * sw
+                    if sw == 1:  # a vector loop (MNIST's 'valid' 3x3: docs/design.md)
+                        _copy(cols, dst, flat, src, hi - lo)
+                    elif sw == 2:  # the constant stride vectorises too (DCGAN's: 2x faster)
+                        _copy2(cols, dst, flat, src, hi - lo)
                     else:
-                        for e in range(lo, hi):
+                        for e in range(hi - lo):
                             cols[dst + e] = flat[src + e * sw]
-                    for e in range(hi, ow_n):
-                        cols[dst + e] = zero
 
 
 @register_jitable
@@ -135,6 +134,8 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = src0 + r * sh * x.shape[3], row0 + r * ow_n
                     if sw == 1:
                         _add(flat, dst + lo, cols, src + lo, hi - lo)
+                    elif sw == 2:
+                        _add2(flat, dst + 2 * lo, cols, src + lo, hi - lo)
                     else:
                         for e in range(lo, hi):
                             flat[dst + e * sw] += cols[src + e]
@@ -152,12 +153,30 @@ def _copy(cols, c0, flat, x0, n):
 
 
 @register_jitable
+def _copy2(cols, c0, flat, x0, n):
+    """cols[c0 + e] = flat[x0 + 2 e] for e < n (as _copy)."""
+    if n > 0:
+        c, x = cols[c0:c0 + n], flat[x0:x0 + 2 * n - 1]
+        for e in range(n):
+            c[e] = x[2 * e]
+
+
+@register_jitable
 def _add(flat, x0, cols, c0, n):
     """flat[x0 + e] += cols[c0 + e] for e < n (as _copy)."""
     if n > 0:
         c, x = cols[c0:c0 + n], flat[x0:x0 + n]
         for e in range(n):
             x[e] += c[e]
+
+
+@register_jitable
+def _add2(flat, x0, cols, c0, n):
+    """flat[x0 + 2 e] += cols[c0 + e] for e < n (as _copy)."""
+    if n > 0:
+        c, x = cols[c0:c0 + n], flat[x0:x0 + 2 * n - 1]
+        for e in range(n):
+            x[2 * e] += c[e]
 
 
 @register_jitable
