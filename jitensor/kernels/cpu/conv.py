@@ -48,6 +48,7 @@ TASKS = 8  # tasks a kernel makes at least, where there are channels to split (f
 # smaller, and the forward's slices unfold the same windows again
 FORWARD_SLICE = 64  # output channels a forward's slice keeps, at least
 TILE = 32  # elements of a side of _add_runs's tiles
+FEW = 4  # positions a block's rows hold at most for the im2col that loops over the channels
 LOOPS, SGEMM, DGEMM = 0, 1, 2  # how the products run
 
 
@@ -90,6 +91,10 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
     for i in range(kh):
         for j in range(kw):
             lo, hi, r_lo, r_hi, at = _tap(x, geo, oh0, rows, i, j)
+            if rows * ow_n <= FEW:
+                _unfold_few(cols, ld, flat, at, (n * x.shape[1] + c0) * plane, plane, k_n,
+                            geo, (i * kw + j) * ld, rows, lo, hi, r_lo, r_hi, x.shape[3])
+                continue
             for c in range(k_n // (kh * kw)):
                 row0, src0 = ((c * kh + i) * kw + j) * ld, (n * x.shape[1] + c0 + c) * plane + at
                 _zeros(cols, row0, r_lo * ow_n, zero)
@@ -123,6 +128,10 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
     for i in range(kh):
         for j in range(kw):
             lo, hi, r_lo, r_hi, at = _tap(x, geo, oh0, rows, i, j)
+            if rows * ow_n <= FEW:
+                _fold_few(cols, ld, flat, at, (n * x.shape[1] + c0) * plane, plane, k_n, geo,
+                          (i * kw + j) * ld, lo, hi, r_lo, r_hi, x.shape[3])
+                continue
             for c in range(k_n // (kh * kw)):
                 row0, src0 = ((c * kh + i) * kw + j) * ld, (n * x.shape[1] + c0 + c) * plane + at
                 if runs and r_lo < r_hi and lo < hi:
@@ -139,6 +148,38 @@ def _fold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     else:
                         for e in range(lo, hi):
                             flat[dst + e * sw] += cols[src + e]
+
+
+@register_jitable
+def _unfold_few(cols, ld, flat, at, base, plane, k_n, geo, tap0, rows, lo, hi, r_lo, r_hi,
+                w_n):
+    """_unfold's tap (i, j) (its cols rows start at tap0) for blocks of FEW positions or
+    less (a 4x4 image to 1x1): a loop over the channels for each position (a loop of its own
+    for each channel's few positions cost ten times the copies)."""
+    sh, sw, taps, ow_n = geo[0], geo[1], geo[7] * geo[8], geo[9]
+    step, zero = taps * ld, cols.dtype.type(0)
+    for r in range(rows):
+        for e in range(ow_n):
+            dst = tap0 + r * ow_n + e
+            if r_lo <= r and r < r_hi and lo <= e and e < hi:
+                src = base + at + r * sh * w_n + e * sw
+                for c in range(k_n // taps):
+                    cols[dst + c * step] = flat[src + c * plane]
+            else:
+                for c in range(k_n // taps):
+                    cols[dst + c * step] = zero
+
+
+@register_jitable
+def _fold_few(cols, ld, flat, at, base, plane, k_n, geo, tap0, lo, hi, r_lo, r_hi, w_n):
+    """_fold's tap (i, j) for blocks of FEW positions or less, as _unfold_few."""
+    sh, sw, taps, ow_n = geo[0], geo[1], geo[7] * geo[8], geo[9]
+    step = taps * ld
+    for r in range(r_lo, r_hi):
+        for e in range(lo, hi):
+            dst, src = base + at + r * sh * w_n + e * sw, tap0 + r * ow_n + e
+            for c in range(k_n // taps):
+                flat[dst + c * plane] += cols[src + c * step]
 
 
 @register_jitable
