@@ -31,9 +31,10 @@ MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long
 # size from which a second thread pays for entering the pool, for float32 and float64 alike
 # (measured on 2 cores: docs/design.md)
 BLAS_PARALLEL_MIN = 1 << 20
-BLAS_SLAB = 64
-BLAS_PARTS = 8
-BLAS_PACKED_MAX = 1 << 18  # bytes
+BLAS_SLAB = 64  # rows (or columns) of a slab, at least
+BLAS_PART_WORK = 1 << 23  # multiply-adds of a slab, at least (unless k, m or n are tiny)
+BLAS_PARTS = 4  # slabs of a product, at most (unless tiny)
+BLAS_TINY = 64 * 192  # k * min(m, n) up to which the slabs are BLAS_SLAB rows, however many
 
 
 @register_jitable
@@ -273,15 +274,17 @@ def matmul(out, a, b, ia, ib):
             (a, ta), (b, tb) = _stack(a), _stack(b)
             nmat, m, n = out.shape
             k = a.shape[1] if ta else a.shape[2]
-            # Slabs of BLAS_SLAB rows or columns, however many threads share them: OpenBLAS's
-            # result for a row depends on where the row falls in its call's micro-tiles, so a
-            # split by the thread count gave other bits at other thread counts. Each slab packs
-            # the other operand again: a large one is packed at most BLAS_PARTS times
-            # (2048x384 @ 384x1152 float32 in 32 slabs: 17.3 ms, in 8: 14.0, torch 10.9; while
-            # 4096x64 @ 64x64 ran fastest in 64).
-            parts = max(1, max(m, n) // BLAS_SLAB)
-            if (k * n if m >= n else m * k) * out.itemsize > BLAS_PACKED_MAX:
-                parts = min(parts, BLAS_PARTS)
+            # Slabs fixed by the shape, however many threads share them: OpenBLAS's result
+            # for a row depends on where the row falls in its call's micro-tiles, so a split
+            # by the thread count gave other bits at other thread counts. Each slab packs the
+            # other operand again and runs a smaller call: on one thread a single call ran
+            # 5-30% faster than 64-row slabs at most shapes (1024x128 @ 128x256 float32: 16
+            # slabs 514 us, 4 435, 1 430), except where k and n are tiny (4096x64 @ 64x64: 1
+            # call 265 us, 64 slabs 212; docs/design.md). So slabs of BLAS_PART_WORK
+            # multiply-adds, at most BLAS_PARTS, enough to share among a few threads.
+            slabs = max(1, max(m, n) // BLAS_SLAB)
+            parts = slabs if k * min(m, n) <= BLAS_TINY else \
+                max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
             if tb and m >= n and parts > 1:
                 # each slab of A's rows packs all of B again, and a stored B^T packs slowly:
                 # one transposed copy first (x @ W.T, 256x64 @ 64x192 float32: 66 -> 46 us)
