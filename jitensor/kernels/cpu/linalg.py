@@ -283,11 +283,13 @@ def matmul(out, a, b, ia, ib):
             # call 265 us, 64 slabs 212; docs/design.md). So slabs of BLAS_PART_WORK
             # multiply-adds, at most BLAS_PARTS, enough to share among a few threads.
             slabs = max(1, max(m, n) // BLAS_SLAB)
-            parts = slabs if k * min(m, n) <= BLAS_TINY else \
-                max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
-            if tb and m >= n and parts > 1:
+            tiny = k * min(m, n) <= BLAS_TINY
+            parts = slabs if tiny else max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
+            if tb and m >= n and parts > 1 and tiny:
                 # each slab of A's rows packs all of B again, and a stored B^T packs slowly:
-                # one transposed copy first (x @ W.T, 256x64 @ 64x192 float32: 66 -> 46 us)
+                # one transposed copy first (x @ W.T, 256x64 @ 64x192 float32: 66 -> 46 us).
+                # Not for a few slabs of a large B: 384x1536 took 0.86 ms to copy, and its 4
+                # slabs read B^T 0.09 ms slower than B.
                 b, tb = np.ascontiguousarray(b.transpose(0, 2, 1)), False
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
                 and not single_thread() and nmat * parts > 1
