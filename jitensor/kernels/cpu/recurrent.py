@@ -71,7 +71,7 @@ def _add_rows(dst, src, s0, b):
 
 
 # -- LSTM --------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh, w_hr, sizes, offsets):
     """gates (rows, 4H): the projected input with its biases, overwritten with the activated
     gates; out (rows, W) the output; h (N, W) and c (N, H) the states, from h0/c0 to h_n/c_n;
@@ -106,7 +106,7 @@ def lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh, w_hr, sizes, 
     blas.set_num_threads(threads)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lstm_backward(gates, cprev, cnew, dgates, dout, dh, dc, dhr, dhp, w_hh, w_hr, sizes,
                   offsets):
     """The steps in reverse: dgates (rows, 4H) receives the gates' pre-activation gradients;
@@ -142,7 +142,7 @@ def lstm_backward(gates, cprev, cnew, dgates, dout, dh, dc, dhr, dhp, w_hh, w_hr
 
 
 # -- GRU ---------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gru_forward(gates, hg, out, h, hprev, w_hh, b_hh, sizes, offsets):
     """gates (rows, 3H): the projected input with bias_ih, overwritten with r, z, n; hg (rows,
     3H) receives the hidden parts h W_hh^T + b_hh (the backward reads hn's); out (rows, H);
@@ -169,7 +169,7 @@ def gru_forward(gates, hg, out, h, hprev, w_hh, b_hh, sizes, offsets):
     blas.set_num_threads(threads)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gru_backward(gates, hg, hprev, dgates, dgh, dout, dh, w_hh, sizes, offsets):
     """The steps in reverse: dgates (rows, 3H) receives the input parts' gradients (those of
     the projection), dgh (rows, 3H) the hidden parts' (for weight_hh's and bias_hh's); dh
@@ -197,7 +197,7 @@ def gru_backward(gates, hg, hprev, dgates, dgh, dout, dh, w_hh, sizes, offsets):
 
 
 # -- RNN (tanh or relu) ----------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def elman_forward(gates, out, h, hprev, w_hh, relu, sizes, offsets):
     """gates (rows, H): the projected input with both biases (kept as the pre-activations);
     out (rows, H); h (N, H) from h0 to h_n; hprev the state each row read."""
@@ -217,7 +217,7 @@ def elman_forward(gates, out, h, hprev, w_hh, relu, sizes, offsets):
     blas.set_num_threads(threads)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def elman_backward(out, dgates, dout, dh, w_hh, relu, sizes, offsets):
     """The steps in reverse: dgates (rows, H) receives the pre-activations' gradients; dh (N,
     H) goes from h_n's gradient to h0's; dout (rows, H) the output's gradient (no rows:
