@@ -461,7 +461,7 @@ def eye(out):
 
 
 @twins(first_small)
-@njit(cache=True, parallel=prange_only())
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def uniform(out, seed, offset, low, high, bits):
     out = out.reshape(-1)
     n = out.size
@@ -474,7 +474,7 @@ def uniform(out, seed, offset, low, high, bits):
 
 
 @twins(first_small)
-@njit(cache=True, parallel=prange_only())
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def normal(out, seed, offset, mean, std):
     out = out.reshape(-1)
     n = out.size
@@ -487,7 +487,7 @@ def normal(out, seed, offset, mean, std):
 
 
 @twins(first_small)
-@njit(cache=True, parallel=prange_only())
+@njit(cache=True, parallel=prange_only(), error_model="numpy")
 def randint(out, seed, offset, low, span):
     out = out.reshape(-1)
     n = out.size
