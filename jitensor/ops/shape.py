@@ -139,12 +139,22 @@ def _view_strides(old_shape, old_strides, shape):
 
 
 def _dense_view(t, shape):
-    """A C-contiguous CPU tensor viewed in `shape` by NumPy's reshape (always a view for such a
-    buffer, several times faster than working out the strides); None for any other tensor."""
+    """A CPU tensor viewed in `shape` by NumPy's reshape, several times faster than working
+    out the strides: always a view of a C-contiguous buffer; of a strided one, where NumPy
+    finds one and no size is 1 (the strides of such a view are then torch's, the only ones
+    possible; a dim of size 1 may take any stride, and NumPy's choice is not torch's). None
+    for any other tensor or shape."""
     data = t._data
-    if data.__class__ is np.ndarray and data.flags.c_contiguous and data.size:
+    if data.__class__ is not np.ndarray or not data.size:
+        return None
+    if data.flags.c_contiguous:
         return _wrap(data.reshape(shape), t._dtype, t._device)
-    return None
+    if 1 in shape or 1 in data.shape:
+        return None
+    try:
+        return _wrap(data.reshape(shape, copy=False), t._dtype, t._device)
+    except ValueError:  # (no view: the general path raises torch's error)
+        return None
 
 
 def _is_dtype(x):
