@@ -482,7 +482,7 @@ def atleast_3d(*tensors):
 # -- slices along one dim ----------------------------------------------------------------------
 def _slice(input, d, start, length):
     """A view of elements start..start+length of dim `d` (already checked): NumPy's basic
-    slice of a CPU array (the strides kept, as torch keeps them), built 5x faster."""
+    slice of a CPU array (the strides kept, as torch keeps them), faster to build."""
     data = input._data
     if data.__class__ is np.ndarray and d < data.ndim:
         return _wrap(data[(slice(None),) * d + (slice(start, start + length),)], input._dtype,
