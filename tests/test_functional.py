@@ -216,6 +216,36 @@ def test_fused_attention_matches_torch(sizes, causal, dtype):
             np.testing.assert_allclose(a.numpy(), b.numpy(), **tol)
 
 
+@pytest.mark.parametrize("layout", ["split projection", "contiguous", "flipped", "3-D"])
+def test_fused_attention_reads_strided_heads_and_lays_out_as_torch(layout):
+    """q, k, v viewed from a (B, L, 3 H E) projection are read in place, and the output (and
+    the gradients) are laid out as torch's: (B, L, H, E) in memory where the query's heads lie
+    closer than its rows. Values, gradients and the output's strides match torch's."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(9).standard_normal((2, 5, 3 * 3 * 4)).astype(np.float32)
+
+    def heads(lib, t):
+        if layout == "split projection":
+            return [z.view(2, 5, 3, 4).transpose(1, 2) for z in t.split(12, dim=2)]
+        if layout == "contiguous":
+            return [z.reshape(2, 5, 3, 4).transpose(1, 2).contiguous() for z in t.split(12, 2)]
+        if layout == "flipped":  # (a negative stride: copied first)
+            return [z.view(2, 5, 3, 4).transpose(1, 2).flip(2) for z in t.split(12, dim=2)]
+        return [z.reshape(10, 3, 4) for z in t.split(12, dim=2)]
+    results = []
+    for lib in (jt, torch):
+        t = lib.tensor(x, requires_grad=True)
+        out = lib.nn.functional.scaled_dot_product_attention(*heads(lib, t), is_causal=True)
+        (out * out).sum().backward()
+        results.append((out, t.grad))
+    (out, grad), (want, want_grad) = results
+    assert type(out.grad_fn).__name__ == "FlashAttentionBackward0"
+    assert out.stride() == want.stride()
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), want_grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_fused_attention_bits_at_any_thread_count():
     rng = np.random.default_rng(8)
     q, k, v = (jt.tensor(rng.standard_normal((4, 4, 100, 32)).astype(np.float32),

@@ -33,9 +33,28 @@ def fused(query, key, value):
 
 
 def _stack(t):
-    """t's buffer as a C-contiguous (heads, rows, features) stack."""
+    """t's buffer as the kernels read a stack of heads: itself where it is 3-D or 4-D with a
+    unit-stride last dim and no negative stride (a transformer's q, k, v, views of its (B, L,
+    3 H E) projection, are read in place), else a C-contiguous (heads, rows, features) copy."""
+    data = t._data
+    if data.ndim == 2:
+        data = data[None]
+    if data.ndim in (3, 4) and data.strides[-1] == data.itemsize and min(data.strides) >= 0:
+        return data
     data = dense(t)
     return data.reshape(math.prod(data.shape[:-2]), data.shape[-2], data.shape[-1])
+
+
+def _like(t, shape=None):
+    """A new tensor of t's shape (or `shape`, which differs in the last dim) in t's layout as
+    torch's attention lays out its output: (B, L, H, E) in memory, seen as (B, H, L, E), for a
+    4-D t whose heads lie closer in memory than its rows; else C-contiguous."""
+    shape = tuple(t.shape) if shape is None else shape
+    data = t._data
+    if data.ndim == 4 and data.strides[1] < data.strides[2]:
+        b, h, n, e = shape
+        return allocate((b, n, h, e), t._dtype, t._device).transpose(1, 2)
+    return allocate(shape, t._dtype, t._device)
 
 
 def log_sum_exp(query):
@@ -47,7 +66,7 @@ def flash_attention(query, key, value, scale, is_causal, lse):
     """softmax(query @ key^T * scale) @ value over (..., L, E), (..., S, E), (..., S, Ev); with
     is_causal, key j is hidden from query i when j > i. `lse` (log_sum_exp) receives each row's
     log-sum-exp."""
-    out = allocate((*query.shape[:-1], value.shape[-1]), query._dtype, query._device)
+    out = _like(query, (*query.shape[:-1], value.shape[-1]))
     backend(query._device).attention.forward(
         _stack(query), _stack(key), _stack(value), _stack(out),
         lse._data.reshape(-1, query.shape[-2]), scale, is_causal)
@@ -56,7 +75,7 @@ def flash_attention(query, key, value, scale, is_causal, lse):
 
 def flash_attention_grad(g, out, query, key, value, scale, is_causal, lse):
     """(d query, d key, d value) of flash_attention's result `out` for its gradient g."""
-    grads = [allocate(t.shape, t._dtype, t._device) for t in (query, key, value)]
+    grads = [_like(t) for t in (query, key, value)]
     backend(query._device).attention.backward(
         _stack(query), _stack(key), _stack(value), _stack(out),
         lse._data.reshape(-1, query.shape[-2]), _stack(g.to(query._dtype)),

@@ -5,6 +5,8 @@ its softmax in one pass over its (L, S) weights, which live only in a per-head s
 The forward keeps each query row's log-sum-exp, from which the backward recomputes the row's
 weights. A head is one task of a worker (kernels.run_tasks), and OpenBLAS runs on one thread
 meanwhile (linalg.gemm_blas says why): the same bits at any thread count."""
+import math
+
 import numpy as np
 from numba import carray
 from numba.extending import register_jitable
@@ -12,7 +14,7 @@ from numba.extending import register_jitable
 from ..scalar.libm import exp
 from ..scalar.reduction import cast_like
 from . import blas
-from .kernels import Specialised, num_threads, run_worker, serial, worker
+from .kernels import Specialised, num_threads, run_tasks, serial, worker
 from .vector import as_pointer
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm attention keeps its composed path
@@ -116,58 +118,82 @@ _per_dtype = Specialised(globals(), ("DTYPE",), lambda dtype: "_" + np.dtype(dty
 
 
 @register_jitable
-def _forward_arrays(c, zero):
-    """q, k, v, out (3-D) and lse (2-D), the forward's arrays, from the first 19 entries of a
-    context (both workers' start)."""
-    return (carray(as_pointer(c[0], zero), (c[1], c[2], c[3])),
-            carray(as_pointer(c[4], zero), (c[5], c[6], c[7])),
-            carray(as_pointer(c[8], zero), (c[9], c[10], c[11])),
-            carray(as_pointer(c[12], zero), (c[13], c[14], c[15])),
-            carray(as_pointer(c[16], zero), (c[17], c[18])))
+def _head(c, i, h, zero):
+    """Head h of the stack whose layout `_layout` wrote at c[i:i + 7], as a 2-D view (rows,
+    features) with unit column stride."""
+    heads, rows, ld, features = c[i + 1], c[i + 4], c[i + 5], c[i + 6]
+    address = c[i] + h // heads * c[i + 2] + h % heads * c[i + 3]
+    return carray(as_pointer(address, zero), (rows, max(ld, features)))[:, :features]
+
+
+@register_jitable
+def _lse(c, i, zero):
+    return carray(as_pointer(c[i], zero), (c[i + 1], c[i + 2]))
 
 
 @_per_dtype(worker, cache=True, **_options)
 def attention_forward(context, first, step):
     """out[h] = softmax(q[h] @ k[h]^T * scale, causal: key j > query i hidden) @ v[h] and lse[h]
     each row's log-sum-exp."""
-    # q, k, v, out (3-D), lse (2-D), scale (1 element), causal
-    c, zero = carray(as_pointer(context, np.int64(0)), 22), DTYPE(0)
-    q, k, v, out, lse = _forward_arrays(c, zero)
-    scale = carray(as_pointer(c[19], zero), 1)[0]
-    for h in range(first, q.shape[0], step):
-        _forward_head(q[h], k[h], v[h], out[h], lse[h], scale, c[21] != 0)
+    # heads, then q, k, v, out (7 each: `_layout`), lse (2-D), scale (1 element), causal
+    c, zero = carray(as_pointer(context, np.int64(0)), 35), DTYPE(0)
+    lse, scale = _lse(c, 29, zero), carray(as_pointer(c[32], zero), 1)[0]
+    for h in range(first, c[0], step):
+        _forward_head(_head(c, 1, h, zero), _head(c, 8, h, zero), _head(c, 15, h, zero),
+                      _head(c, 22, h, zero), lse[h], scale, c[34] != 0)
 
 
 @_per_dtype(worker, cache=True, **_options)
 def attention_backward(context, first, step):
     """dq, dk, dv: the gradients of attention_forward's out for its gradient dout."""
-    # q, k, v, out (3-D), lse (2-D), dout, dq, dk, dv (3-D), scale (1 element), causal
-    c, zero = carray(as_pointer(context, np.int64(0)), 38), DTYPE(0)
-    q, k, v, out, lse = _forward_arrays(c, zero)
-    dout = carray(as_pointer(c[19], zero), (c[20], c[21], c[22]))
-    dq = carray(as_pointer(c[23], zero), (c[24], c[25], c[26]))
-    dk = carray(as_pointer(c[27], zero), (c[28], c[29], c[30]))
-    dv = carray(as_pointer(c[31], zero), (c[32], c[33], c[34]))
-    scale = carray(as_pointer(c[35], zero), 1)[0]
-    for h in range(first, q.shape[0], step):
-        _backward_head(q[h], k[h], v[h], out[h], lse[h], dout[h], dq[h], dk[h], dv[h], scale,
-                       c[37] != 0)
+    # heads, then q, k, v, out (7 each), lse (2-D), dout, dq, dk, dv (7 each), scale, causal
+    c, zero = carray(as_pointer(context, np.int64(0)), 63), DTYPE(0)
+    lse, scale = _lse(c, 29, zero), carray(as_pointer(c[60], zero), 1)[0]
+    for h in range(first, c[0], step):
+        _backward_head(_head(c, 1, h, zero), _head(c, 8, h, zero), _head(c, 15, h, zero),
+                       _head(c, 22, h, zero), lse[h], _head(c, 32, h, zero),
+                       _head(c, 39, h, zero), _head(c, 46, h, zero), _head(c, 53, h, zero),
+                       scale, c[62] != 0)
+
+
+def _layout(x):
+    """A stack of heads as the workers read it: (address, heads per batch H, batch stride,
+    head stride (bytes), rows, row stride (elements), features), for x of shape (B, L, E) or
+    (B, H, L, E) whose last dim has unit stride: head h starts h // H batch strides and h % H
+    head strides from x's first element. The heads of a (B, L, H, E) buffer seen as (B, H, L,
+    E) (a transformer's q, k, v) are read in place."""
+    size = x.itemsize
+    if x.ndim == 3:
+        x = x[:, None]
+    return (x.__array_interface__["data"][0], x.shape[1], x.strides[0], x.strides[1],
+            x.shape[2], x.strides[2] // size, x.shape[3])
 
 
 def _run(kernel, q, k, v, *arguments):
     """The `kernel` worker of q's dtype, a head per task."""
-    work = q.shape[0] * q.shape[1] * k.shape[1] * (q.shape[2] + v.shape[2])
-    threads = 1 if serial(work) else max(1, min(num_threads(), q.shape[0]))
-    run_worker(_per_dtype.build(q.dtype.type)[kernel], threads, q, k, v, *arguments)
+    heads = math.prod(q.shape[:-2])
+    work = heads * q.shape[-2] * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+    threads = 1 if serial(work) else max(1, min(num_threads(), heads))
+    values = [heads]
+    for x in (q, k, v, *arguments):
+        if isinstance(x, np.ndarray) and x.ndim >= 3:
+            values += _layout(x)
+        elif isinstance(x, np.ndarray):
+            values += (x.__array_interface__["data"][0], *x.shape)
+        else:
+            values.append(x)
+    blas.on_one_thread(run_tasks, _per_dtype.build(q.dtype.type)[kernel].address,
+                       np.array(values, np.int64), threads)
 
 
 def forward(q, k, v, out, lse, scale, causal):
-    """Fill out (H, L, Ev) and lse (H, L) from the C-contiguous stacks q, k, v of one float
-    dtype (L, S, E >= 1)."""
+    """Fill out (..., L, Ev) and lse (heads, L) from q (..., L, E), k (..., S, E), v (..., S,
+    Ev) of one float dtype (L, S, E >= 1): 3-D or 4-D stacks of heads with a unit-stride last
+    dim (`_layout`)."""
     _run("attention_forward", q, k, v, out, lse, np.full(1, scale, q.dtype), bool(causal))
 
 
 def backward(q, k, v, out, lse, dout, dq, dk, dv, scale, causal):
-    """Fill dq, dk, dv (q's, k's and v's shapes) for out's gradient dout."""
+    """Fill dq, dk, dv (q's, k's and v's shapes, any such layout) for out's gradient dout."""
     _run("attention_backward", q, k, v, out, lse, dout, dq, dk, dv, np.full(1, scale, q.dtype),
          bool(causal))
