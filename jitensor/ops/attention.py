@@ -35,11 +35,13 @@ def fused(query, key, value):
 def _stack(t):
     """t's buffer as the kernels read a stack of heads: itself where it is 3-D or 4-D with a
     unit-stride last dim and no negative stride (a transformer's q, k, v, views of its (B, L,
-    3 H E) projection, are read in place), else a C-contiguous (heads, rows, features) copy."""
+    3 H E) projection, are read in place) and rows that do not overlap, else a C-contiguous
+    (heads, rows, features) copy."""
     data = t._data
     if data.ndim == 2:
         data = data[None]
-    if data.ndim in (3, 4) and data.strides[-1] == data.itemsize and min(data.strides) >= 0:
+    if data.ndim in (3, 4) and data.strides[-1] == data.itemsize and min(data.strides) >= 0 \
+            and (data.shape[-2] == 1 or data.strides[-2] >= data.itemsize * data.shape[-1]):
         return data
     data = dense(t)
     return data.reshape(math.prod(data.shape[:-2]), data.shape[-2], data.shape[-1])

@@ -110,7 +110,7 @@ def _unfold(cols, ld, x, n, c0, k_n, geo, oh0, rows):
                     dst, src = row0 + r * ow_n + lo, src0 + r * sh * x.shape[3] + lo * sw
                     if sw == 1:  # a vector loop (MNIST's 'valid' 3x3: docs/design.md)
                         _copy(cols, dst, flat, src, hi - lo)
-                    elif sw == 2:  # the constant stride vectorises too (DCGAN's: 2x faster)
+                    elif sw == 2:  # the constant stride vectorises too (interleaved loads)
                         _copy2(cols, dst, flat, src, hi - lo)
                     else:
                         for e in range(hi - lo):
