@@ -138,6 +138,16 @@ def _view_strides(old_shape, old_strides, shape):
     return strides if view_d == -1 else None
 
 
+def _canonical(data):
+    """Whether data's strides are C order's own, a dim of size 1 included."""
+    step = data.itemsize
+    for n, stride in zip(reversed(data.shape), reversed(data.strides), strict=True):
+        if stride != step:
+            return False
+        step *= n
+    return True
+
+
 def _dense_view(t, shape):
     """A CPU tensor viewed in `shape` by NumPy's reshape, several times faster than working
     out the strides: always a view of a C-contiguous buffer; of a strided one, where NumPy
@@ -147,9 +157,12 @@ def _dense_view(t, shape):
     data = t._data
     if data.__class__ is not np.ndarray or not data.size:
         return None
+    if 1 in data.shape:  # NumPy calls contiguous what has any strides in its dims of size 1,
+        # and views that as contiguous; torch's view keeps such strides
+        return _wrap(data.reshape(shape), t._dtype, t._device) if _canonical(data) else None
     if data.flags.c_contiguous:
         return _wrap(data.reshape(shape), t._dtype, t._device)
-    if 1 in shape or 1 in data.shape:
+    if 1 in shape:
         return None
     try:
         return _wrap(data.reshape(shape, copy=False), t._dtype, t._device)
