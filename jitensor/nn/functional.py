@@ -2943,7 +2943,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     # torch's nearest modes take its channels-last kernel for a channels-last input of more
     # than 3 channels, and for any 4-D input with output height + width <= 128
     layout = {4: channels_last, 5: channels_last_3d}.get(input.ndim)
-    channels_last_kernel = layout is not None and (
+    channels_last_kernel = nearest and layout is not None and (
         (input.shape[1] > 3 and input.is_contiguous(memory_format=layout))
         or (input.ndim == 4 and sum(sizes) <= 128))
     out = input

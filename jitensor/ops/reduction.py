@@ -192,7 +192,7 @@ def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
     return (_finish(values, shape, out_values), _finish(indices, shape, out_indices))
 
 
-def _whole(op, input, dim, keepdim, dtype, out):
+def _small_path(op, input, dim, keepdim, dtype, out):
     """op of a non-empty floating tensor of 1 or more dims, in its dtype, for the commonest
     calls (x.sum(), x.mean(1), x.max(), x.sum((0, 1), keepdim=True): a dim that is None, an int
     or a tuple of ints, no dtype or out); None when the general path is needed. On small
@@ -233,7 +233,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over `dim` (None or () for all dims). Bool and integer input sum to int64. float32
     accumulates in float64; float64 in runs merged with Neumaier's compensation: both have
     smaller error bounds than NumPy's pairwise summation."""
-    t = _whole(codes.SUM, input, dim, keepdim, dtype, out)
+    t = _small_path(codes.SUM, input, dim, keepdim, dtype, out)
     if t is not None:
         return t
     _input("sum", input)
@@ -244,7 +244,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over `dim`; needs a floating input or dtype= (as torch); NaN for an empty range."""
-    t = _whole(codes.MEAN, input, dim, keepdim, dtype, out)
+    t = _small_path(codes.MEAN, input, dim, keepdim, dtype, out)
     if t is not None:
         return t
     _input("mean", input)
@@ -269,7 +269,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 # -- max, min, amax, amin, argmax, argmin ---------------------------------------------------------
 def _extremum(fn, op, arg_op, input, dim, keepdim, out, other):
-    t = _whole(op, input, None, keepdim, None, out) if other is None and dim is None else None
+    t = _small_path(op, input, None, keepdim, None, out) if other is None and dim is None else None
     if t is not None:
         return t
     _input(fn, input)

@@ -14,7 +14,7 @@ from numba.extending import register_jitable
 from ..scalar.libm import exp
 from ..scalar.reduction import cast_like
 from . import blas
-from .kernels import Specialised, num_threads, run_tasks, serial, worker
+from .kernels import Specialised, context, num_threads, run_tasks, serial, worker
 from .vector import as_pointer
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm attention keeps its composed path
@@ -175,13 +175,8 @@ def _run(kernel, q, k, v, *arguments):
     work = heads * q.shape[-2] * k.shape[-2] * (q.shape[-1] + v.shape[-1])
     threads = 1 if serial(work) else max(1, min(num_threads(), heads))
     values = [heads]
-    for x in (q, k, v, *arguments):
-        if isinstance(x, np.ndarray) and x.ndim >= 3:
-            values += _layout(x)
-        elif isinstance(x, np.ndarray):
-            values += (x.__array_interface__["data"][0], *x.shape)
-        else:
-            values.append(x)
+    for x in (q, k, v, *arguments):  # stacks of heads by `_layout`, the rest as `context` packs
+        values.extend(_layout(x) if isinstance(x, np.ndarray) and x.ndim >= 3 else context(x))
     blas.on_one_thread(run_tasks, _per_dtype.build(q.dtype.type)[kernel].address,
                        np.array(values, np.int64), threads)
 

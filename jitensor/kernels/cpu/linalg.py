@@ -277,19 +277,16 @@ def matmul(out, a, b, ia, ib):
             # Slabs fixed by the shape, however many threads share them: OpenBLAS's result
             # for a row depends on where the row falls in its call's micro-tiles, so a split
             # by the thread count gave other bits at other thread counts. Each slab packs the
-            # other operand again and runs a smaller call: on one thread a single call ran
-            # 5-30% faster than 64-row slabs at most shapes (1024x128 @ 128x256 float32: 16
-            # slabs 514 us, 4 435, 1 430), except where k and n are tiny (4096x64 @ 64x64: 1
-            # call 265 us, 64 slabs 212; docs/design.md). So slabs of BLAS_PART_WORK
-            # multiply-adds, at most BLAS_PARTS, enough to share among a few threads.
+            # other operand again and runs a smaller call, so few large slabs, except where
+            # k and n are tiny and 64-row slabs ran faster (docs/design.md, "Small-op
+            # latency").
             slabs = max(1, max(m, n) // BLAS_SLAB)
             tiny = k * min(m, n) <= BLAS_TINY
             parts = slabs if tiny else max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
             if tb and m >= n and parts > 1 and tiny:
                 # each slab of A's rows packs all of B again, and a stored B^T packs slowly:
-                # one transposed copy first (x @ W.T, 256x64 @ 64x192 float32: 66 -> 46 us).
-                # Not for a few slabs of a large B: 384x1536 took 0.86 ms to copy, and its 4
-                # slabs read B^T 0.09 ms slower than B.
+                # one transposed copy first (not for the few slabs of a large B: the copy
+                # cost more than their packing)
                 b, tb = np.ascontiguousarray(b.transpose(0, 2, 1)), False
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
                 and not single_thread() and nmat * parts > 1

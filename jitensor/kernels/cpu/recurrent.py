@@ -18,6 +18,7 @@ from numba.extending import register_jitable
 
 from ..scalar import recurrent as scalar
 from . import blas
+from .linalg import _dense
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm the layers keep their composed path
 
@@ -239,14 +240,6 @@ def elman_backward(out, dgates, dout, dh, w_hh, relu, sizes, offsets):
 
 
 # -- launchers ---------------------------------------------------------------------------------
-def _transposed(w):
-    """w^T, C-contiguous (by the package's tiled copy)."""
-    from . import copy  # (the package imports this module as it loads)
-    t = np.empty(w.shape[::-1], w.dtype)
-    copy(t, w.T)
-    return t
-
-
 def forward(mode, gates, h, c, w_hh, b_hh, w_hr, sizes, offsets):
     """Run `mode`'s recurrence (ops/recurrent.py names the arguments; gates, h and c are the
     caller's fresh buffers, written in place): (out, saved), saved being the buffers the
@@ -256,12 +249,12 @@ def forward(mode, gates, h, c, w_hh, b_hh, w_hr, sizes, offsets):
     out, hprev = np.empty((rows, width), dtype), np.empty((rows, width), dtype)
     # each step's product reads the weights transposed, dense: OpenBLAS packs a stored B^T
     # anew at every step, slowly for so few rows (35 steps of 20x200 @ 200x800: 3.5 -> 1.9 ms)
-    w_hh = _transposed(w_hh)
+    w_hh = _dense(w_hh.T)
     if mode == "LSTM":
         n_h = c.shape[1]
         cprev, cnew = np.empty((rows, n_h), dtype), np.empty((rows, n_h), dtype)
         hraw = np.empty((rows if w_hr.shape[0] else 0, n_h), dtype)
-        lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh, _transposed(w_hr), sizes,
+        lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh, _dense(w_hr.T), sizes,
                      offsets)
         return out, dict(gates=gates, hprev=hprev, cprev=cprev, cnew=cnew, hraw=hraw)
     if mode == "GRU":
