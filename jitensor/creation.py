@@ -145,16 +145,8 @@ def _check_out(fn, out, shape, dtype, device):
                            f"matches, or drop out= to get a new tensor")
 
 
-def _check_float16(dtype, device):
-    if dtype is dtypes.float16 and device.type == "cpu":
-        raise TypeError("float16 tensors live on CUDA only: Numba cannot compile float16 CPU "
-                        "kernels; use dtype=jitensor.float32 on the CPU")
-
-
 def allocate(shape, dtype, device, requires_grad=False):
     """An uninitialised tensor: the backend's allocator and nothing else."""
-    if dtype is dtypes.float16:
-        _check_float16(dtype, device)
     try:
         buf = backend(device).empty(shape, dtype.np)
     except (MemoryError, ValueError) as e:
@@ -418,12 +410,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if checked and not isinstance(data, (np.ndarray, Tensor)) and host.size:
         for bound in (host.min(), host.max()):  # (min and max are NaN when any element is)
             check_fill_value(bound.item(), dtype)
-    _check_float16(dtype, device)
     fresh = not isinstance(data, (np.ndarray, np.generic, Tensor))
     if fresh and host.dtype == dtype.np and device.type == "cpu":
         buf = host  # np.asarray already made a private copy in the right dtype
-    elif dtype is dtypes.float16:  # CUDA only; no CPU kernel can write float16
-        buf = backend(device).from_numpy(host.astype(np.float16))
+    elif dtype in dtypes.NARROW:  # rounded to float32 first, then to nearest even, as torch's
+        narrow = host.astype(np.float32).astype(dtype.np)
+        buf = narrow if device.type == "cpu" else backend(device).from_numpy(narrow)
     else:
         cpu = allocate(host.shape, dtype, CPU)
         backend(CPU).copy(cpu._data, host)
@@ -441,7 +433,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (device is None or device.type == "cpu") \
-            and (dtype is None or dtype.np == data.dtype) and data.dtype != np.float16:
+            and (dtype is None or dtype.np == data.dtype):
         try:
             return from_numpy(data)
         except ValueError:  # negative strides: fall through to a copy
@@ -454,9 +446,6 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray, got {type(ndarray).__name__}")
     dtype = _numpy_dtype(ndarray.dtype, "from_numpy")
-    if dtype is dtypes.float16:
-        raise TypeError("from_numpy(): float16 tensors live on CUDA only (Numba has no float16 "
-                        "CPU kernels); use jt.tensor(arr, device='cuda') or arr.astype('float32')")
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("from_numpy(): at least one stride in the given numpy array is negative; "
                          "pass arr.copy() instead (jitensor tensors do not have negative strides)")
@@ -483,7 +472,10 @@ def from_dlpack(ext):
         raise TypeError(f"from_dlpack(): expected an object with __dlpack__ or "
                         f"__cuda_array_interface__, or a DLPack capsule, got {type(ext).__name__}")
     elif getattr(ext, "__dlpack_device__", lambda: (1, 0))()[0] == 1:
-        return from_numpy(np.from_dlpack(ext))
+        try:
+            return from_numpy(np.from_dlpack(ext))
+        except (BufferError, RuntimeError):  # NumPy reads no bfloat16: the capsule, here
+            capsule = ext.__dlpack__()
     else:  # a CUDA producer: it orders its work before what our current stream queues next
         from .kernels.cuda import streams
         capsule = ext.__dlpack__(stream=streams.dlpack_handle())
@@ -494,7 +486,7 @@ def from_dlpack(ext):
     if kind != dlpack.CPU:
         raise BufferError(f"from_dlpack(): DLPack device type {kind} is not supported (CPU and "
                           f"CUDA are); copy the data to the host first")
-    return from_numpy(np.asarray(_HostMemory(face, owner)))
+    return from_numpy(np.asarray(_HostMemory(face, owner)).view(face["dtype"]))
 
 
 class _HostMemory:
@@ -714,9 +706,6 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     if device is not None and to_device(device).type != "cpu":
         raise RuntimeError(f"from_file(): only CPU tensors can be mapped from a file, not "
                            f"device={device!r}; map it, then move it with .to({device!r})")
-    if dtype is dtypes.float16:
-        raise TypeError("from_file(): float16 tensors live on CUDA only (Numba has no float16 "
-                        "CPU kernels); map it as int16 and move it with .view(...).to('cuda')")
     nbytes = size * dtype.itemsize
     if shared:
         with open(filename, "ab"):  # created if missing

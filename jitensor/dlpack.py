@@ -11,8 +11,11 @@ import ctypes
 
 import numpy as np
 
+from .dtypes import bfloat16
+
 CPU, CUDA = 1, 2  # DLDeviceType
 _KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}  # DLDataTypeCode -> NumPy dtype kind
+_BFLOAT = 4  # DLDataTypeCode of bfloat16, which NumPy neither exports nor reads
 _NAME, _USED, _VERSIONED = b"dltensor", b"used_dltensor", b"dltensor_versioned"
 
 
@@ -50,9 +53,12 @@ _api.PyCapsule_SetName.argtypes = (ctypes.py_object, ctypes.c_char_p)
 def export(array, device):
     """A "dltensor" capsule for the NumPy view `array` of memory on `device` ((DLDeviceType,
     ordinal)); `array` stays alive until the consumer is done with the memory."""
-    capsule = np.ndarray.__dlpack__(array)
+    bfloat = array.dtype.name == "bfloat16"
+    capsule = np.ndarray.__dlpack__(array.view(np.uint16) if bfloat else array)
     managed = DLManagedTensor.from_address(_api.PyCapsule_GetPointer(capsule, _NAME))
     managed.dl_tensor.device = DLDevice(*device)
+    if bfloat:
+        managed.dl_tensor.dtype = DLDataType(_BFLOAT, 16, 1)
     return capsule
 
 
@@ -72,7 +78,9 @@ class _Imported:
 
 def read(capsule):
     """Consume a "dltensor" capsule: (__cuda_array_interface__-style dict, device pair, owner),
-    where the owner releases the producer's memory when it is collected."""
+    where the owner releases the producer's memory when it is collected. bfloat16 memory is
+    described as uint16 (the interface's typestr cannot name it), with its dtype under
+    "dtype"."""
     if _api.PyCapsule_IsValid(capsule, _VERSIONED):
         raise BufferError("from_dlpack(): DLPack 1.0 ('dltensor_versioned') capsules are not "
                           "supported yet; pass the producer itself, which is asked for a "
@@ -83,14 +91,16 @@ def read(capsule):
     address = _api.PyCapsule_GetPointer(capsule, _NAME)
     managed = DLManagedTensor.from_address(address)
     t = managed.dl_tensor
-    if t.dtype.lanes != 1 or t.dtype.code not in _KINDS:
+    bfloat = (t.dtype.code, t.dtype.bits) == (_BFLOAT, 16)
+    if t.dtype.lanes != 1 or t.dtype.code not in _KINDS and not bfloat:
         raise BufferError(f"from_dlpack(): unsupported DLPack dtype (code {t.dtype.code}, "
                           f"{t.dtype.bits} bits, {t.dtype.lanes} lanes)")
-    dtype = np.dtype(f"{_KINDS[t.dtype.code]}{t.dtype.bits // 8}")
+    dtype = np.dtype(np.uint16 if bfloat else f"{_KINDS[t.dtype.code]}{t.dtype.bits // 8}")
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = None if not t.strides else tuple(t.strides[i] * dtype.itemsize
                                                 for i in range(t.ndim))
     _api.PyCapsule_SetName(capsule, _USED)  # ours now: the capsule's destructor leaves it alone
     face = {"shape": shape, "typestr": dtype.str, "strides": strides, "version": 3,
-            "data": ((t.data or 0) + t.byte_offset, False)}
+            "data": ((t.data or 0) + t.byte_offset, False),
+            "dtype": bfloat16.np if bfloat else dtype}
     return face, (t.device.device_type, t.device.device_id), _Imported(managed)

@@ -1,4 +1,6 @@
 """dtype objects, parsing, and torch's type-promotion rules in one table."""
+import functools
+
 import numpy as np
 
 
@@ -7,10 +9,10 @@ class dtype:
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
 
-    def __init__(self, name, np_dtype, category, itemsize=None):
+    def __init__(self, name, np_dtype, category):
         self.name = name
-        self.np = None if np_dtype is None else np.dtype(np_dtype)  # None: no tensors yet
-        self.itemsize = self.np.itemsize if itemsize is None else itemsize
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
         self.category = category  # 0 bool, 1 integer, 2 floating: torch's promotion categories
         self.is_floating_point = category == 2
         self.is_signed = name != "uint8" and name != "bool"
@@ -38,30 +40,47 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
-# torch.bfloat16, named so that scripts' dtype tables load; jitensor has no bfloat16 tensors
-# yet, and to_dtype refuses it wherever a dtype is used
-bfloat16 = dtype("bfloat16", None, 2, itemsize=2)
+class _Bfloat16(dtype):
+    """bfloat16, stored as ml_dtypes' NumPy bfloat16. Importing ml_dtypes takes ~0.3 s, so it
+    is imported when a bfloat16 tensor is first made, not with jitensor."""
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
-# float16 has no CPU kernels (Numba cannot type it on the CPU); it is a CUDA dtype.
+    __slots__ = ()
+
+    def __init__(self):
+        self.name, self.itemsize, self.category = "bfloat16", 2, 2
+        self.is_floating_point = self.is_signed = True
+
+    @property
+    def np(self):
+        return _bfloat16_np()
+
+
+@functools.cache
+def _bfloat16_np():
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+bfloat16 = _Bfloat16()
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+# the dtypes CPU kernels compute in as they are; float16 and bfloat16 compute in float32
+# (kernels/cpu/narrow.py)
 CPU_DTYPES = (bool_, uint8, int8, int16, int32, int64, float32, float64)
+NARROW = (float16, bfloat16)
 
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
                  "int": int32, "short": int16, "bool_": bool_})
-_BY_NP = {d.np: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL if d is not bfloat16}
 
 
 def to_dtype(value):
     """Parse a jt dtype, a NumPy dtype or type, or a string into a jt dtype."""
-    if value.__class__ is dtype:
-        if value.np is None:
-            raise _no_tensors(value)
+    if value.__class__ is dtype or value is bfloat16:
         return value
     if isinstance(value, str):
         name = value[len("jitensor."):] if value.startswith("jitensor.") else value
-        if name == "bfloat16":
-            raise _no_tensors(bfloat16)
         found = _BY_NAME.get(name)
         if found is None:
             raise TypeError(f"unknown dtype {value!r}; expected one of "
@@ -76,7 +95,8 @@ def to_dtype(value):
     if type(value).__module__ == "torch":  # torch.float32 and friends, by name
         return to_dtype(str(value)[len("torch."):])
     try:
-        found = _BY_NP.get(np.dtype(value))
+        found = _BY_NP.get(np.dtype(value)) or \
+            (bfloat16 if np.dtype(value).name == "bfloat16" else None)
     except TypeError:
         found = None
     if found is None:
@@ -87,12 +107,6 @@ def to_dtype(value):
 
 
 _default = [float32]
-
-
-def _no_tensors(d):
-    return NotImplementedError(f"{d} tensors are not supported by jitensor yet (no kernel "
-                               f"computes in {d.name}); use jitensor.float32 (or float16 on "
-                               f"CUDA)")
 
 
 def get_default_dtype():
@@ -107,8 +121,8 @@ def set_default_dtype(d):
 
 
 # The promotion lattice as torch defines it: the smallest type that holds both operands.
-_ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, float32: 6,
-          float64: 7}
+_ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
+          float32: 6, float64: 7}
 _BY_RANK = {2: int16, 3: int32, 4: int64, 5: float16, 6: float32, 7: float64}
 
 
@@ -118,8 +132,8 @@ def promote_types(a, b):
     if a is b:
         return a
     ra, rb = _ORDER[a], _ORDER[b]
-    if ra == rb:  # uint8 with int8: neither holds the other
-        return int16
+    if ra == rb:  # uint8 with int8, float16 with bfloat16: neither holds the other
+        return int16 if ra == 1 else float32
     hi, lo = (a, b) if ra > rb else (b, a)
     return hi
 
@@ -174,7 +188,11 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("jitensor.finfo() requires a floating point input type. Use "
                             "jitensor.iinfo to handle 'jitensor.finfo'")
-        info = np.finfo(d.np)
+        if d is bfloat16:  # (NumPy knows no bfloat16)
+            import ml_dtypes
+            info = ml_dtypes.finfo(d.np)
+        else:
+            info = np.finfo(d.np)
         self.bits = info.bits
         self.eps = float(info.eps)
         self.max = float(info.max)
@@ -219,7 +237,7 @@ class iinfo:
 
 
 def _info_dtype(value, name):
-    if value.__class__ is not dtype and type(value).__module__ != "torch":
+    if not isinstance(value, dtype) and type(value).__module__ != "torch":
         raise TypeError(f"{name}(): argument 'type' (position 1) must be jitensor.dtype, not "
                         f"{type(value).__name__}")
     return to_dtype(value)

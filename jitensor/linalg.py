@@ -246,7 +246,7 @@ def vander(x, *, N=None):
     """torch.linalg.vander: x (*, n) to (*, n, N), the columns x^0, x^1, ..., x^(N-1) (N = n
     by default, and more than 1); integers give int64. torch.vander(increasing=True) of each
     row: a batch is one long row to it."""
-    if x.dtype in (dtypes.bool_, dtypes.float16):
+    if x.dtype in (dtypes.bool_, *dtypes.NARROW):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
                            f"tensors, but got {scalar_name(x.dtype)}")
     shape = tuple(x.shape) or (1,)  # (a 0-d x is one value)

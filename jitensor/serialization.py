@@ -78,7 +78,7 @@ from .device import device as _device_type
 from .device import to_device
 from .dtypes import ALL as _DTYPES
 from .dtypes import dtype as _dtype_type
-from .dtypes import float16, to_dtype
+from .dtypes import to_dtype
 from .kernels.registry import backend
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor, strided
@@ -94,9 +94,9 @@ _CHUNK = 1 << 24  # storages are read in pieces of this many bytes
 # torch's storage type for each jitensor dtype, and those jitensor has no dtype for
 _STORAGE_TYPES = {"bool": "BoolStorage", "uint8": "ByteStorage", "int8": "CharStorage",
                   "int16": "ShortStorage", "int32": "IntStorage", "int64": "LongStorage",
-                  "float16": "HalfStorage", "float32": "FloatStorage",
-                  "float64": "DoubleStorage"}
-_FOREIGN_STORAGES = {"BFloat16Storage": "bfloat16", "ComplexFloatStorage": "complex64",
+                  "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
+                  "float32": "FloatStorage", "float64": "DoubleStorage"}
+_FOREIGN_STORAGES = {"ComplexFloatStorage": "complex64",
                      "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
                      "QUInt8Storage": "quint8", "QInt32Storage": "qint32",
                      "QUInt4x2Storage": "quint4x2", "QUInt2x4Storage": "quint2x4"}
@@ -749,9 +749,6 @@ def _placer(map_location):
 
 
 def _on_cpu(host, dtype, key):
-    if dtype is float16:
-        raise _Problem(f"storage {key} holds float16 values, which jitensor keeps on CUDA "
-                       f"only; load it with map_location='cuda'")
     return from_numpy(host)
 
 

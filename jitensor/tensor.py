@@ -471,16 +471,18 @@ class Tensor:
         if dl_device is not None and tuple(dl_device) != device:
             raise BufferError(f"__dlpack__(): dl_device={tuple(dl_device)} but the tensor is on "
                               f"{self._device} {device}; move it with .to() first")
-        if self._device.type == "cpu":
+        if self._device.type == "cpu" and self._dtype is not dtypes.bfloat16:
             extra = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device),
                                        ("copy", copy)) if v is not None}
             return self._data.__dlpack__(stream=stream, **extra)
+        from . import dlpack
+        src = self.detach().clone() if copy else self
+        if self._device.type == "cpu":  # bfloat16, which NumPy does not export
+            return dlpack.export(src._data, device)
         if stream is not None and not isinstance(stream, int):
             raise TypeError(f"__dlpack__(): stream must be an int (a CUDA stream handle) or "
                             f"None, got {type(stream).__name__}")
-        from . import dlpack
         from .kernels.cuda import streams
-        src = self.detach().clone() if copy else self
         streams.precede(stream)
         return dlpack.export(backend(self._device).memory.writeable(src._data), device)
 
@@ -613,7 +615,7 @@ class Tensor:
         return self.to(dtypes.float16)
 
     def bfloat16(self):
-        return self.to(dtypes.bfloat16)  # (refused clearly: no bfloat16 tensors yet)
+        return self.to(dtypes.bfloat16)
 
     def int(self):
         return self.to(dtypes.int32)

@@ -85,9 +85,9 @@ settings.load_profile(HYPOTHESIS_PROFILE)
 
 REPO = Path(__file__).resolve().parents[1]
 
-# Every dtype with CPU kernels, and float16 (CUDA only).
+# Every dtype kernels compute in, and the two that compute in float32 on the CPU.
 CPU_DTYPES = [jt.bool, jt.uint8, jt.int8, jt.int16, jt.int32, jt.int64, jt.float32, jt.float64]
-ALL_DTYPES = CPU_DTYPES + [jt.float16]
+ALL_DTYPES = CPU_DTYPES + [jt.float16, jt.bfloat16]
 INT_DTYPES = [jt.uint8, jt.int8, jt.int16, jt.int32, jt.int64]
 FLOAT_DTYPES = [jt.float32, jt.float64]
 

@@ -116,10 +116,8 @@ def test_conversions():
     m.type(jt.float64)
     assert m[0].weight.dtype == jt.float64 and m[1].num_batches_tracked.dtype == jt.float64
     m.to_empty(device="cpu", recurse=False)
-    with pytest.raises(TypeError, match="bfloat16"):
-        m.bfloat16()
-    with pytest.raises(TypeError, match="float16"):
-        m.half()  # no float16 CPU kernels
+    assert m.bfloat16()[0].weight.dtype is jt.bfloat16
+    assert m.half()[0].weight.dtype is jt.float16
     with pytest.raises(NotImplementedError, match="share_memory"):
         m.share_memory()
     for kind in ("ipu", "xpu", "mtia"):

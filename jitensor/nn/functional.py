@@ -2081,7 +2081,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         params = []
         for name, t in (("weight", weight), ("bias", bias)):
             if t is not None and t.dtype is not input.dtype:
-                if not (input.dtype is dtypes.float16 and t.dtype is dtypes.float32):
+                if not (input.dtype in dtypes.NARROW and t.dtype is dtypes.float32):
                     raise RuntimeError(f"batch_norm: expected {name} to have input's dtype "
                                        f"{input.dtype.name}, got {t.dtype.name}; convert it "
                                        f"with .to({input.dtype})")

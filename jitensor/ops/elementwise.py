@@ -108,8 +108,8 @@ for _op in U.values():  # dtypes the op computes in as they are: no conversion, 
 
 def _scalar(value, dtype):
     """A Python scalar as a NumPy scalar of `dtype`, integers wrapping as a C cast does."""
-    if dtype.is_floating_point:
-        return dtype.np.type(value)
+    if dtype.is_floating_point:  # float16 and bfloat16 compute in float32, and so does the
+        return (np.float32 if dtype in dtypes.NARROW else dtype.np.type)(value)  # number (torch's)
     if dtype is bool_:
         return np.bool_(value)
     if isinstance(value, float):
@@ -118,13 +118,15 @@ def _scalar(value, dtype):
         else dtype.np.type(value)
 
 
-def _operand(x, compute, shape, b, number=True):
+def _operand(x, compute, shape, b, number=True, opmath=False):
     """What the kernel reads for operand `x`: a scalar in the compute dtype, or the tensor's
     buffer converted to the compute dtype (bool reinterpreted as uint8 for free) and broadcast;
     one element broadcast as the backend's `one_element` says, unless `number` is False (the
-    unary families' input must stay an array)."""
+    unary families' input must stay an array). A number operand of a float16 or bfloat16 op
+    is rounded to that dtype first, as torch's, unless `opmath` (mul and div: float32)."""
     if not isinstance(x, Tensor):
-        return _scalar(x, compute)
+        return compute.np.type(x) if compute in dtypes.NARROW and not opmath else \
+            _scalar(x, compute)
     data = x._data
     if x._dtype is not compute:
         if x._dtype is bool_ and compute is uint8:
@@ -243,7 +245,9 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
     shape = broadcast_shapes(*(t._data.shape for t in tensors))
     dest = _target(op, out, inplace, shape, result, device)
     b = backend(device)
-    a1, a2 = _operand(x, compute, shape, b), _operand(y, compute, shape, b)
+    opmath = op.name in _OPMATH
+    a1, a2 = _operand(x, compute, shape, b, opmath=opmath), \
+        _operand(y, compute, shape, b, opmath=opmath)
     if not compute.is_floating_point:
         if op.name in _INT_DIVISION and b.elementwise.any_compare(k.EQ, a2, 0):
             raise RuntimeError(f"ZeroDivisionError: integer {op.name} by zero")
@@ -253,6 +257,7 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
                    fresh=out is None and inplace is None)
 
 
+_OPMATH = {"mul", "div", "floor_divide"}  # torch's CPU kernels read their number in float32
 _SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
               "`^` or `logical_xor()` operator instead.")
 

@@ -54,8 +54,9 @@ def _matrices(fn, A, name="A", square=True):
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{fn}: {name} must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    if A._dtype is dtypes.float16:
-        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got Half")
+    if A._dtype in dtypes.NARROW:
+        raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
+                           f"{scalar_name(A._dtype)}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(A._dtype)}")
@@ -525,7 +526,7 @@ def svdvals(A, *, driver=None, out=None):
 
 # -- composed on svd and eigh: rank, pseudo-inverse, least squares ------------------------------
 def _float_or_double(A):
-    if not A._dtype.is_floating_point or A._dtype is dtypes.float16:
+    if not A._dtype.is_floating_point or A._dtype in dtypes.NARROW:
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
@@ -594,7 +595,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg_pinv(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")
-    if A.ndim < 2 or not A._dtype.is_floating_point or A._dtype is dtypes.float16:
+    if A.ndim < 2 or not A._dtype.is_floating_point or A._dtype in dtypes.NARROW:
         raise RuntimeError(f"{fn}({scalar_name(A._dtype)}{{{list(A.shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")

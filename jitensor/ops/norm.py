@@ -85,10 +85,11 @@ def _stats(input, shape):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(input - mean) / sqrt(var + eps) over the trailing dims `normalized_shape` (the biased
     variance, as torch's), then * weight + bias (each of normalized_shape, or None). The
-    params have input's dtype, or are float32 for a float16 input (torch's mixed types)."""
+    params have input's dtype, or are float32 for a float16 or bfloat16 input (torch's mixed
+    types)."""
     shape, (weight, bias) = _checked(
         "layer_norm", input, normalized_shape, (("weight", weight), ("bias", bias)),
-        lambda dtype: input._dtype is dtypes.float16 and dtype is dtypes.float32)
+        lambda dtype: input._dtype in dtypes.NARROW and dtype is dtypes.float32)
     return native_layer_norm(input, weight, bias, shape, float(eps), _stats(input, shape))
 
 
@@ -96,11 +97,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """input / sqrt(mean(input^2) + eps) over the trailing dims `normalized_shape`, then *
     weight, in input's dtype (a weight of another float dtype is converted, as torch's result
     takes input's type). eps defaults to the machine epsilon of the type torch computes in:
-    input's, float32 for float16."""
+    input's, float32 for float16 and bfloat16."""
     shape, (weight,) = _checked("rms_norm", input, normalized_shape, (("weight", weight),),
                                 lambda dtype: dtype.is_floating_point)
     if eps is None:
-        eps = np.finfo(np.float32 if input._dtype is dtypes.float16 else input._dtype.np).eps
+        eps = np.finfo(np.float32 if input._dtype in dtypes.NARROW else input._dtype.np).eps
     return fused_rms_norm(input, weight, shape, float(eps), _stats(input, shape))
 
 

@@ -201,8 +201,7 @@ def _small_path(op, input, dim, keepdim, dtype, out):
         return None
     d, data = input._dtype, input._data
     ndim = data.ndim
-    if not d.is_floating_point or not data.size or not ndim or d is dtypes.float16 and \
-            input._device.type == "cpu":  # the general path explains float16 is CUDA-only
+    if not d.is_floating_point or not data.size or not ndim:
         return None
     be = backend(input._device)
     if dim is None:

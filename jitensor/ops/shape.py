@@ -72,8 +72,8 @@ def _ints(args, fn, name="size"):
 
 
 _SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                 "float64": "Double"}
+                 "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
+                 "float32": "Float", "float64": "Double"}
 
 
 def scalar_name(dtype):

@@ -22,6 +22,7 @@ from . import (  # noqa: F401,E501 (op families)
     linalg,
     loss,
     memory,
+    narrow,  # noqa: F401 (float16 and bfloat16 kernels compute in float32)
     norm,
     optim,
     pool,
@@ -30,6 +31,9 @@ from . import (  # noqa: F401,E501 (op families)
     sort,
 )
 from .strided import as_4d
+
+narrow.launchers_in_float32(attention, conv, ctc, factor, loss, norm, optim, pool, recurrent,
+                            reduction, sort)
 
 # The threading layer: TBB where the `tbb` wheel is installed (a dependency on Linux x86_64),
 # else GNU OpenMP. With a busy process beside it, OpenMP's spinning pool waits for its thread on

@@ -28,6 +28,7 @@ from ..scalar import elementwise as s
 from ..scalar import libm, table
 from ..scalar import loss as ls  # noqa: F401 (named by the generated formulas)
 from ..scalar import special as sp  # noqa: F401 (named by the generated formulas)
+from . import narrow
 from .kernels import PARALLEL_MIN, num_threads, prange_only, serial
 from .strided import any_layout, as_4d
 from .vector import LINE, call, fence, pointer, stream, wide
@@ -472,7 +473,11 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     key = (family, op, out.dtype, a.dtype if a.__class__ is ndarray else a.__class__,
            b.dtype if b.__class__ is ndarray else b.__class__,
            c.dtype if c.__class__ is ndarray else c.__class__, d.__class__)
-    row = _ROWS.get(key) or _row_function(key, kernels, out, *operands, d)
+    row = _ROWS.get(key)
+    if row is None:
+        if narrow.any_narrow((out, *operands)):  # no row function: computed in float32
+            return narrow.call(launch, (family, op, out, a, b, c, d))
+        row = _row_function(key, kernels, out, *operands, d)
     tasks, streamed = 4 * num_threads(), _streamed(family, op, out)
     slabs = None
     if not (dense and all(x.__class__ is not ndarray or x.shape == shape and x.flags.c_contiguous

@@ -55,7 +55,9 @@ def as_strided(buf, shape, strides, offset=0):
     mem.__array_interface__ = {"version": 3, "typestr": face["typestr"], "shape": tuple(shape),
                                "strides": tuple(s * size for s in strides),
                                "data": (ptr + offset * size, readonly)}
-    return np.asarray(mem)
+    view = np.asarray(mem)
+    # (the interface's typestr names a bfloat16 only as 2 bytes of void)
+    return view if view.dtype is buf.dtype else view.view(buf.dtype)
 
 
 def view_dtype(buf, np_dtype):

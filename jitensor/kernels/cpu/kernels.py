@@ -22,7 +22,7 @@ from numba.extending import overload, register_jitable
 from numba.np.ufunc import parallel as _pool  # Numba's thread pool (its private names: below)
 
 from ..scalar import creation as scalar
-from . import blas
+from . import blas, narrow
 from .strided import AnyLayout
 from .vector import call
 
@@ -187,6 +187,7 @@ def context(*arguments):
     values = []
     for x in arguments:
         if x.__class__ is np.ndarray:
+            narrow.check((x,))
             values.append(x.__array_interface__["data"][0])
             values += x.shape
         else:

@@ -7,6 +7,8 @@ import numpy as np
 from numba import typeof, types
 from numpy.lib.stride_tricks import as_strided
 
+from . import narrow
+
 NDIM = 4
 
 
@@ -101,6 +103,8 @@ class AnyLayout:
                  for x in operands])
         build = self._builds.get(key)
         if build is None:
+            if narrow.any_narrow((out, *operands)):  # computed in float32
+                return narrow.call(self, (out, *operands))
             build = self._builds[key] = self.kernel.compile(
                 _any_layout_types((out, *operands), out.flags.c_contiguous))
         return build(out, *operands)

@@ -244,6 +244,9 @@ def empty(shape, dtype):
     (checked)."""
     if not isinstance(dtype, np.dtype):  # np.dtype(a dtype) still costs 0.2 us
         dtype = np.dtype(dtype)
+    if dtype.kind == "V" and dtype.name == "bfloat16":
+        raise TypeError("bfloat16 tensors live on the CPU only: jitensor's CUDA kernels have no "
+                        "bfloat16; use dtype=jitensor.float16 on CUDA")
     if shape.__class__ is not tuple:
         shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
         if shape and min(shape) < 0:

@@ -788,12 +788,12 @@ class Module:
         return self.to("float64")
 
     def half(self):
-        """float16 parameters and buffers (on CUDA: jitensor has no float16 CPU kernels)."""
+        """float16 floating-point parameters and buffers."""
         return self.to("float16")
 
     def bfloat16(self):
-        raise TypeError("Module.bfloat16: jitensor has no bfloat16 dtype (float16 on CUDA, "
-                        "float32 and float64 are its floating-point types)")
+        """bfloat16 floating-point parameters and buffers."""
+        return self.to("bfloat16")
 
     def type(self, dst_type):
         """Every parameter and buffer converted to `dst_type`, integer ones included."""
