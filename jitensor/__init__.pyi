@@ -9,6 +9,8 @@ from typing import Any, ClassVar, overload
 from numpy.typing import NDArray
 from typing_extensions import Self
 
+from . import BFloat16Storage as BFloat16Storage
+from . import BFloat16Tensor as BFloat16Tensor
 from . import BoolStorage as BoolStorage
 from . import BoolTensor as BoolTensor
 from . import ByteStorage as ByteStorage
@@ -96,6 +98,8 @@ from .tensor import _MemoryFormat as memory_format
 
 __all__ = [
     "AcceleratorError",
+    "BFloat16Storage",
+    "BFloat16Tensor",
     "BoolStorage",
     "BoolTensor",
     "ByteStorage",
@@ -1710,7 +1714,7 @@ def clamp_min_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.clamp_min_(...)``: torch's module-level form of the in-place method."""
 
 def clear_autocast_cache() -> Any:
-    """Drop autocast's cached casts: jitensor never autocasts, so the cache is always empty."""
+    """Drop the casts of leaf tensors cached in this thread's autocast regions."""
 
 def clip(
     input: Tensor,
@@ -2324,8 +2328,8 @@ def ger(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def get_autocast_cpu_dtype() -> Any: ...
 def get_autocast_dtype(device_type: Any) -> Any:
-    """The dtype autocast would run `device_type`'s ops in: bfloat16 on the CPU and float16 on
-    CUDA unless set (set_autocast_dtype, or the dtype of an enclosing autocast)."""
+    """The dtype autocast runs `device_type`'s lower-precision ops in: bfloat16 on the CPU and
+    float16 on CUDA unless set (set_autocast_dtype, or the dtype of an enclosing autocast)."""
 
 def get_autocast_gpu_dtype() -> Any: ...
 def get_debug_empty() -> _bool: ...
@@ -2586,7 +2590,7 @@ def is_anomaly_enabled() -> _bool: ...
 def is_autocast_cache_enabled() -> _bool: ...
 def is_autocast_cpu_enabled() -> _bool: ...
 def is_autocast_enabled(device_type: Any = None) -> _bool:
-    """False: jitensor never autocasts (`device_type` None is CUDA, as torch's)."""
+    """Whether ops on `device_type` (None: CUDA, as torch's) autocast in this thread now."""
 
 def is_complex(input: Tensor) -> _bool:
     """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
@@ -3714,8 +3718,7 @@ def set_autocast_cpu_enabled(enabled: _bool) -> None: ...
 def set_autocast_dtype(device_type: Any, dtype: _DType | str) -> None: ...
 def set_autocast_enabled(device_type: Any, enabled: _bool | None = None) -> None:
     """set_autocast_enabled(device_type, enabled), or the older set_autocast_enabled(enabled) for
-    CUDA: False is the state jitensor is always in; True raises NotImplementedError, as an
-    enabled autocast does."""
+    CUDA."""
 
 def set_autocast_gpu_dtype(dtype: _DType | str) -> None: ...
 def set_debug_empty(enabled: _bool) -> None:

@@ -6,8 +6,9 @@ each with its ratio to NumPy and torch, at small sizes and short timing.
 
 --full runs every section at full size: creation (empty / zeros / ones / full from 1e3 to 1e8
 float32 elements on every available device, the per-call cost of tiny tensors, import and first
-call in a fresh process), then elementwise, reductions and softmax, matmul, indexing, autograd
-and user kernels. --only picks sections; --quick runs them at fewer sizes, shorter timing.
+call in a fresh process), then elementwise, reductions and softmax, matmul, indexing, autograd,
+user kernels, recurrent layers and float16/bfloat16. --only picks sections; --quick runs them
+at fewer sizes, shorter timing.
 
 --compile-report [gpt|mlp|cnn] runs one training step instead and lists the kernels Numba
 compiled or loaded for it (jitensor/bench/compile_report.py): on an empty kernel cache
@@ -29,7 +30,8 @@ from .bench import compare, compile_report, creation, headline, optional, per_ca
 # (title, module under jitensor.bench) of the compute sections, each with measure(quick)
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
             ("matmul", "linalg"), ("views and indexing", "indexing"), ("autograd", "autograd"),
-            ("user kernels", "custom"), ("recurrent layers", "recurrent")]
+            ("user kernels", "custom"), ("recurrent layers", "recurrent"),
+            ("float16 and bfloat16 (CPU)", "half")]
 
 _FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = time.perf_counter();"
           " jt.zeros(2, 3); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")

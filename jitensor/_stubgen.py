@@ -494,6 +494,8 @@ def _value_type(value):
         return cls.__name__
     if inspect.isroutine(value):
         return "Callable[..., Any]"
+    if isinstance(value, jitensor.dtype):  # (bfloat16 is an instance of a subclass)
+        return "dtype"
     if cls.__module__.startswith("jitensor") and cls.__name__ in (
             "Tensor", "Size", "_Layout", "_MemoryFormat", "Generator", "dtype", "device"):
         return cls.__name__

@@ -6,7 +6,8 @@ from . import dtypes
 from .tensor import Size, Tensor
 
 _NAMES = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
-          "HalfTensor": dtypes.float16, "LongTensor": dtypes.int64, "IntTensor": dtypes.int32,
+          "HalfTensor": dtypes.float16, "BFloat16Tensor": dtypes.bfloat16,
+          "LongTensor": dtypes.int64, "IntTensor": dtypes.int32,
           "ShortTensor": dtypes.int16, "CharTensor": dtypes.int8, "ByteTensor": dtypes.uint8,
           "BoolTensor": dtypes.bool_}
 _BY_DTYPE = {d: name for name, d in _NAMES.items()}

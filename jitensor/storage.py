@@ -25,19 +25,20 @@ from .kernels.registry import backend
 
 __all__ = ["UntypedStorage", "TypedStorage", "is_storage", "StorageBase", "Storage",
            "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
-           "LongStorage", "HalfStorage", "FloatStorage", "DoubleStorage"]
+           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage"]
 
 _LEGACY = {"BoolStorage": dtypes.bool_, "ByteStorage": dtypes.uint8, "CharStorage": dtypes.int8,
            "ShortStorage": dtypes.int16, "IntStorage": dtypes.int32,
            "LongStorage": dtypes.int64, "HalfStorage": dtypes.float16,
-           "FloatStorage": dtypes.float32, "DoubleStorage": dtypes.float64}
+           "BFloat16Storage": dtypes.bfloat16, "FloatStorage": dtypes.float32,
+           "DoubleStorage": dtypes.float64}
 # torch's names for a dtype in set_'s error: its C++ type and its ScalarType
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
               "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-              "float32": "float", "float64": "double"}
+              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 _SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                 "float64": "Double"}
+                 "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
+                 "float32": "Float", "float64": "Double"}
 
 # the live storage object of each base array, so that one memory has one storage object
 _by_root = weakref.WeakValueDictionary()
@@ -74,6 +75,9 @@ class _Casts:
 
     def half(self):
         return self._cast(dtypes.float16)
+
+    def bfloat16(self):
+        return self._cast(dtypes.bfloat16)
 
     def long(self):
         return self._cast(dtypes.int64)
@@ -796,7 +800,7 @@ def _legacy(name, dtype):
 
 
 BoolStorage, ByteStorage, CharStorage, ShortStorage, IntStorage, LongStorage, HalfStorage, \
-    FloatStorage, DoubleStorage = (_legacy(name, d) for name, d in _LEGACY.items())
+    BFloat16Storage, FloatStorage, DoubleStorage = (_legacy(name, d) for name, d in _LEGACY.items())
 
 StorageBase = _StorageBase  # (torch._C.StorageBase: UntypedStorage's base class)
 Storage = FloatStorage  # (torch.Storage is its default storage class)

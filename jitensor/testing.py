@@ -12,8 +12,8 @@ from .tensor import Tensor
 __all__ = ["assert_allclose", "assert_close", "make_tensor"]
 
 # torch's default (rtol, atol) per dtype; other dtypes compare exactly
-_TOLERANCES = {dtypes.float16: (1e-3, 1e-5), dtypes.float32: (1.3e-6, 1e-5),
-               dtypes.float64: (1e-7, 1e-7)}
+_TOLERANCES = {dtypes.float16: (1e-3, 1e-5), dtypes.bfloat16: (1.6e-2, 1e-5),
+               dtypes.float32: (1.3e-6, 1e-5), dtypes.float64: (1e-7, 1e-7)}
 
 
 class _Mismatch(AssertionError):
@@ -68,7 +68,10 @@ def _compare_tensors(actual, expected, *, rtol, atol, equal_nan, check_device, c
                 x, y = actual.shape, expected.shape
             raise _Mismatch(f"The values for attribute '{name}' do not match: {x} != {y}.")
     rtol, atol = _tolerances(adt, edt, rtol=rtol, atol=atol)
-    if a.dtype != e.dtype:
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV" or \
+            e.dtype.itemsize == 2 and e.dtype.kind in "fV":  # float16, bfloat16: as doubles
+        a, e = a.astype(np.float64), e.astype(np.float64)
+    elif a.dtype != e.dtype:
         common = np.result_type(a.dtype, e.dtype)
         a, e = a.astype(common), e.astype(common)
     exact = rtol == 0 and atol == 0

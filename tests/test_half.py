@@ -357,7 +357,7 @@ def test_narrow_memory_never_reaches_a_kernel_as_addresses():
     """A kernel given narrow memory as raw addresses would read it as float32: refused."""
     from jitensor.kernels.cpu import kernels, narrow
     with pytest.raises(TypeError, match="reads addresses"):
-        narrow.check([np.ones(2, ml_dtypes.bfloat16)])
+        narrow.check(np.ones(2, ml_dtypes.bfloat16))
     with pytest.raises(TypeError, match="reads addresses"):
         kernels.context(np.ones(2, np.float16))
 
@@ -371,3 +371,30 @@ def test_cuda_refuses_bfloat16_and_keeps_float16():
             make()
     half = jt.tensor([1.5, 2.0], dtype=jt.float16, device="cuda")
     assert (half.cpu() * 2).tolist() == [3.0, 4.0]
+
+
+@pytest.mark.parametrize("name, near, far", [("float16", 1.0005, 1.003),
+                                             ("bfloat16", 1.01, 1.05)])
+def test_assert_close_takes_torchs_tolerances(name, near, far):
+    for lib in (torch, jt):
+        x = lib.tensor([1.0, 2.0, -3.0]).to(getattr(lib, name))
+        lib.testing.assert_close(x * near, x)
+        with pytest.raises(AssertionError, match="not close"):
+            lib.testing.assert_close(x * far, x)
+
+
+@pytest.mark.parametrize("name", NARROW)
+def test_user_kernels_compute_narrow_tensors_in_float32(name):
+    import math
+
+    @jt.elementwise
+    def gelu(x):
+        return 0.5 * x * (1.0 + math.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+    @jt.reduction(identity=0.0)
+    def sum_of_squares(acc, x):
+        return acc + x * x
+
+    x = jt.randn(3, 1000).to(getattr(jt, name))
+    assert_ulps(gelu(x), gelu(x.float()).to(x.dtype), ulps=0)
+    assert_ulps(sum_of_squares(x, dim=1), sum_of_squares(x.float(), dim=1).to(x.dtype), ulps=0)

@@ -143,7 +143,7 @@ def test_disabled_autocast_is_a_pass_through():
         return t + 1
 
     assert f(x).tolist() == [2.0, 2.0]
-    assert jt.cuda.amp.custom_fwd(cast_inputs=jt.float32)(f) is f
+    assert jt.cuda.amp.custom_fwd(cast_inputs=jt.float32)(f)(x).tolist() == [2.0, 2.0]
     assert jt.cuda.amp.custom_bwd(f) is f
 
 
@@ -163,13 +163,16 @@ def test_enabled_amp_without_a_device_warns_and_disables_as_torch(no_cuda):
 
 @pytest.mark.cuda
 @needs_cuda
-def test_enabled_amp_with_a_device_scales_but_does_not_autocast():
+def test_enabled_amp_with_a_device_scales_and_autocasts():
     scaler = jt.cuda.amp.GradScaler()
     assert scaler.is_enabled()
     assert scaler.scale(jt.ones(2, device="cuda")).tolist() == [2.0**16] * 2
-    with pytest.raises(NotImplementedError, match="mixed precision .* not supported"):
-        jt.cuda.amp.autocast()
-    jt.cuda.amp.autocast(enabled=False)
+    a = jt.ones(2, 2, device="cuda")
+    with jt.cuda.amp.autocast():
+        assert (a @ a).dtype is jt.float16 and (a @ a).tolist() == [[2.0] * 2] * 2
+        assert jt.nn.functional.softmax(a.half(), 1).dtype is jt.float32  # CUDA's fp32 list
+    with pytest.raises(RuntimeError, match="CUDA kernels have no bfloat16"):
+        jt.autocast("cuda", dtype=jt.bfloat16)
 
 
 # -- jt.cuda on a device (the simulator without a GPU) ---------------------------------------------

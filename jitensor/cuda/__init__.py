@@ -550,7 +550,8 @@ def get_arch_list():
 
 
 def is_bf16_supported(including_emulation=True):
-    """False: jitensor has no bfloat16 dtype (on any device)."""
+    """False: jitensor's CUDA kernels have no bfloat16 (its bfloat16 tensors live on the CPU),
+    so scripts that ask pick float16."""
     return False
 
 

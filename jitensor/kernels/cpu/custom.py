@@ -42,6 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..scalar import elementwise as s
 from ..scalar import libm
 from . import elementwise as _elementwise_kernels
+from . import narrow
 from .kernels import PARALLEL_MIN
 from .reduction import _contiguous_copy
 from .strided import as_4d, coalesce
@@ -312,8 +313,10 @@ def _compile_error(spec, argtypes, error):
 
 
 def return_kind(spec, np_dtypes):
-    """'b', 'i' or 'f': what the body returns for arguments of these NumPy dtypes."""
-    argtypes = tuple(numba.from_dtype(d) for d in np_dtypes)
+    """'b', 'i' or 'f': what the body returns for arguments of these NumPy dtypes (float16 and
+    bfloat16 compute in float32: `_call`)."""
+    argtypes = tuple(numba.from_dtype(np.float32 if narrow.is_narrow_dtype(np.dtype(d)) else d)
+                     for d in np_dtypes)
     compiled = kernels(spec).result
     try:
         compiled.compile(argtypes)
@@ -330,7 +333,9 @@ def return_kind(spec, np_dtypes):
 def _call(spec, kernel, *args):
     try:
         kernel(*args)
-    except NumbaError as e:
+    except (NumbaError, NotImplementedError) as e:
+        if narrow.any_narrow(args):  # float16 and bfloat16: on float32 copies (narrow.py)
+            return narrow.call(kernel, args)
         raise _compile_error(spec, [numba.typeof(a) for a in args], e) from None
 
 

@@ -187,7 +187,7 @@ def context(*arguments):
     values = []
     for x in arguments:
         if x.__class__ is np.ndarray:
-            narrow.check((x,))
+            narrow.check(x)
             values.append(x.__array_interface__["data"][0])
             values += x.shape
         else:

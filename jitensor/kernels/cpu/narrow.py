@@ -7,10 +7,12 @@ one op that computes in float32 and rounds its result once, as torch's CPU kerne
 dtypes do (their `opmath` type is float).
 
 The switch sits in Numba's dispatcher where a call found no compiled signature
-(`_compile_for_args`), so calls in other dtypes pay nothing for it. Launchers that hand a kernel
-raw addresses instead of arrays (convolution, attention, the fused recurrent layers) convert at
-their own entry, through `in_float32`; `kernels.context` refuses narrow arrays, so none reads
-narrow memory as float32."""
+(`_compile_for_args`), so calls in other dtypes pay nothing for it. Launchers that compile by
+dtype in Python convert where their lookup misses (reductions: `Widen`; the elementwise row
+functions; `strided.AnyLayout`; user kernels); those that hand kernels raw addresses
+(convolution, attention, recurrent layers, optimizer steps, ...) convert at their entry
+(`launchers_in_float32`), and `kernels.context` refuses a narrow array, so none is read as
+float32 through its address."""
 import functools
 import inspect
 
@@ -18,20 +20,40 @@ import numpy as np
 from numba.core import dispatcher
 
 _FLOAT16 = np.dtype(np.float16)
+_ndarray, _float16 = np.ndarray, np.float16
+
+
+class Widen(Exception):
+    """Raised where a launcher finds a narrow dtype it has no kernel for (the miss branch of a
+    dtype-keyed lookup); the launcher catches it and runs itself through `call`, so that
+    calls in other dtypes pay no check."""
+
+
+def is_narrow_dtype(d):
+    return d is _FLOAT16 or d.kind == "V" and d.name == "bfloat16"
 
 
 def is_narrow(a):
     """Whether `a` is a float16 or bfloat16 array or scalar (ml_dtypes' bfloat16 is known by
     name: importing it here would slow every `import jitensor`, dtypes.py says)."""
-    if a.__class__ is np.ndarray:
-        d = a.dtype
-        return d is _FLOAT16 or d.kind == "V" and d.name == "bfloat16"
-    return a.__class__ is np.float16 or a.__class__.__name__ == "bfloat16"
+    c = a.__class__
+    return is_narrow_dtype(a.dtype) if c is _ndarray else c is _float16 or \
+        c.__name__ == "bfloat16"
 
 
 def any_narrow(args):
+    """Whether any of `args` (or of a tuple or list among them) is narrow; on the path of every
+    call of a wrapped launcher, so written for speed."""
     for a in args:
-        if is_narrow(a) or a.__class__ in (tuple, list) and any(map(is_narrow, a)):
+        c = a.__class__
+        if c is _ndarray:
+            d = a.dtype
+            if d is _FLOAT16 or d.kind == "V" and d.name == "bfloat16":
+                return True
+        elif c is tuple or c is list:
+            if any_narrow(a):
+                return True
+        elif c is _float16 or c.__name__ == "bfloat16":
             return True
     return False
 
@@ -62,7 +84,9 @@ def call(fn, args, kwargs=None):
             continue
         rounded = wide.astype(narrow.dtype)
         changed = rounded.view(np.uint16) != narrow.view(np.uint16)
-        changed &= ~(np.isnan(wide) & np.isnan(narrow.astype(np.float32)))  # NaN stays NaN
+        nan = np.isnan(wide)
+        if nan.any():  # a NaN kept is not a change (its payload may differ after the round trip)
+            changed &= ~(nan & np.isnan(narrow.astype(np.float32)))
         if changed.any():
             writes.append((narrow, rounded, changed))
     for narrow, rounded, changed in writes:
@@ -90,12 +114,11 @@ def launchers_in_float32(*modules):
                 setattr(module, name, in_float32(f))
 
 
-def check(arrays):
-    """Refuse narrow arrays where a kernel would read their addresses as wider floats."""
-    for a in arrays:
-        if is_narrow(a):
-            raise TypeError(f"internal: a {a.dtype} buffer reached a kernel that reads addresses; "
-                            f"its launcher must convert it (kernels/cpu/narrow.in_float32)")
+def check(a):
+    """Refuse a narrow array where a kernel would read its address as a wider float's."""
+    if is_narrow(a):
+        raise TypeError(f"internal: a {a.dtype} buffer reached a kernel that reads addresses; "
+                        f"its launcher must convert it (kernels/cpu/narrow.in_float32)")
 
 
 _compile_for_args = dispatcher._DispatcherBase._compile_for_args

@@ -58,6 +58,7 @@ from ..scalar.reduction import (
     shift,
     to_float,
 )
+from . import narrow
 from .kernels import (
     PARALLEL_MIN,
     Specialised,
@@ -795,6 +796,8 @@ def _function(kind, op, src, out):
     """(init, address): the fold's start for op with `kind`, and the address of kind's cfunc
     for src's and out's dtypes (one cached lookup: the small-op paths run it on every call).
     A rows fold of a float32 sum starts from a float32 zero: it runs in float32 (see _sum)."""
+    if narrow.is_narrow_dtype(src) or narrow.is_narrow_dtype(out):
+        raise narrow.Widen  # (float16 and bfloat16 compute in float32: the launcher converts)
     if kind is along_function:
         init = scalar.identity(MAX if op != CUMSUM else SUM, scalar.acc_dtype(out))
     else:
@@ -808,6 +811,13 @@ def reduce(op, out, src, reduced, index=None, correction=0.0):
     """out = op over the `reduced` dims of src. out (C-contiguous) has src's shape without
     those dims and the result dtype; index (int64, like out) receives ARGMAX/ARGMIN indices.
     ARGMAX/ARGMIN count their index over `reduced` in logical (C) order."""
+    try:
+        _reduce(op, out, src, reduced, index, correction)
+    except narrow.Widen:
+        narrow.call(_reduce, (op, out, src, reduced, index, correction))
+
+
+def _reduce(op, out, src, reduced, index, correction):
     if not out.size:
         return
     idx = _NO_INDEX if index is None else index.reshape(-1)
@@ -837,7 +847,10 @@ def reduce_all(op, out, src):
     # (reduce's own dense path costs ~1.5 us more here: its checks, sizes and index buffers)
     if src.size >= PARALLEL_MIN or not (src.flags.c_contiguous and src.flags.writeable):
         return reduce(op, out, src, tuple(range(src.ndim)))  # (the second test: _dense_sizes')
-    init, function = _function(rows_function, op, src.dtype, out.dtype)
+    try:
+        init, function = _function(rows_function, op, src.dtype, out.dtype)
+    except narrow.Widen:
+        return narrow.call(reduce_all, (op, out, src))
     reduce_dense(function, src.reshape(-1), out.reshape(1), _NO_INDEX, init, 0.0, 1,
                  src.size, 1, 1)
 
@@ -886,6 +899,8 @@ def along(op, out, src, dim):
     C-contiguous with src's shape. Rows (or column chunks) are the threads' work units."""
     if not out.size:
         return
+    if narrow.any_narrow((out, src)):
+        return narrow.call(along, (op, out, src, dim))
     flat, (slabs, shape, ss, os) = _along_plan(src, out, dim)
     columns = _columns(shape, ss)
     init, function = _function(along_function, op, src.dtype, out.dtype)
