@@ -355,11 +355,11 @@ def test_dlpack_shares_bfloat16_memory_with_torch():
 
 def test_narrow_memory_never_reaches_a_kernel_as_addresses():
     """A kernel given narrow memory as raw addresses would read it as float32: refused."""
-    from jitensor.kernels.cpu import kernels, narrow
-    with pytest.raises(TypeError, match="reads addresses"):
-        narrow.check(np.ones(2, ml_dtypes.bfloat16))
-    with pytest.raises(TypeError, match="reads addresses"):
-        kernels.context(np.ones(2, np.float16))
+    from jitensor.kernels.cpu import kernels
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        with pytest.raises(TypeError, match="reads addresses"):
+            kernels.context(np.ones(2, np.float32), 3, np.ones(2, dtype))
+    assert kernels.context(np.ones(2, np.int16), 3).size == 3
 
 
 @pytest.mark.cuda
@@ -398,3 +398,22 @@ def test_user_kernels_compute_narrow_tensors_in_float32(name):
     x = jt.randn(3, 1000).to(getattr(jt, name))
     assert_ulps(gelu(x), gelu(x.float()).to(x.dtype), ulps=0)
     assert_ulps(sum_of_squares(x, dim=1), sum_of_squares(x.float(), dim=1).to(x.dtype), ulps=0)
+
+
+def test_adamw_and_gradient_clipping_on_bfloat16_parameters_follow_torch():
+    """(torch's float16 AdamW turns eps = 1e-8 to zero and divides by it: not compared)"""
+    rng = np.random.default_rng(9)
+    w0, x = rng.standard_normal((16, 8)).astype(np.float32), \
+        rng.standard_normal((32, 8)).astype(np.float32)
+    found = []
+    for lib in (torch, jt):
+        w = lib.tensor(w0).to(lib.bfloat16).requires_grad_()
+        opt = lib.optim.AdamW([w], lr=1e-2)
+        for _ in range(3):
+            opt.zero_grad()
+            (lib.tensor(x).to(lib.bfloat16) @ w.T).pow(2).mean().backward()
+            lib.nn.utils.clip_grad_norm_([w], 0.5)
+            opt.step()
+        assert w.dtype is lib.bfloat16 and opt.state[w]["exp_avg"].dtype is lib.bfloat16
+        found.append(w.detach().float().numpy())
+    np.testing.assert_allclose(found[1], found[0], rtol=2e-2, atol=2e-2)

@@ -32,9 +32,6 @@ from . import (  # noqa: F401,E501 (op families)
 )
 from .strided import as_4d
 
-# (reductions convert where their dtype-keyed lookup misses: kernels/cpu/reduction.py)
-narrow.launchers_in_float32(attention, conv, ctc, factor, loss, norm, optim, pool, recurrent, sort)
-
 # The threading layer: TBB where the `tbb` wheel is installed (a dependency on Linux x86_64),
 # else GNU OpenMP. With a busy process beside it, OpenMP's spinning pool waits for its thread on
 # the busy core, where TBB's calling thread takes the work itself (docs/design.md, "Threads and

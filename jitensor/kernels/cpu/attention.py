@@ -13,7 +13,7 @@ from numba.extending import register_jitable
 
 from ..scalar.libm import exp
 from ..scalar.reduction import cast_like
-from . import blas
+from . import blas, narrow
 from .kernels import Specialised, context, num_threads, run_tasks, serial, worker
 from .vector import as_pointer
 
@@ -181,6 +181,7 @@ def _run(kernel, q, k, v, *arguments):
                        np.array(values, np.int64), threads)
 
 
+@narrow.in_float32
 def forward(q, k, v, out, lse, scale, causal):
     """Fill out (..., L, Ev) and lse (heads, L) from q (..., L, E), k (..., S, E), v (..., S,
     Ev) of one float dtype (L, S, E >= 1): 3-D or 4-D stacks of heads with a unit-stride last
@@ -188,6 +189,7 @@ def forward(q, k, v, out, lse, scale, causal):
     _run("attention_forward", q, k, v, out, lse, np.full(1, scale, q.dtype), bool(causal))
 
 
+@narrow.in_float32
 def backward(q, k, v, out, lse, dout, dq, dk, dv, scale, causal):
     """Fill dq, dk, dv (q's, k's and v's shapes, any such layout) for out's gradient dout."""
     _run("attention_backward", q, k, v, out, lse, dout, dq, dk, dv, np.full(1, scale, q.dtype),

@@ -32,7 +32,7 @@ import numpy as np
 from numba import carray, njit
 from numba.extending import register_jitable
 
-from . import blas
+from . import blas, narrow
 from .kernels import Specialised, num_threads, run_worker, single_thread, worker
 from .vector import as_pointer
 
@@ -469,8 +469,8 @@ def _add_runs(gw, partial):
 
 # -- launchers -----------------------------------------------------------------------------------
 def _code(dtype):
-    if dtype.kind == "f" and blas.AVAILABLE:
-        return SGEMM if dtype == np.float32 else DGEMM
+    if (dtype.kind == "f" or narrow.is_narrow_dtype(dtype)) and blas.AVAILABLE:
+        return DGEMM if dtype == np.float64 else SGEMM  # (narrow dtypes run float32's workers)
     return LOOPS
 
 
@@ -501,7 +501,10 @@ def workers(dtype):
 
 
 def _run(kernel, threads, *arguments):
-    """The `kernel` worker of the first array's dtype on `threads` threads."""
+    """The `kernel` worker of the first array's dtype on `threads` threads (float16 and
+    bfloat16: float32's, on copies, narrow.py)."""
+    if narrow.is_narrow(arguments[0]):
+        return narrow.call(_run, (kernel, threads, *arguments))
     run_worker(workers(arguments[0].dtype)[kernel], threads, *arguments)
 
 

@@ -14,7 +14,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar import factor as S
-from . import blas
+from . import blas, narrow
 from .kernels import prange_only, serial, twins
 
 
@@ -206,6 +206,7 @@ def _lapack_for(a):
     return blas.LAPACK and max(a.shape[1], a.shape[2]) > SMALL
 
 
+@narrow.in_float32
 def lu(a, piv, info):
     """a (t, m, n) = its LU factors in place; piv (t, min(m, n)) int64 and info (t,) int64
     out."""
@@ -215,6 +216,7 @@ def lu(a, piv, info):
         _lu(a, piv, info)
 
 
+@narrow.in_float32
 def lu_solve(a, piv, b):
     """b (t, n, k) = A^-1 b in place, from the LU factors a (t, n, n) and pivots piv."""
     if _lapack_for(a):
@@ -223,6 +225,7 @@ def lu_solve(a, piv, b):
         _lu_solve(a, piv, b)
 
 
+@narrow.in_float32
 def triangular(a, b, upper, unit):
     """b (t, n, k) = T^-1 b in place, T a's upper or lower triangle (unit diagonal)."""
     if _lapack_for(a):
@@ -231,6 +234,7 @@ def triangular(a, b, upper, unit):
         _triangular(a, b, bool(upper), bool(unit))
 
 
+@narrow.in_float32
 def cholesky(a, info):
     """a (t, n, n) = its lower Cholesky factor in place; info (t,) int64 out."""
     if _lapack_for(a):
@@ -385,6 +389,7 @@ def _lapack_decompose(op, a, vec, mat):
     blas.set_num_threads(threads)
 
 
+@narrow.in_float32
 def qr(a, tau, q):
     """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) out, q
     (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted)."""
@@ -394,6 +399,7 @@ def qr(a, tau, q):
         _qr(a, tau, q)
 
 
+@narrow.in_float32
 def eigh(a, v, w):
     """w (t, n) = the ascending eigenvalues of the symmetric a (t, n, n; destroyed), v (t, n, n)
     their unit eigenvectors as columns."""
@@ -403,6 +409,7 @@ def eigh(a, v, w):
         _eigh(a, v, w, float(np.finfo(a.dtype).eps))
 
 
+@narrow.in_float32
 def svd(a, v, s):
     """s (t, n) = the descending singular values of a (t, m, n), m >= n; a = the left singular
     vectors (LAPACK's complete them where s is 0; the scalar kernels leave zero columns), v

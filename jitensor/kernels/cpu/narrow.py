@@ -9,12 +9,11 @@ dtypes do (their `opmath` type is float).
 The switch sits in Numba's dispatcher where a call found no compiled signature
 (`_compile_for_args`), so calls in other dtypes pay nothing for it. Launchers that compile by
 dtype in Python convert where their lookup misses (reductions: `Widen`; the elementwise row
-functions; `strided.AnyLayout`; user kernels); those that hand kernels raw addresses
-(convolution, attention, recurrent layers, optimizer steps, ...) convert at their entry
-(`launchers_in_float32`), and `kernels.context` refuses a narrow array, so none is read as
-float32 through its address."""
+functions; `strided.AnyLayout`; convolution's workers; user kernels); those that hand kernels
+raw addresses (attention, recurrent layers, gradient clipping, LAPACK) convert at their entry
+(`@in_float32`), and `kernels.context` refuses a narrow array, so none is read as float32
+through its address."""
 import functools
-import inspect
 
 import numpy as np
 from numba.core import dispatcher
@@ -50,10 +49,11 @@ def any_narrow(args):
             d = a.dtype
             if d is _FLOAT16 or d.kind == "V" and d.name == "bfloat16":
                 return True
-        elif c is tuple or c is list:
-            if any_narrow(a):
-                return True
-        elif c is _float16 or c.__name__ == "bfloat16":
+        elif c is tuple or c is list:  # (of arrays, or of ints: a stride)
+            for b in a:
+                if b.__class__ is _ndarray and is_narrow_dtype(b.dtype):
+                    return True
+        elif c is _float16 or c is not int and c.__name__ == "bfloat16":
             return True
     return False
 
@@ -104,21 +104,11 @@ def in_float32(launcher):
     return wrapper
 
 
-def launchers_in_float32(*modules):
-    """Wrap the public functions of these launcher modules with `in_float32`: theirs pick or
-    compile kernels in Python by dtype, or pass kernels addresses."""
-    for module in modules:
-        for name, f in list(vars(module).items()):
-            if not name.startswith("_") and inspect.isfunction(f) and \
-                    f.__module__ == module.__name__:
-                setattr(module, name, in_float32(f))
-
-
-def check(a):
-    """Refuse a narrow array where a kernel would read its address as a wider float's."""
-    if is_narrow(a):
-        raise TypeError(f"internal: a {a.dtype} buffer reached a kernel that reads addresses; "
-                        f"its launcher must convert it (kernels/cpu/narrow.in_float32)")
+def refuse(a):
+    """The error for a narrow array where a kernel would read its address as a wider float's
+    (`kernels.context` calls it for arrays of 2-byte floats)."""
+    raise TypeError(f"internal: a {a.dtype} buffer reached a kernel that reads addresses; its "
+                    f"launcher must convert it (kernels/cpu/narrow.in_float32)")
 
 
 _compile_for_args = dispatcher._DispatcherBase._compile_for_args

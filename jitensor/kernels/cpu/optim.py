@@ -4,6 +4,7 @@ import numpy as np
 from numba import carray, njit, prange
 
 from ..scalar import optim as s
+from . import narrow
 from .kernels import first_small, prange_only, serial, twins
 from .vector import as_pointer
 
@@ -31,8 +32,9 @@ def adam(p, g, m, v, vmax, hyper, flags):
     """Update C-contiguous buffers p, m, v (and vmax with amsgrad, else pass v) in place from
     the gradient g; `hyper` as `scalar.optim.adam` takes it, flags = (maximize, decoupled weight
     decay, amsgrad)."""
+    wide = np.float32 if narrow.is_narrow(p) else p.dtype  # (narrow: the kernel runs float32)
     adam_kernel(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), vmax.reshape(-1),
-                np.array(hyper, p.dtype), *map(bool, flags))
+                np.array(hyper, wide), *map(bool, flags))
 
 
 # -- gradient clipping over all the gradients at once: their buffers passed as addresses --------
@@ -64,6 +66,7 @@ def _buffers(arrays):
             np.array([a.size for a in arrays], np.int64))
 
 
+@narrow.in_float32
 def squared_norms(arrays):
     """The float64 sums of squares of C-contiguous float arrays of one dtype."""
     out = np.empty(len(arrays))
@@ -71,6 +74,7 @@ def squared_norms(arrays):
     return out
 
 
+@narrow.in_float32
 def scale(arrays, factor):
     """Multiply C-contiguous float arrays of one dtype by factor (in their dtype), in place."""
     _scale(*_buffers(arrays), arrays[0].dtype.type(factor))

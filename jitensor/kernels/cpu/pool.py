@@ -11,6 +11,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..scalar import pool as scalar
+from . import narrow
 from .kernels import PARALLEL_MIN, num_threads, one_worker, prange_only, single_thread, twins
 
 
@@ -93,6 +94,7 @@ def _tasks(planes, work):
     return 1 if work < PARALLEL_MIN or single_thread() else min(planes, 4 * num_threads())
 
 
+@narrow.in_float32
 def max_pool2d(out, at, x, kernel, stride, padding, dilation):
     """out, at (N, C, OH, OW) = the max of each window of x (N, C, H, W) and its index in its
     plane; padding (top, left)."""
@@ -102,6 +104,7 @@ def max_pool2d(out, at, x, kernel, stride, padding, dilation):
                       _tasks(out.shape[0] * out.shape[1], out.size * kernel[0] * kernel[1]))
 
 
+@narrow.in_float32
 def max_pool2d_grad(gx, g, at, kernel, stride, padding, dilation):
     """gx (N, C, H, W) = the gradient of max_pool2d by its input for g (N, C, OH, OW): each
     plane zeroed, then each output's gradient added at its index, in the outputs' order."""

@@ -17,7 +17,7 @@ from numba import njit
 from numba.extending import register_jitable
 
 from ..scalar import recurrent as scalar
-from . import blas
+from . import blas, narrow
 from .linalg import _dense
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm the layers keep their composed path
@@ -240,6 +240,7 @@ def elman_backward(out, dgates, dout, dh, w_hh, relu, sizes, offsets):
 
 
 # -- launchers ---------------------------------------------------------------------------------
+@narrow.in_float32
 def forward(mode, gates, h, c, w_hh, b_hh, w_hr, sizes, offsets):
     """Run `mode`'s recurrence (ops/recurrent.py names the arguments; gates, h and c are the
     caller's fresh buffers, written in place): (out, saved), saved being the buffers the
@@ -265,6 +266,7 @@ def forward(mode, gates, h, c, w_hh, b_hh, w_hr, sizes, offsets):
     return out, dict(out=out, hprev=hprev)
 
 
+@narrow.in_float32
 def backward(mode, saved, dout, dh, dc, w_hh, w_hr, sizes, offsets):
     """The reverse loop: dh and dc (fresh, from h_n's and c_n's gradients) become h0's and
     c0's. Returns (the projection's gradient, the hidden parts' gradient (rows, gates) --

@@ -897,10 +897,15 @@ def _along_plan(src, out, dim):
 def along(op, out, src, dim):
     """out = op(src) along `dim` for SOFTMAX, LOG_SOFTMAX (out float) and CUMSUM; out is
     C-contiguous with src's shape. Rows (or column chunks) are the threads' work units."""
+    try:
+        _along(op, out, src, dim)
+    except narrow.Widen:
+        narrow.call(_along, (op, out, src, dim))
+
+
+def _along(op, out, src, dim):
     if not out.size:
         return
-    if narrow.any_narrow((out, src)):
-        return narrow.call(along, (op, out, src, dim))
     flat, (slabs, shape, ss, os) = _along_plan(src, out, dim)
     columns = _columns(shape, ss)
     init, function = _function(along_function, op, src.dtype, out.dtype)
