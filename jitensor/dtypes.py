@@ -40,6 +40,8 @@ int64 = dtype("int64", np.int64, 1)
 float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
+
+
 class _Bfloat16(dtype):
     """bfloat16, stored as ml_dtypes' NumPy bfloat16. Importing ml_dtypes takes ~0.5 s, so it
     is imported when a bfloat16 tensor is first made, not with jitensor."""

@@ -37,6 +37,17 @@ def _tiny(jt, torch):
     return list(rows.values())
 
 
+def classifier_step(lib, model, opt, x, y):
+    """One step of `opt` on `model`'s cross-entropy for the batch (x, y); returns the loss."""
+    def step():
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
 def _mlp(lib, batch=64, sizes=(784, 128, 10)):
     """One training step of a 2-layer MLP with Adam and cross-entropy, for jt or torch."""
     lib.manual_seed(0)
@@ -45,13 +56,7 @@ def _mlp(lib, batch=64, sizes=(784, 128, 10)):
     opt = lib.optim.Adam(model.parameters(), lr=1e-3)
     x = lib.randn(batch, sizes[0])
     y = lib.randint(0, sizes[2], (batch,))
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+    return classifier_step(lib, model, opt, x, y)
 
 
 def cnn_step(lib, batch=32, device="cpu"):
@@ -67,14 +72,7 @@ def cnn_step(lib, batch=32, device="cpu"):
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = lib.randn(batch, 3, 32, 32, device=device)
     y = lib.randint(0, 10, (batch,), device=device)
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
+    return classifier_step(lib, model, opt, x, y)
 
 
 def vae_step(lib, batch=128):

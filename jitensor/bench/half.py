@@ -8,6 +8,7 @@ the float32 row is the one to compare them with."""
 import sys
 
 from . import compare, optional, print_rows
+from .autograd import classifier_step
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -35,15 +36,7 @@ def mlp_step(lib, name, batch=64, width=256, classes=10):
     opt = lib.optim.SGD(model.parameters(), lr=0.01)
     rng = np.random.default_rng(0)
     x = lib.tensor(rng.standard_normal((batch, width)).astype(np.float32)).to(d)
-    y = lib.tensor(rng.integers(0, classes, batch))
-
-    def step():
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return step
+    return classifier_step(lib, model, opt, x, lib.tensor(rng.integers(0, classes, batch)))
 
 
 def measure(quick=False):
