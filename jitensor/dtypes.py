@@ -97,8 +97,8 @@ def to_dtype(value):
     if type(value).__module__ == "torch":  # torch.float32 and friends, by name
         return to_dtype(str(value)[len("torch."):])
     try:
-        found = _BY_NP.get(np.dtype(value)) or \
-            (bfloat16 if np.dtype(value).name == "bfloat16" else None)
+        npd = np.dtype(value)
+        found = _BY_NP.get(npd) or (bfloat16 if npd.name == "bfloat16" else None)
     except TypeError:
         found = None
     if found is None:

@@ -187,7 +187,7 @@ def context(*arguments):
     values = []
     for x in arguments:
         if x.__class__ is np.ndarray:
-            if x.itemsize == 2 and x.dtype.kind in "fV":
+            if narrow.is_narrow_dtype(x.dtype):
                 narrow.refuse(x)
             values.append(x.__array_interface__["data"][0])
             values += x.shape

@@ -178,7 +178,7 @@ def in_float32(launcher):
 
 def refuse(a):
     """The error for a narrow array where a kernel would read its address as a wider float's
-    (`kernels.context` calls it for arrays of 2-byte floats)."""
+    (`kernels.context` raises it)."""
     raise TypeError(f"internal: a {a.dtype} buffer reached a kernel that reads addresses; its "
                     f"launcher must convert it (kernels/cpu/narrow.in_float32)")
 
