@@ -124,8 +124,9 @@ def _with_suffixes(text, suffixes, indent):
     return "".join(parts) + ")"
 
 
-def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None):
-    """`host` is a NumPy copy of the tensor's values; the rest describes the tensor."""
+def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None, tangent=None):
+    """`host` is a NumPy copy of the tensor's values; the rest describes the tensor (`tangent`:
+    the repr of its forward AD tangent)."""
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -149,4 +150,6 @@ def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None)
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     return _with_suffixes(prefix + body, suffixes, indent)

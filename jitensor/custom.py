@@ -81,7 +81,7 @@ import types
 import numpy as np
 
 from .autograd import grad_mode
-from .autograd.graph import needs_grad, node_class, record
+from .autograd.graph import differentiable, needs_grad, node_class, record
 from .creation import allocate
 from .dtypes import bool_, get_default_dtype, result_type, to_dtype
 from .kernels.registry import backend
@@ -242,6 +242,8 @@ class ElementwiseOp:
         params = tuple(f"x{i}" for i in range(self.arity))
         self._map = _Map(Spec(fn.__name__, fn, params, names, f"_user({', '.join(params)})"))
         self._node = node_class(fn.__name__, self._rule, uses_inputs=True, uses_result=False)
+        self._node.tangent = "symmetric"  # (forward AD: its rule applied to tangents)
+        self._call = differentiable(self._map, self._node)
         self._twice = node_class(fn.__name__ + "_backward", _no_double_backward(fn.__name__),
                                  uses_inputs=False, uses_result=False)
         self.grad, self._partials = None, None
@@ -284,9 +286,7 @@ class ElementwiseOp:
         return pairs
 
     def __call__(self, *args, out=None):
-        if grad_mode._state.enabled and needs_grad(args, None):
-            return record(self._node, self._map, args, {} if out is None else {"out": out})
-        return self._map(*args, out=out)
+        return self._call(*args) if out is None else self._call(*args, out=out)
 
     def __repr__(self):
         return f"<jitensor elementwise op {self.__qualname__}>"

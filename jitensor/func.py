@@ -13,14 +13,16 @@ Where this differs from torch:
   write of a mapped value into an unmapped tensor: each element writes in turn), and costs
   a Python call per element. Random draws are noticed through the default generator's state
   (a draw with an explicit `generator=` is not seen).
-- jitensor has no forward-mode AD: `jvp` (and `linearize`) differentiate the vector-Jacobian
-  product with respect to its vector (double backward); `jacfwd` computes the Jacobian in
-  reverse mode, which gives the same matrix.
+- `jvp` (and `linearize`) run in forward mode (autograd/forward_ad.py), which has one level:
+  a `jvp` called within another (or within a `dual_level`) differentiates the vector-Jacobian
+  product with respect to its vector instead (double backward). `jacfwd` computes the Jacobian
+  in reverse mode, which gives the same matrix.
 """
 import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from .autograd import forward_ad
 from .autograd import grad as _autograd_grad_fn
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .nn.utils.stateless import _functional_call
@@ -149,6 +151,17 @@ def _slice_argnums(args, argnums, as_tuple=True):
 
 
 # -- differentiating on fresh leaves ----------------------------------------------------------
+def _detached(t):
+    """t.detach(), keeping a forward AD tangent (within jvp, a transform inside still passes
+    tangents on, as torch's levels do)."""
+    d = t.detach()
+    tangent = forward_ad.tangent_of(t)
+    if tangent is not None:
+        forward_ad._set_tangent(d, tangent)
+    return d
+
+
+
 class _Leaves:
     """The fresh leaves of one transform call."""
 
@@ -162,7 +175,7 @@ class _Leaves:
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
         if self.keep and x.requires_grad:
             return x.view_as(x)  # differentiable in the caller's graph, and its own node here
-        leaf = x.detach().requires_grad_(True)
+        leaf = _detached(x).requires_grad_(True)
         self.own.add(id(leaf))
         return leaf
 
@@ -195,7 +208,7 @@ class _Leaves:
         def one(t):
             if isinstance(t, Tensor) and t.requires_grad and \
                     not (self.keep and self.outside((t,))):
-                return t.detach()
+                return _detached(t)
             return t
         return tree_map(one, tree)
 
@@ -345,7 +358,8 @@ _JVP = "jvp(f, primals, tangents)"
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian-vector product with `tangents`[, aux]): `tangents` has the
-    structure of `primals`. By double backward (see the module's docstring)."""
+    structure of `primals`. In forward mode, or by double backward within another forward-mode
+    call (see the module's docstring)."""
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to "
                            f"call f(*primals).")
@@ -369,6 +383,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                f"than that of the original Tensor, this is not supported. "
                                f"Tensor is of size {list(p.shape)} while the given forward "
                                f"gradient is of size {list(t.shape)}.")
+    if not forward_ad.active[0]:
+        return _forward_jvp(func, flat_primals, flat_tangents, primals_spec, strict, has_aux)
     leaves = _Leaves(is_grad_enabled())
     with enable_grad():
         flat_diff = [leaves.make(p) for p in flat_primals]
@@ -397,6 +413,27 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if has_aux:
         return out, tangents_out, leaves.release(aux)
     return out, tangents_out
+
+
+def _forward_jvp(func, flat_primals, flat_tangents, primals_spec, strict, has_aux):
+    """jvp in forward mode (autograd/forward_ad.py): func runs once on dual inputs."""
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents,
+                                                                strict=True)]
+        output = func(*tree_unflatten(duals, primals_spec))
+        aux = None
+        if has_aux:
+            output, aux = _check_aux(output, _JVP)
+        flat_out, out_spec = tree_flatten(output)
+        _tensor_outputs(flat_out, _JVP)
+        pairs = [forward_ad.unpack_dual(o) for o in flat_out]
+    if strict and any(t is None for _, t in pairs):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                           "independent of the inputs. This is not allowed with strict=True.")
+    out = tree_unflatten([p for p, _ in pairs], out_spec)
+    tangents = tree_unflatten([o.new_zeros(o.shape) if t is None else t
+                               for o, (_, t) in zip(flat_out, pairs, strict=True)], out_spec)
+    return (out, tangents, aux) if has_aux else (out, tangents)
 
 
 def linearize(func, *primals):

@@ -93,13 +93,14 @@ class _AutogradMeta:
 
     # output_nr: which output of grad_fn this tensor is (the version counter belongs to the
     # storage: autograd/versions.py); hooks: a leaf's (pre, post-accumulate) hook dicts, or None
-    # (a non-leaf's hooks belong to its grad_fn, as torch's)
+    # (a non-leaf's hooks belong to its grad_fn, as torch's); fw_grad: the tangent of forward
+    # AD (autograd/forward_ad.py), or None
     __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
-                 "__weakref__")
+                 "fw_grad", "__weakref__")
 
     def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn
-        self.output_nr, self.retains_grad, self.hooks = output_nr, False, None
+        self.output_nr, self.retains_grad, self.hooks, self.fw_grad = output_nr, False, None, None
 
 
 def _wrap(data, dtype, device, requires_grad=False):
@@ -538,8 +539,10 @@ class Tensor:
         return format(str(self), spec)
 
     def __repr__(self):
+        tangent = None if self._meta is None else self._meta.fw_grad
         return _format.tensor_repr(self._host(), self._dtype, self._device,
-                                   dtypes.get_default_dtype(), self.requires_grad, self.grad_fn)
+                                   dtypes.get_default_dtype(), self.requires_grad, self.grad_fn,
+                                   None if tangent is None else repr(tangent))
 
     def __reduce__(self):
         return (_rebuild, (self._host().copy(), self._dtype.name, str(self._device),

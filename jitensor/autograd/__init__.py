@@ -6,7 +6,15 @@ from ..creation import allocate
 from ..kernels.registry import backend
 from ..profiler import ProfilerActivity
 from ..tensor import Tensor
-from . import anomaly_mode, function, functional, grad_mode, graph, profiler  # noqa: F401
+from . import (  # noqa: F401
+    anomaly_mode,
+    forward_ad,
+    function,
+    functional,
+    grad_mode,
+    graph,
+    profiler,
+)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .function import Function
 from .grad_mode import (

@@ -7,7 +7,7 @@ and pairs the gradients it returns with the inputs."""
 import functools
 
 from ..tensor import Tensor, _AutogradMeta
-from . import grad_mode, graph
+from . import forward_ad, grad_mode, graph
 from .versions import bump, counter
 
 
@@ -17,12 +17,18 @@ class FunctionCtx:
     to_save = ()
     dirty_tensors = non_differentiable = frozenset()
     materialize_grads = True
+    to_save_for_forward = ()
+    for_forward = None  # while jvp runs: what save_for_forward kept, read as saved_tensors
 
     def save_for_backward(self, *tensors):
         self.to_save = tensors  # (checked when the Function records, as torch's)
 
     def save_for_forward(self, *tensors):
-        raise NotImplementedError("save_for_forward: jitensor has no forward-mode autograd")
+        self.to_save_for_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        return self.for_forward or ()
 
     def mark_dirty(self, *tensors):
         self.dirty_tensors = {id(t): t for t in tensors}
@@ -50,6 +56,8 @@ class BackwardCFunction(graph.Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self.for_forward is not None:  # (in jvp)
+            return self.for_forward
         if self._saved is None:
             return ()
         if self.args is None:
@@ -138,7 +146,8 @@ class Function(FunctionCtx):
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
-        raise NotImplementedError("jvp: jitensor has no forward-mode autograd")
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -150,13 +159,16 @@ class Function(FunctionCtx):
         ctx = cls._backward_cls() if record else FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         separate = cls.setup_context is not Function.setup_context
-        with grad_mode.no_grad():
+        dual = graph.dual[0] and forward_ad.carries(args, None)
+        with grad_mode.no_grad(), forward_ad.suspended():
             output = cls.forward(*args) if separate else cls.forward(ctx, *args)
             if separate:
                 cls.setup_context(ctx, args, output)
-        if not record:
-            return output
-        return _record(ctx, args, output)
+        if record:
+            output = _record(ctx, args, output)
+        if dual:
+            forward_ad.function_tangents(cls.jvp, ctx, args, output)
+        return output
 
 
 def _record(node, args, output):

@@ -7,6 +7,7 @@ itself. A rule is a function `rule(grad, result, *args, **kwargs)` called with t
 arguments and returning `(input, gradient)` pairs; the engine sums each gradient back to its
 input's shape (broadcasting) and dtype, so rules are written as if nothing broadcast.
 """
+import functools
 import threading
 
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
@@ -28,6 +29,7 @@ class Node:
                  "taken", "hooks", "__weakref__")
     rule = None
     uses_inputs = uses_result = True
+    tangent = None  # how forward AD computes the op's tangents (forward_ad.py; None: not yet known)
     is_view = False  # (view ops: `forward` is the op, to take the view again)
 
     def name(self):
@@ -51,6 +53,24 @@ def node_class(name, rule, uses_inputs=True, uses_result=True):
 
 
 # -- recording ----------------------------------------------------------------------------------
+_grad = grad_mode._state  # the calling thread's grad mode
+dual = [False]  # whether a forward AD level is entered (forward_ad.py)
+
+
+def differentiable(fn, cls):
+    """`fn` recording itself as a `cls` node when grad mode is on and an input requires grad,
+    and giving its outputs tangents when an input carries one (forward AD)."""
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if dual[0] and forward_ad.carries(args, kwargs):
+            return forward_ad.run(op, cls, fn, args, kwargs)
+        if _grad.enabled and needs_grad(args, kwargs):
+            return record(cls, fn, args, kwargs)
+        return fn(*args, **kwargs)
+    op.node_class = cls
+    return op
+
+
 def _requires(t):
     return isinstance(t, Tensor) and t._meta is not None and t._meta.requires_grad
 
@@ -70,6 +90,13 @@ def needs_grad(args, kwargs):
             if _requires(a):
                 return True
     return False
+
+
+def carrying(*tensors):
+    """Whether one of `tensors` carries a forward AD tangent: a derivative rule then composes
+    its gradient from the public ops, as for create_graph, so that the gradient gets its
+    tangent (a backward pass within a forward AD level)."""
+    return dual[0] and forward_ad.carries(tensors, None)
 
 
 def _edge(t):
@@ -241,9 +268,11 @@ def _relinked(node):
     """The node's outputs as tensors whose grad_fn is the node again, for rules that use the
     result while the backward pass itself is recorded (create_graph=True)."""
     def link(a, nr):
+        tangent = None if a._meta is None else a._meta.fw_grad  # (forward AD's)
         a = _alias(a)
         if a._dtype.is_floating_point:
             a._meta = _AutogradMeta(True, None, node, nr)
+            a._meta.fw_grad = tangent
         return a
     if isinstance(node.result, Tensor):
         return link(node.result, 0)
@@ -438,3 +467,6 @@ def _saved_hooks_error(cls):
     return RuntimeError(f"saved_tensors_hooks: jitensor applies pack/unpack hooks only to what an "
                         f"autograd.Function saves, but the built-in op of {cls.__name__} was "
                         f"recorded inside the block; run it outside, or under no_grad()")
+
+
+from . import forward_ad  # noqa: E402 (it imports this module's names)

@@ -14,12 +14,21 @@ from ..dtypes import can_cast
 from ..kernels.registry import backend
 from ..ops._common import check_writeable
 from ..tensor import Tensor
-from . import derivatives, grad_mode
+from . import derivatives, forward_ad, grad_mode
 from .derivatives import RULES
-from .graph import _alias, needs_grad, node_class, record, take_history, view_base, view_of
+from .graph import (
+    _alias,
+    differentiable,
+    needs_grad,
+    node_class,
+    take_history,
+    view_base,
+    view_of,
+)
 from .versions import bump, counter
 
 _grad = grad_mode._state  # the calling thread's grad mode
+_dual = forward_ad.active  # [whether a forward AD level is entered]
 
 # ops whose result is a view of their input (getitem's, unless it indexes by tensors): an
 # in-place op on such a result rewrites its base's history too
@@ -42,16 +51,6 @@ _OUT_OF_PLACE = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itr
                  "true_divide_": "div", "__ipow__": "pow", "__imod__": "remainder",
                  "clip_": "clamp", "__setitem__": "index_put", "copy_": "copied",
                  "fill_": "filled", "zero_": "filled"}
-
-
-def differentiable(fn, cls):
-    @functools.wraps(fn)
-    def op(*args, **kwargs):
-        if _grad.enabled and needs_grad(args, kwargs):
-            return record(cls, fn, args, kwargs)
-        return fn(*args, **kwargs)
-    op.node_class = cls
-    return op
 
 
 def _check_inplace(self, name):
@@ -156,12 +155,16 @@ def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
         grad = _grad.enabled and (self.requires_grad or needs_grad(args, kwargs))
+        dual = _dual[0] and forward_ad.carries((self, *args), kwargs)
         _check_overlap(self, name, grad)
-        if grad:
-            _check_inplace(self, name)
+        if grad or dual:
+            if grad:
+                _check_inplace(self, name)
             if out_of_place is None:
                 raise RuntimeError(f"{name} is not differentiable; call it under "
-                                   f"jitensor.no_grad() or on a detach()ed tensor")
+                                   f"jitensor.no_grad() or on a detach()ed tensor" if grad else
+                                   f"{name} has no forward derivative; call it outside "
+                                   f"forward AD or on tensors without tangents")
             args = args if name != "zero_" else (0,)
             # the op reads self's old values when its rule uses its inputs (a composed op's
             # parts may): give it a copy
@@ -176,8 +179,11 @@ def _inplace(name, fn, out_of_place):
                                    f"desired output type {self.dtype}")
             backend(self._device).copy(self._data, result._data)
             bump(self._data)  # (before the rebase: a view taken again saves the new version)
-            _rebase(self, result)
-            _saved_in_place(self, result)
+            if grad:
+                _rebase(self, result)
+                _saved_in_place(self, result)
+            if dual:
+                forward_ad.written(self, result)
         else:
             fn(self, *args, **kwargs)
             bump(self._data)
@@ -189,7 +195,10 @@ def _inplace_view(name, fn, view):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
         if not (_grad.enabled and self.requires_grad):
-            return fn(self, *args, **kwargs)
+            fn(self, *args, **kwargs)
+            if _dual[0]:
+                forward_ad.viewed(self, view, args, kwargs)
+            return self
         _check_inplace(self, name)
         # the view is taken of an alias holding self's old place in the graph (self itself
         # would become its own base)
@@ -199,6 +208,8 @@ def _inplace_view(name, fn, view):
         result = view(old, *args, **kwargs)
         self._data = result._data
         take_history(self, result)
+        if _dual[0]:
+            forward_ad.viewed(self, view, args, kwargs)
         return self
     return method
 

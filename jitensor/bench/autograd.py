@@ -3,10 +3,11 @@
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
-cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward, and
-training steps (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny
-GPT, nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
-and the tiny GPT again with another process spinning on one core (a busy machine)."""
+cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward,
+forward-mode AD through a small MLP, and training steps (forward, backward, optimizer): a
+784-128-10 MLP at batch 64, a small CNN, a tiny GPT, nanoGPT's 6-layer character model, a VAE,
+a DCGAN, makemore's MLP, an LSTM language model, and the tiny GPT again with another process
+spinning on one core (a busy machine)."""
 import contextlib
 import sys
 
@@ -345,13 +346,41 @@ def _norms(jt, torch, quick):
     return rows
 
 
+def _forward_ad(jt, torch, quick):
+    """Rows for forward-mode AD: a 128-256-10 MLP (GELU, log_softmax) on 64 float32 rows run
+    with a tangent through `forward_ad` (the Jacobian-vector product along the input), and
+    the same through `func.jvp`."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((256, 128)) * 0.1, rng.standard_normal((10, 256)) * 0.1
+    x, t = rng.standard_normal((64, 128)), rng.standard_normal((64, 128))
+    duals, jvps = {}, {}
+    for name, lib in _libs(jt, torch).items():
+        fw, F = lib.autograd.forward_ad, lib.nn.functional
+        a, b, xs, ts = (lib.tensor(v.astype(np.float32)) for v in (w1, w2, x, t))
+
+        def f(v, F=F, a=a, b=b):
+            return F.log_softmax(F.linear(F.gelu(F.linear(v, a)), b), -1)
+
+        def dual(fw=fw, f=f, xs=xs, ts=ts):
+            with fw.dual_level():
+                return fw.unpack_dual(f(fw.make_dual(xs, ts))).tangent
+        duals[name] = dual
+        jvps[name] = lambda lib=lib, f=f, xs=xs, ts=ts: lib.func.jvp(f, (xs,), (ts,))
+    budget = 0.05 if quick else 0.5
+    return [{"op": "forward AD: MLP with a tangent", "shape": "64x128-256-10",
+             **compare(duals, budget=budget)},
+            {"op": "func.jvp: MLP", "shape": "64x128-256-10", **compare(jvps, budget=budget)}]
+
+
 def measure(quick=False):
     """Rows {op, shape, and seconds per peer} measured in this run."""
     import jitensor as jt
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
-        + _norms(jt, torch, quick) + _attention(jt, torch, quick) + _conv(jt, torch, quick)
+        + _norms(jt, torch, quick) + _attention(jt, torch, quick) + _conv(jt, torch, quick) \
+        + _forward_ad(jt, torch, quick)
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),

@@ -286,7 +286,7 @@ def _fast(op, x, y):
     short: for 2x3 tensors this path is the whole cost of the op."""
     dt, xd, device = x._dtype, x._data, x._device
     m = x._meta
-    if m is not None and m.requires_grad and _grad.enabled:
+    if m is not None and (m.requires_grad and _grad.enabled or m.fw_grad is not None):
         return None  # the op must be recorded: autograd's wrapper of the function does it
     shape = xd.shape
     if isinstance(y, Tensor):  # (a Parameter too: a bias)
@@ -298,7 +298,7 @@ def _fast(op, x, y):
                 return None
             yd = backend(device).broadcast_to(yd, shape)
         m = y._meta
-        if m is not None and m.requires_grad and _grad.enabled:
+        if m is not None and (m.requires_grad and _grad.enabled or m.fw_grad is not None):
             return None
     elif dt.is_floating_point and (y.__class__ is float or y.__class__ is int):
         yd = dt.np.type(y)

@@ -9,14 +9,12 @@ the public ops (so they differentiate and run wherever those do; no kernel of th
   the Tensor methods.
 - Predicates (is_tensor, is_nonzero, ...) and creation routines (logspace, the window functions,
   scalar_tensor, empty_strided)."""
-import functools
 import math
 
 import numpy as np
 
 from .. import creation, dtypes
-from ..autograd.grad_mode import _state as _grad
-from ..autograd.graph import needs_grad, node_class, record
+from ..autograd.graph import differentiable, node_class
 from ..device import device as _to_device
 from ..kernels.registry import backend
 from ..tensor import Tensor
@@ -62,16 +60,7 @@ def _with_rule(name, rule, uses_result=True):
     *args, **kwargs)` (graph.py's convention) when grad mode is on and an input requires grad;
     inside, nothing is recorded."""
     cls = node_class(name, rule, uses_inputs=True, uses_result=uses_result)
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def op(*args, **kwargs):
-            if _grad.enabled and needs_grad(args, kwargs):
-                return record(cls, fn, args, kwargs)
-            return fn(*args, **kwargs)
-        op.node_class = cls
-        return op
-    return decorate
+    return lambda fn: differentiable(fn, cls)
 
 
 def deg2rad(input, *, out=None):

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..autograd.graph import carrying
 from ..creation import allocate
 from ..dtypes import to_dtype
 from ..kernels.registry import backend
@@ -506,7 +507,8 @@ def softmax_backward(g, result, dim, log=False):
     float dtype) and the gradient is not itself recorded (create_graph), else composed from
     ops."""
     kernel = getattr(backend(result._device).reduction, "softmax_grad", None)
-    recorded = is_grad_enabled() and (g.requires_grad or result.requires_grad)
+    recorded = is_grad_enabled() and (g.requires_grad or result.requires_grad) or \
+        carrying(g, result)
     if kernel is not None and not recorded and result.ndim and result.shape[-1] and \
             result._dtype in (dtypes.float32, dtypes.float64) and g._dtype is result._dtype and \
             g._device is result._device and g.shape == result.shape and \

@@ -32,8 +32,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import node_class, record
+from ..autograd.graph import differentiable, node_class
 from ..creation import arange, empty, full, ones, zeros
 from ..creation import tensor as _tensor
 from ..dtypes import to_dtype
@@ -173,7 +172,7 @@ def _evenly(g, result, input, ignore_nan):
     return ((input, where(hit, g / sum(hit), 0.0)),)
 
 
-_MedianBackward = node_class("median", _evenly)
+_median_value = differentiable(_full_value, node_class("median", _evenly))
 
 
 def _median(fn, input, dim, keepdim, out, ignore_nan):
@@ -184,10 +183,7 @@ def _median(fn, input, dim, keepdim, out, ignore_nan):
             raise TypeError(f"{fn}(): keepdim needs a dim; call {fn}(input, dim, keepdim=True)")
         if out is not None and not isinstance(out, Tensor):
             raise TypeError(f"{fn}(): a (values, indices) out needs a dim")
-        if is_grad_enabled() and input.requires_grad:
-            value = record(_MedianBackward, _full_value, (input, ignore_nan), {})
-        else:
-            value = _full_value(input, ignore_nan)
+        value = _median_value(input, ignore_nan)
         return write_out(fn, out, value, exact=True)
     pair = _at_rank(fn, input, dim, keepdim, _nanmedian_rank if ignore_nan else _median_rank)
     return write_pair(fn, out, pair, getattr(return_types, fn))

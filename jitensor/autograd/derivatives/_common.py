@@ -7,7 +7,7 @@ from ...kernels.registry import backend
 from ...ops import elementwise, indexing, shape
 from ...tensor import Tensor
 from .. import grad_mode
-from ..graph import node_class, record
+from ..graph import carrying, differentiable, node_class
 
 RULES = {}  # op name -> Node class
 
@@ -59,23 +59,32 @@ def _count(input, dim):
 
 def _accumulate(input, positions, g):
     """A tensor like `input`: zeros plus g[i] added at flat position positions[i] (repeated
-    positions add up, as gradients of repeated indices must). Recorded when g requires grad
-    (create_graph=True): its own derivative is a gather at the same positions."""
-    if grad_mode._state.enabled and g.requires_grad:
-        return record(RULES["accumulate"], _accumulate, (input, positions, g), {})
-    out = creation.zeros(input.numel(), dtype=g.dtype, device=g.device)
+    positions add up, as gradients of repeated indices must)."""
+    return _accumulated(input.shape, positions, g)
+
+
+def _accumulation(shape, positions, g):
+    out = creation.zeros(math.prod(shape), dtype=g.dtype, device=g.device)
     backend(g.device).indexing.accumulate(out._data, positions.contiguous().reshape(-1)._data,
                                           g.contiguous().reshape(-1)._data)
-    return out.reshape(input.shape)
+    return out.reshape(shape)
 
 
 @rule("accumulate", uses_inputs=False, uses_result=False)
-def _accumulate_rule(gg, result, input, positions, g):
+def _accumulate_rule(gg, result, shape, positions, g):
     return ((g, indexing.take(gg, positions)),)
 
 
+# recorded when g requires grad (create_graph=True): its own derivative is a gather at the same
+# positions
+_accumulated = differentiable(_accumulation, RULES["accumulate"])
+
+
 def _recorded(g, input):
-    return grad_mode._state.enabled and (g.requires_grad or input.requires_grad)
+    """Whether a rule composes its gradient from ops (the backward is recorded, or forward AD
+    needs the gradient's tangent) rather than running its one kernel."""
+    return grad_mode._state.enabled and (g.requires_grad or input.requires_grad) or \
+        carrying(g, input)
 
 
 def _wanted(t):

@@ -1,13 +1,15 @@
 """The rule of ops/attention.py's fused attention."""
 from ...ops import attention
 from .. import grad_mode
+from ..graph import carrying
 from ._common import _wanted, rule
 
 
 @rule("flash_attention")
 def _flash_attention(g, result, query, key, value, scale, is_causal, lse):
     inputs = (query, key, value)
-    if grad_mode._state.enabled:  # create_graph: differentiate the composed formulas instead
+    if grad_mode._state.enabled or carrying(g, *inputs):
+        # create_graph (or forward AD): differentiate the composed formulas instead
         from .. import grad as autograd_grad  # (the package imports this one as it loads)
         wanted = [t for t in inputs if _wanted(t)]
         grads = autograd_grad(attention.composed(query, key, value, scale, is_causal), wanted,

@@ -5,8 +5,7 @@ from ... import creation
 from ...kernels.registry import backend
 from ...ops import indexing, reduction, scatter, shape
 from ...ops._common import broadcast_shapes
-from .. import grad_mode
-from ._common import _accumulate, _pass, rule
+from ._common import _accumulate, _pass, _recorded, rule
 
 
 def _is_basic(key):
@@ -35,7 +34,7 @@ def _getitem(g, result, input, key):
         grad = creation.zeros(input.shape, dtype=g.dtype, device=g.device)
         grad[key] = g
         return ((input, grad),)
-    if indexing.vector_key(input, key) and not (grad_mode._state.enabled and g.requires_grad):
+    if indexing.vector_key(input, key) and not _recorded(g, g):
         # (with create_graph, the general form below, which records itself)
         return ((input, _selected(input.shape, 0, key, g)),)
     return ((input, _accumulate(input, scatter.positions(input)[key], g)),)
@@ -43,7 +42,7 @@ def _getitem(g, result, input, key):
 
 @rule("index_select", uses_inputs=False, uses_result=False)
 def _index_select(g, result, input, dim, index, *, out=None):
-    if input.ndim and not (grad_mode._state.enabled and g.requires_grad):
+    if input.ndim and not _recorded(g, g):
         return ((input, _selected(input.shape, dim % input.ndim, index.reshape(-1), g)),)
     positions = indexing.index_select(scatter.positions(input), dim, index)
     return ((input, _accumulate(input, positions, g)),)
@@ -56,7 +55,7 @@ def _embedding(g, result, input, weight, padding_idx, scale_grad_by_freq):
     if scale_grad_by_freq:
         ones = creation.ones(input.shape, dtype=g.dtype, device=g.device)
         g = g / _selected(weight.shape[:1], 0, input, ones)[input].unsqueeze(-1)
-    if grad_mode._state.enabled and g.requires_grad:  # create_graph: the recorded general form
+    if _recorded(g, g):  # create_graph: the recorded general form
         return ((weight, _accumulate(weight, scatter.positions(weight)[input], g)),)
     return ((weight, _selected(weight.shape, 0, input, g)),)
 

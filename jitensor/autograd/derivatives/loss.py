@@ -6,6 +6,7 @@ from ...kernels.scalar.loss import BCE, BCE_EPSILON, BCE_LOGITS, HUBER, KL_DIV, 
 from ...ops import activation, elementwise, loss
 from ...ops import reduction as reductions  # ("reduction": nll_loss's argument)
 from .. import grad_mode
+from ..graph import carrying
 from ._common import _recorded, _wanted, rule
 
 
@@ -48,7 +49,7 @@ def _pointwise_loss(g, result, input, target, extra, code, param):
     piecewise = code == SMOOTH_L1 or code == HUBER  # (the target's is -dx)
     dx = None
     if wanted[0] or wanted[1] and piecewise:
-        if not grad_mode._state.enabled:
+        if not (grad_mode._state.enabled or carrying(g, x, y)):
             dx = loss.pointwise_loss_grad(x, y, extra, code, param)
         elif piecewise:  # linear from |d| = param on, as the forward (and torch)
             d = x - y

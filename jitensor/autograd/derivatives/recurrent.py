@@ -1,6 +1,7 @@
 """The rule of ops/recurrent.py's fused recurrence."""
 from ...ops import recurrent
 from .. import grad_mode
+from ..graph import carrying
 from ._common import _wanted, rule
 
 
@@ -14,7 +15,8 @@ def _reads_output(projected, hx, cx, w_hh, b_hh, w_hr, mode, *args):
 def _recurrence(g, result, projected, hx, cx, w_hh, b_hh, w_hr, mode, batch_sizes, reverse,
                 saved):
     inputs = (projected, hx, cx, w_hh, b_hh, w_hr)
-    if grad_mode._state.enabled:  # create_graph: differentiate the composed steps instead
+    if grad_mode._state.enabled or carrying(g, *inputs):
+        # create_graph (or forward AD): differentiate the composed steps instead
         return _composed(g, inputs, mode, batch_sizes, reverse)
     return zip(inputs, recurrent.recurrence_grad(g, hx, cx, w_hh, b_hh, w_hr, mode,
                                                  batch_sizes, reverse, saved), strict=True)
