@@ -22,13 +22,16 @@ import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from . import autograd, batching
 from .autograd import forward_ad
-from .autograd import grad as _autograd_grad_fn
 from .autograd.grad_mode import enable_grad, is_grad_enabled
+from .batching import BatchedTensor
 from .nn.utils.stateless import _functional_call
 from .ops.shape import stack
 from .random import default_generator
 from .tensor import Tensor
+
+_TENSORS = (Tensor, BatchedTensor)
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "linearize", "stack_module_state", "vjp", "vmap"]
@@ -171,8 +174,22 @@ class _Leaves:
         self.keep, self.own = keep, set()
 
     def make(self, x):
+        if isinstance(x, BatchedTensor):  # (within vmap's batched run)
+            v = x.value
+            leaf = v.view_as(v) if self.keep and v.requires_grad else \
+                _detached(v).requires_grad_(True)
+            self.own.add(id(leaf))
+            return BatchedTensor(leaf, x.level)
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        here = batching.current()
+        if here is not None:
+            # within vmap's batched run, a tensor every element shares: each element
+            # differentiates a copy of its own (per-sample gradients)
+            level, size = here
+            leaf = _detached(x).unsqueeze(0).expand(size, *x.shape).requires_grad_(True)
+            self.own.add(id(leaf))
+            return BatchedTensor(leaf, level)
         if self.keep and x.requires_grad:
             return x.view_as(x)  # differentiable in the caller's graph, and its own node here
         leaf = _detached(x).requires_grad_(True)
@@ -184,6 +201,7 @@ class _Leaves:
         call did not make: the caller's, or an enclosing transform's."""
         seen, nodes = set(), []
         for t in tensors:
+            t = t.value if isinstance(t, BatchedTensor) else t
             if isinstance(t, Tensor) and t.requires_grad:
                 fn = t._meta.grad_fn
                 if fn is None:
@@ -206,6 +224,8 @@ class _Leaves:
     def release(self, tree):
         """`tree` as the caller sees it: tensors detached unless their graph leads outside."""
         def one(t):
+            if isinstance(t, BatchedTensor):
+                return BatchedTensor(one(t.value), t.level)
             if isinstance(t, Tensor) and t.requires_grad and \
                     not (self.keep and self.outside((t,))):
                 return _detached(t)
@@ -228,10 +248,10 @@ class _Leaves:
         create = create_graph
         if create is None:
             create = self.keep and (outputs_outside or any(
-                isinstance(c, Tensor) and c.requires_grad for _, c in live))
+                isinstance(c, _TENSORS) and c.requires_grad for _, c in live))
         cots = None if cotangents[0] is None else [c for _, c in live]
-        found = _autograd_grad_fn(outs, inputs, cots, retain_graph=retain_graph,
-                                  create_graph=create, allow_unused=True)
+        found = autograd.grad(outs, inputs, cots, retain_graph=retain_graph,
+                              create_graph=create, allow_unused=True)
         return tuple(x.new_zeros(x.shape) if g is None else g
                      for g, x in zip(found, inputs, strict=True))
 
@@ -248,7 +268,7 @@ def _tensor_outputs(flat, api):
         raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "
                            f"(got output = {flat})")
     for o in flat:
-        if not isinstance(o, Tensor):
+        if not isinstance(o, _TENSORS):
             raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
                                f"unsupported type {type(o)}")
 
@@ -282,7 +302,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             aux = None
             if has_aux:
                 output, aux = _check_aux(output, api)
-            if not isinstance(output, Tensor):
+            if not isinstance(output, _TENSORS):
                 raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
                                    f"{type(output)}")
             if output.dim() != 0:
@@ -374,7 +394,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if not flat:
             raise RuntimeError(f"{_JVP}: Expected {name} to contain at least one Tensor.")
         for t in flat:
-            if not isinstance(t, Tensor):
+            if not isinstance(t, _TENSORS):
                 raise RuntimeError(f"{_JVP}: Expected {name} to only contain Tensors, got "
                                    f"{type(t)}")
     for p, t in zip(flat_primals, flat_tangents, strict=True):
@@ -652,12 +672,64 @@ def _stack_outputs(func, out_dims, results):
     return tree_unflatten(flat, spec)
 
 
+def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs):
+    """func run once on the whole batch (batching.py), its outputs as vmap returns them; None
+    where the batched run cannot go on (the caller then runs func per element)."""
+    batching.install()
+    state = default_generator.get_state()
+    level = batching.enter(size)
+    try:
+        leaves = [a if d is None else BatchedTensor(a.movedim(d, 0) if d else a, level)
+                  for a, d in zip(flat_args, flat_dims, strict=True)]
+        before = _rng()
+        output = batching.form_of(func)(*tree_unflatten(leaves, spec), **kwargs)
+        if _rng() != before:
+            raise batching.Unbatchable("a random draw")  # (the per-element run's to judge)
+    except Exception:  # (Unbatchable, or an op that refused a BatchedTensor)
+        default_generator.set_state(state)
+        return None
+    finally:
+        batching.leave()
+    return _batched_outputs(func, out_dims, output, level, size)
+
+
+def _batched_outputs(func, out_dims, output, level, size):
+    """The batched run's `output` as vmap returns it: the batch dim of each at `out_dims`."""
+    name = _name(func)
+    flat, spec = tree_flatten(output)
+    if isinstance(output, _TENSORS):
+        flat_dims = [out_dims] if isinstance(out_dims, int) or out_dims is None else \
+            list(out_dims) if isinstance(out_dims, tuple) and len(out_dims) == 1 else None
+    else:
+        flat_dims = _broadcast_to_and_flatten(out_dims, spec)
+    if flat_dims is None:
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                         f"compatible with the structure of `outputs`. out_dims has structure "
+                         f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}.")
+    out = []
+    for x, dim in zip(flat, flat_dims, strict=True):
+        batched = isinstance(x, BatchedTensor) and x.level == level
+        if dim is None:
+            if batched:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                                 f"when out_dim is None")
+            out.append(x)
+        elif not isinstance(x, _TENSORS):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(x)}. Did you mean to set out_dims= to None for output?")
+        else:
+            v = x.value if batched else x.unsqueeze(0).expand(size, *x.shape)
+            out.append(v.movedim(0, dim) if dim else v)
+    return tree_unflatten(out, spec)
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``vmap(func)`` maps `func` over dimension `in_dims` of its inputs (an int, or a pytree
     like the positional arguments with an int or None per input) and puts the mapped
-    dimension at `out_dims` of its outputs. It runs `func` once per batch element and stacks
-    the outputs (torch's batching rules run it once on the whole batch): the same values and
-    errors, one Python call per element. `randomness`: "error" raises if `func` draws random
+    dimension at `out_dims` of its outputs. `func` runs once on the whole batch, each op by its
+    batching rule (batching.py); where that cannot go on (a Python value read from a mapped
+    tensor, a random draw, an op that refuses a batched tensor) it runs once per batch element
+    instead and the outputs are stacked. `randomness`: "error" raises if `func` draws random
     numbers, "different" draws for each element, "same" draws once (the generator is rewound
     before each element). `chunk_size` is checked and otherwise changes nothing."""
     _check_randomness(randomness)
@@ -672,6 +744,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise NotImplementedError("jitensor.func.vmap: a mapped dimension of size 0 (vmap "
                                       "runs the function per element, so it has no output to "
                                       "take shapes from)")
+        if randomness != "same":
+            result = _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs)
+            if result is not None:
+                return result
         slices = [None if d is None else a.unbind(d)
                   for a, d in zip(flat_args, flat_dims, strict=True)]
         start = default_generator.get_state() if randomness == "same" else None

@@ -313,6 +313,27 @@ def test_api_against_torch():
         fw.exit_dual_level()
 
 
+def test_out_is_refused_as_torch():
+    for lib, fw in ((jt, fwAD), (torch, tfw)):
+        with fw.dual_level():
+            d = fw.make_dual(lib.ones(2), lib.ones(2))
+            with pytest.raises(NotImplementedError, match="forward AD with sin"):
+                lib.sin(d, out=lib.empty(2))
+
+
+@pytest.mark.cuda
+def test_cuda_tangents_equal_the_cpu_ones():
+    x, t, w = (RNG.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (2, 4)))
+    got = []
+    for device in ("cpu", "cuda"):
+        F = jt.nn.functional
+        with fwAD.dual_level():
+            d = fwAD.make_dual(jt.tensor(x, device=device), jt.tensor(t, device=device))
+            y = F.log_softmax(F.linear(d.tanh(), jt.tensor(w, device=device)), -1).sum(0)
+            got.append(fwAD.unpack_dual(y).tangent.cpu().numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-5, atol=1e-6)
+
+
 def test_decorator_and_repr():
     @fwAD.dual_level()
     def f():

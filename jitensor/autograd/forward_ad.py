@@ -152,11 +152,8 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if isinstance(tensor, Tensor) else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    _suspended.on = True
-    try:
+    with suspended():
         primal = tensor.view(tensor.shape)
-    finally:
-        _suspended.on = False
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -183,8 +180,10 @@ def carries(args, kwargs):
 def run(op, cls, fn, args, kwargs):
     """`op` (the recording form of `fn`, whose rule class is `cls`) called with dual inputs:
     its result, each floating output given its tangent."""
-    _suspended.on = True
-    try:
+    if kwargs and kwargs.get("out") is not None:
+        raise NotImplementedError(f"Trying to use forward AD with {fn.__name__} with out=, "
+                                  f"which does not support it; call it without out=")
+    with suspended():
         result = record(cls, fn, args, kwargs) if grad_mode._state.enabled and \
             needs_grad(args, kwargs) else fn(*args, **kwargs)
         outs = outputs(result)
@@ -203,8 +202,6 @@ def run(op, cls, fn, args, kwargs):
                 for o, t in zip(saved, tangents, strict=True):
                     if t is not None and o._dtype.is_floating_point:
                         _set_tangent(o, t)
-    finally:
-        _suspended.on = False
     return result
 
 
@@ -215,27 +212,21 @@ def written(self, result):
     old = tangent_of(self)
     if new is None and old is None:
         return
-    _suspended.on = True
-    try:
+    with suspended():
         if new is None:
             old.zero_()
         elif old is not None and old.dtype == new.dtype:
             old.copy_(new)
         else:
             _set_tangent(self, new.to(self.dtype) if new.dtype != self.dtype else new)
-    finally:
-        _suspended.on = False
 
 
 def viewed(self, view, args, kwargs):
     """`self` just became the view `view(self, *args)` in place: its tangent follows."""
     tangent = tangent_of(self)
     if tangent is not None:
-        _suspended.on = True
-        try:
+        with suspended():
             _set_tangent(self, view(tangent, *args, **kwargs))
-        finally:
-            _suspended.on = False
 
 
 class suspended:

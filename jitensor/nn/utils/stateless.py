@@ -4,6 +4,7 @@ given tensors for the one call, restored after it."""
 import contextlib
 import warnings
 
+from ...batching import BatchedTensor
 from ...tensor import Tensor
 
 __all__ = ["functional_call"]
@@ -35,7 +36,7 @@ def _swap(module, name, tensor):
     """Put `tensor` (None: nothing) at the dotted `name`; the tensor that was there."""
     prefix, _, attr = name.rpartition(".")
     owner = module.get_submodule(prefix)
-    if tensor is not None and not isinstance(tensor, Tensor):
+    if tensor is not None and not isinstance(tensor, (Tensor, BatchedTensor)):
         raise TypeError(f"{tensor} is not an instance of jitensor.Tensor")
     for store in (owner._parameters, owner._buffers):
         if attr in store:
