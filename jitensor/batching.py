@@ -22,6 +22,7 @@ batched argument)."""
 import functools
 import inspect
 import operator
+import sys
 import threading
 
 from .tensor import Tensor
@@ -427,7 +428,9 @@ def _reshape(call, args, kwargs, level, size):
 
 def _expand(call, args, kwargs, level, size):
     x, sizes = _shaped(call, args, kwargs, level, size)
-    return _wrap(call(x.value, (size, *sizes)), level)
+    v = x.value  # (new leading dims go after the batch dim)
+    v = v.reshape(size, *([1] * (len(sizes) - x.dim())), *x.shape) if len(sizes) > x.dim() else v
+    return _wrap(call(v, (size, *sizes)), level)
 
 
 def _repeat(call, args, kwargs, level, size):
@@ -501,7 +504,8 @@ def _matmul(call, args, kwargs, level, size):
         bv = bv.reshape(size, *([1] * gap), *bv.shape[1:])
     elif gap < 0:
         av = av.reshape(size, *([1] * -gap), *av.shape[1:])
-    out = call(av, bv)
+    import jitensor
+    out = jitensor.matmul(av, bv)  # (mm, bmm and mv are matmul for the ranks they take)
     if a.dim() == 1:
         out = out.squeeze(-2)
     if b.dim() == 1:
@@ -711,16 +715,25 @@ def install():
             public = getattr(space, "__all__", None)
             for name, fn in list(vars(space).items()):
                 if inspect.isfunction(fn) and not name.startswith("_") and \
-                        (public is None or name in public) and \
-                        fn.__module__.startswith("jitensor"):
-                    form = _FORMS.get(id(fn))
-                    if form is None:
-                        form = _FORMS[id(fn)] = _form(fn, name)
-                    setattr(space, name, form)
+                        (public is None or name in public) and id(fn) not in _FORMS and \
+                        (fn.__module__.startswith(_OP_MODULES) or
+                         fn.__module__ == "jitensor.autograd"):
+                    _FORMS[id(fn)] = _form(fn, name)
+        # wherever jitensor binds them, so that a name bound to one function in two modules
+        # stays so
+        for name, module in list(sys.modules.items()):
+            if name == "jitensor" or name.startswith("jitensor."):
+                for key, value in list(vars(module).items()):
+                    form = _FORMS.get(id(value))
+                    if form is not None and not key.startswith("__"):
+                        setattr(module, key, form)
         _installed.append(True)
 
 
 _FORMS = {}  # id(public function) -> its dispatching form
+# where the ops are defined (not the transforms, settings, serialization, ...)
+_OP_MODULES = ("jitensor.ops.", "jitensor.nn.functional", "jitensor.creation", "jitensor.linalg",
+               "jitensor.autograd.forward_ad", "jitensor.special")
 
 
 def form_of(fn):
