@@ -25,6 +25,8 @@ import operator
 import sys
 import threading
 
+import jitensor
+
 from .tensor import Tensor
 
 
@@ -129,7 +131,10 @@ class BatchedTensor:
             call = _method(name)
             return lambda *args, **kwargs: dispatch(call, name, (self, *args), kwargs)
         if isinstance(attr, property):  # (what holds for every element: is_cuda, layout, ...)
-            return getattr(self.value, name)
+            value = getattr(self.value, name)
+            if isinstance(value, (Tensor, BatchedTensor)):
+                raise Unbatchable(f"Tensor.{name} of a batched tensor")
+            return value
         raise AttributeError(f"'BatchedTensor' has no attribute '{name}'")
 
 
@@ -215,7 +220,6 @@ def _take(a, level, b):
 
 def _per_element(call, name, args, kwargs, level, size):
     """The op once per batch element, its tensor results stacked along dim 0."""
-    import jitensor
     results = [call(*(_take(a, level, b) for a in args),
                     **{k: _take(v, level, b) for k, v in kwargs.items()}) for b in range(size)]
     if name.endswith("_") and not name.startswith("_") and args and \
@@ -328,9 +332,7 @@ def _signature(call):
 
 
 def _bound(call, name, args, kwargs):
-    import jitensor
-    import jitensor.nn.functional as F
-    fn = getattr(jitensor, name, None) or getattr(F, name, None)
+    fn = getattr(jitensor, name, None) or getattr(jitensor.nn.functional, name, None)
     sig = _signature(getattr(fn, "__wrapped__", fn)) if fn is not None else None
     if sig is None:
         raise _NoRule
@@ -346,7 +348,10 @@ def _dim_rule(name):
 
     def rule(call, args, kwargs, level, size):
         rank = _rank(args[0], level)
-        if rank is None or _batched_in(args[1:], kwargs) == level and name != "gather":
+        if name in ("max", "min") and len(args) > 1 and isinstance(args[1], (Tensor,
+                                                                             BatchedTensor)):
+            return _elementwise(call, args, kwargs, level, size)  # (max(a, b): maximum)
+        if rank is None or _batched_in(args[1:], kwargs) == level:
             raise _NoRule
         bound = _bound(call, name, args, kwargs)
         first = next(iter(bound.arguments))
@@ -504,7 +509,6 @@ def _matmul(call, args, kwargs, level, size):
         bv = bv.reshape(size, *([1] * gap), *bv.shape[1:])
     elif gap < 0:
         av = av.reshape(size, *([1] * -gap), *av.shape[1:])
-    import jitensor
     out = jitensor.matmul(av, bv)  # (mm, bmm and mv are matmul for the ranks they take)
     if a.dim() == 1:
         out = out.squeeze(-2)
@@ -536,19 +540,26 @@ def _linear(call, args, kwargs, level, size):
     return out if bias is None else out + bias
 
 
-def _folded(call, args, kwargs, level, size):
+def _folded(name):
     """Convolutions, poolings and per-sample norms of a batched input alone: the batch dim
-    joins the input's own batch dim (or is it, for an input without one)."""
-    x = args[0]
-    if _rank(x, level) is None or _batched_in(args[1:], kwargs) == level:
-        raise _NoRule
-    v = x.value
-    merged = v.reshape(size * v.shape[1], *v.shape[2:]) if x.dim() >= 3 else v
-    out = call(merged, *args[1:], **kwargs)
+    joins the input's own batch dim (or is it, for an input without one: an input of fewer
+    dims than the op's spatial dims + 2)."""
+    full = int(name[-2]) + 2 if name[-2:] in ("1d", "2d", "3d") else None
 
-    def split(o):
-        return o.reshape(size, -1, *o.shape[1:]) if x.dim() >= 3 else o
-    return _wrap(tuple(split(o) for o in out) if isinstance(out, tuple) else split(out), level)
+    def rule(call, args, kwargs, level, size):
+        x = args[0]
+        if _rank(x, level) is None or _batched_in(args[1:], kwargs) == level:
+            raise _NoRule
+        v = x.value
+        merge = full is None or x.dim() == full
+        out = call(v.reshape(size * v.shape[1], *v.shape[2:]) if merge else v, *args[1:],
+                   **kwargs)
+
+        def split(o):
+            return o.reshape(size, -1, *o.shape[1:]) if merge else o
+        return _wrap(tuple(split(o) for o in out) if isinstance(out, tuple) else split(out),
+                     level)
+    return rule
 
 
 _FOLDED = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -556,11 +567,11 @@ _FOLDED = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "max_pool2d_with_indices", "group_norm", "instance_norm",
-           "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "unfold", "fold")
+           "interpolate", "upsample")
 
 _REDUCED_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
                    "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss",
-                   "poisson_nll_loss", "gaussian_nll_loss")
+                   "poisson_nll_loss")
 
 
 def _pointwise_loss(name):
@@ -651,7 +662,7 @@ RULES = {"getitem": _getitem, "matmul": _matmul, "mm": _matmul, "bmm": _matmul,
          "reshape_as": _as("reshape"), "expand_as": _as("expand")}
 RULES.update({n: _dim_rule(n) for n in _DIM_OPS})
 RULES.update({n: _inserting(n) for n in _INSERTING})
-RULES.update({n: _folded for n in _FOLDED})
+RULES.update({n: _folded(n) for n in _FOLDED})
 RULES.update({n: _pointwise_loss(n) for n in _REDUCED_LOSSES})
 RULES["elementwise"] = _elementwise
 _FIRST_ONLY = ("layer_norm", "rms_norm", "embedding", "one_hot", "local_response_norm",
@@ -659,7 +670,7 @@ _FIRST_ONLY = ("layer_norm", "rms_norm", "embedding", "one_hot", "local_response
                "half", "bfloat16", "int", "long", "bool", "to", "type", "cpu", "cuda",
                "retain_grad", "zero_", "fill_", "normal_", "uniform_", "zeros_like",
                "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-               "randint_like", "pad")
+               "randint_like", "pad", "pixel_shuffle", "pixel_unshuffle")
 
 
 def _elementwise_names():
@@ -673,7 +684,7 @@ def _elementwise_names():
               "hardsigmoid", "hardswish", "mish", "softplus", "softsign", "tanhshrink",
               "logsigmoid", "threshold", "hardshrink", "softshrink", "sigmoid", "tanh",
               "dropout", "alpha_dropout", "square", "frac", "sgn", "deg2rad", "rad2deg",
-              "logit", "heaviside", "isclose", "type_as", "prelu", "glu"}
+              "logit", "heaviside", "isclose", "type_as"}
     return names | {n + "_" for n in names}
 
 
@@ -705,9 +716,7 @@ def install():
     with _install_lock:
         if _installed:
             return
-        import jitensor
-        import jitensor.autograd.forward_ad  # noqa: F401
-        import jitensor.nn.functional  # noqa: F401
+        import jitensor.nn.functional  # noqa: F401 (imported on first use otherwise)
         _install_rules()
         spaces = [jitensor, jitensor.nn.functional, jitensor.linalg, jitensor.special,
                   jitensor.autograd, jitensor.autograd.forward_ad]

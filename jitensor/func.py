@@ -8,11 +8,13 @@ caller): transforms compose (grad of grad, vmap of grad, jacrev of jacrev), and 
 graph reaches nothing but those fresh leaves comes back detached, as torch's does.
 
 Where this differs from torch:
-- `vmap` runs the function once per batch element and stacks the outputs, so it accepts
-  what torch's batching rules reject (`.item()`, data-dependent control flow, an in-place
-  write of a mapped value into an unmapped tensor: each element writes in turn), and costs
-  a Python call per element. Random draws are noticed through the default generator's state
-  (a draw with an explicit `generator=` is not seen).
+- `vmap` runs the function once on the whole batch by batching rules (batching.py), as
+  torch's; where a rule is missing that op runs once per element. What the batched run
+  cannot do, it hands to a run of the function per element whose outputs are stacked, so it
+  accepts what torch's vmap rejects (`.item()`, data-dependent control flow, an in-place write
+  of a mapped value into an unmapped tensor: each element writes in turn) at a Python call per
+  element; random draws run per element too. Random draws are noticed through the default
+  generator's state (a draw with an explicit `generator=` is not seen).
 - `jvp` (and `linearize`) run in forward mode (autograd/forward_ad.py), which has one level:
   a `jvp` called within another (or within a `dual_level`) differentiates the vector-Jacobian
   product with respect to its vector instead (double backward). `jacfwd` computes the Jacobian

@@ -1876,6 +1876,7 @@ class _AutogradMeta:
     """What only tensors taking part in autograd carry (as torch keeps it apart too): most
     tensors have none, which keeps creating a tensor to four attribute stores."""
 
+    fw_grad: Any
     grad: Tensor | None
     grad_fn: Any
     hooks: Any

@@ -4,10 +4,10 @@
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
 cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward,
-forward-mode AD through a small MLP, and training steps (forward, backward, optimizer): a
-784-128-10 MLP at batch 64, a small CNN, a tiny GPT, nanoGPT's 6-layer character model, a VAE,
-a DCGAN, makemore's MLP, an LSTM language model, and the tiny GPT again with another process
-spinning on one core (a busy machine)."""
+forward-mode AD and per-sample gradients (vmap) through small MLPs, and training steps
+(forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny GPT,
+nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
+and the tiny GPT again with another process spinning on one core (a busy machine)."""
 import contextlib
 import sys
 
@@ -346,10 +346,11 @@ def _norms(jt, torch, quick):
     return rows
 
 
-def _forward_ad(jt, torch, quick):
-    """Rows for forward-mode AD: a 128-256-10 MLP (GELU, log_softmax) on 64 float32 rows run
-    with a tangent through `forward_ad` (the Jacobian-vector product along the input), and
-    the same through `func.jvp`."""
+def _transforms(jt, torch, quick):
+    """Rows for the function transforms: a 128-256-10 MLP (GELU, log_softmax) on 64 float32
+    rows run with a tangent through `forward_ad` (the Jacobian-vector product along the
+    input), the same through `func.jvp`, and per-sample gradients of a 784-128-10 MLP's loss
+    over 64 examples, vmap(grad)."""
     import numpy as np
     rng = np.random.default_rng(0)
     w1, w2 = rng.standard_normal((256, 128)) * 0.1, rng.standard_normal((10, 256)) * 0.1
@@ -370,7 +371,26 @@ def _forward_ad(jt, torch, quick):
     budget = 0.05 if quick else 0.5
     return [{"op": "forward AD: MLP with a tangent", "shape": "64x128-256-10",
              **compare(duals, budget=budget)},
-            {"op": "func.jvp: MLP", "shape": "64x128-256-10", **compare(jvps, budget=budget)}]
+            {"op": "func.jvp: MLP", "shape": "64x128-256-10", **compare(jvps, budget=budget)},
+            {"op": "vmap(grad): per-sample gradients", "shape": "64x784-128-10",
+             **compare({name: _per_sample(lib) for name, lib in _libs(jt, torch).items()},
+                       budget=budget)}]
+
+
+def _per_sample(lib):
+    """torch's per-sample-gradients tutorial: vmap(grad) of a functional_call loss."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    model = lib.nn.Sequential(lib.nn.Linear(784, 128), lib.nn.ReLU(), lib.nn.Linear(128, 10))
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    data = lib.tensor(rng.standard_normal((64, 784)).astype(np.float32))
+    targets = lib.tensor(rng.integers(0, 10, 64))
+
+    def loss(params, x, t):
+        out = lib.func.functional_call(model, params, (x.unsqueeze(0),))
+        return lib.nn.functional.cross_entropy(out, t.unsqueeze(0))
+    grads = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+    return lambda: grads(params, data, targets)
 
 
 def measure(quick=False):
@@ -380,7 +400,7 @@ def measure(quick=False):
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
         + _norms(jt, torch, quick) + _attention(jt, torch, quick) + _conv(jt, torch, quick) \
-        + _forward_ad(jt, torch, quick)
+        + _transforms(jt, torch, quick)
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),
