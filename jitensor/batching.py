@@ -483,6 +483,14 @@ def _squeeze(call, args, kwargs, level, size):
 
 def _getitem(call, args, kwargs, level, size):
     x, key = args
+    if isinstance(key, (Tensor, BatchedTensor)) and not key.dtype.is_floating_point and \
+            key.dtype != jitensor.bool:  # x[index]: the batch dim stays in front
+        if _rank(key, level) is None:
+            return _wrap(x.value[:, key], level)
+        if _rank(x, level) is None:
+            return _wrap(x[key.value], level)
+        rows = jitensor.arange(size, device=key.device).reshape(size, *([1] * key.dim()))
+        return _wrap(x.value[rows, key.value], level)
     if _rank(x, level) is None or _batched_in((key,) if not isinstance(key, tuple) else key,
                                               None) == level:
         raise _NoRule
@@ -736,6 +744,9 @@ def install():
                     form = _FORMS.get(id(value))
                     if form is not None and not key.startswith("__"):
                         setattr(module, key, form)
+        # indexing a plain tensor by a batched index (an embedding table's rows)
+        Tensor.__getitem__ = _form(Tensor.__getitem__, "getitem")
+        Tensor.__setitem__ = _form(Tensor.__setitem__, "setitem")
         _installed.append(True)
 
 

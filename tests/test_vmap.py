@@ -144,7 +144,14 @@ SHAPES = [
     lambda lib, a: lib.stack([a, a], -1), lambda lib, a: a.index_select(1, lib.tensor([3, 0])),
     lambda lib, a: a.gather(1, lib.tensor([[0], [2], [1]])), lambda lib, a: a.view_as(a.t()),
     lambda lib, a: a.chunk(2, 1), lambda lib, a: a.clone().contiguous().float(),
+    lambda lib, a: a[lib.tensor([2, 0, 2])], lambda lib, a: a[lib.tensor([[1], [0]])],
 ]
+
+
+def test_tensor_indices(spy):
+    index = RNG.integers(0, 3, (4, 2))
+    check(spy, lambda lib, a, i: a[i], [_r(4, 3, 5), index])  # both mapped
+    check(spy, lambda lib, a, i: a[i] * 2, [_r(3, 5), index], in_dims=(None, 0))
 
 
 @pytest.mark.parametrize("fn", SHAPES, ids=[str(i) for i in range(len(SHAPES))])
@@ -180,6 +187,15 @@ def test_nn_functions(spy):
                                                                  _r(4, 2, 3, 3)],
           in_dims=(0, None), rtol=1e-7)
     check(spy, lambda lib, x: F(lib).max_pool2d(x, 2) + F(lib).avg_pool2d(x, 2), [_r(3, 2, 4, 4)])
+    # inputs with and without a batch dim of their own, per spatial rank
+    check(spy, lambda lib, x, w: F(lib).conv1d(x, w), [_r(3, 2, 6), _r(4, 2, 3)],
+          in_dims=(0, None), rtol=1e-7)
+    check(spy, lambda lib, x, w: F(lib).conv3d(x, w), [_r(2, 2, 4, 4, 4), _r(3, 2, 2, 2, 2)],
+          in_dims=(0, None), rtol=1e-7)
+    check(spy, lambda lib, x: F(lib).max_pool1d(x, 2) + F(lib).adaptive_avg_pool1d(x, 3),
+          [_r(2, 5, 2, 6)])
+    check(spy, lambda lib, x, y: lib.max(x, y) - lib.min(x, y.t()), [_r(3, 2, 2), _r(2, 2)],
+          in_dims=(0, None))
     check(spy, lambda lib, x: F(lib).layer_norm(x, (4,)) + F(lib).gelu(x) + F(lib).silu(x),
           [_r(3, 2, 4)], rtol=1e-7)
     check(spy, lambda lib, x, t: F(lib).cross_entropy(x, t), [_r(3, 5, 4),
@@ -249,6 +265,17 @@ def test_what_the_rules_cannot_do_runs_per_element(spy):
     assert len(set(different.tolist())) == 4 and spy["fell_back"] == 2
     with pytest.raises(RuntimeError, match="randomness error mode"):
         jt.func.vmap(lambda a: a + jt.randn(3))(jt.tensor(bx))
+
+
+@pytest.mark.cuda
+def test_cuda_per_sample_gradients_equal_the_cpu_ones(spy):
+    x, w = _r(3, 4).astype(np.float32), _r(4).astype(np.float32)
+    got = []
+    for device in ("cpu", "cuda"):
+        grads = jt.func.vmap(jt.func.grad(lambda w, a: (a * w).tanh().sum()), in_dims=(None, 0))
+        got.append(grads(jt.tensor(w, device=device), jt.tensor(x, device=device)).cpu().numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-5, atol=1e-6)
+    assert spy["fell_back"] == 0
 
 
 def test_in_place_ops_and_unmapped_outputs(spy):
