@@ -539,6 +539,34 @@ def _outer(call, args, kwargs, level, size):
     return _wrap(_value(a, level, size).unsqueeze(2) * _value(b, level, size).unsqueeze(1), level)
 
 
+def _einsum(call, args, kwargs, level, size):
+    """einsum with an explicit output: each batched operand gets a new leading letter, and so
+    does the output."""
+    if kwargs or not isinstance(args[0], str) or "->" not in args[0]:
+        raise _NoRule
+    equation = args[0].replace(" ", "")
+    operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else \
+        list(args[1:])
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise _NoRule
+    letter = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in equation)
+    batched = [_rank(op, level) is not None for op in operands]
+    new = ",".join(letter + t if b else t for t, b in zip(terms, batched, strict=True))
+    values = [op.value if b else op for op, b in zip(operands, batched, strict=True)]
+    return _wrap(call(f"{new}->{letter}{output}", *values), level)
+
+
+def _make_dual(call, args, kwargs, level, size):
+    return _wrap(call(_value(args[0], level, size), _value(args[1], level, size), **kwargs),
+                 level)
+
+
+def _unpack_dual(call, args, kwargs, level, size):
+    return _wrap(call(args[0].value, **kwargs), level)
+
+
 def _linear(call, args, kwargs, level, size):
     x, w, bias = (*args, *([None] * (3 - len(args))))[:3]
     bias = kwargs.get("bias", bias)
@@ -667,7 +695,8 @@ RULES = {"getitem": _getitem, "matmul": _matmul, "mm": _matmul, "bmm": _matmul,
          "new_full": _unbatched_result, "new_empty": _unbatched_result,
          "new_tensor": _unbatched_result, "cross_entropy": _class_loss("cross_entropy"),
          "nll_loss": _class_loss("nll_loss"), "view_as": _as("view"),
-         "reshape_as": _as("reshape"), "expand_as": _as("expand")}
+         "reshape_as": _as("reshape"), "expand_as": _as("expand"), "einsum": _einsum,
+         "make_dual": _make_dual, "unpack_dual": _unpack_dual}
 RULES.update({n: _dim_rule(n) for n in _DIM_OPS})
 RULES.update({n: _inserting(n) for n in _INSERTING})
 RULES.update({n: _folded(n) for n in _FOLDED})

@@ -177,6 +177,13 @@ def test_products(spy):
     check(spy, lambda lib, x, y: lib.mv(x, y), [_r(2, 3, 4), _r(2, 4)])
 
 
+def test_einsum(spy):
+    check(spy, lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), [_r(3, 2, 4), _r(3, 4, 5)])
+    check(spy, lambda lib, a, b: lib.einsum("...ij,jk->...ki", a, b), [_r(3, 6, 2, 4), _r(4, 5)],
+          in_dims=(0, None))
+    check(spy, lambda lib, a, b: lib.einsum("i,i->", a, b), [_r(3), _r(4, 3)], in_dims=(None, 0))
+
+
 def test_nn_functions(spy):
     def F(lib):
         return lib.nn.functional
@@ -246,7 +253,7 @@ def test_transforms_inside_and_nested(spy):
                 vm(vm(lambda a, b: a * b, in_dims=(None, 0)), in_dims=(0, None))(bx, by),
                 vm(lambda a, v: lib.func.jvp(lambda u: u.tanh(), (a,), (v,))[1])(bx, by))
     _same(case(jt), case(torch))
-    assert spy["fell_back"] == 0
+    assert spy["fell_back"] == 0 and "make_dual" not in spy["per_element"]
 
 
 def test_what_the_rules_cannot_do_runs_per_element(spy):
