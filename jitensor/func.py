@@ -634,6 +634,21 @@ def _same_everywhere(values):
                               bool((v == first).all())) for v in values[1:])
 
 
+def _flat_out_dims(func, out_dims, output, spec):
+    """`out_dims` for each leaf of `output` (whose pytree spec is `spec`), checked as torch."""
+    if isinstance(output, _TENSORS):
+        flat_dims = [out_dims] if isinstance(out_dims, int) or out_dims is None else \
+            list(out_dims) if isinstance(out_dims, tuple) and len(out_dims) == 1 else None
+    else:
+        flat_dims = _broadcast_to_and_flatten(out_dims, spec)
+    if flat_dims is None:
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims "
+                         f"is not compatible with the structure of `outputs`. out_dims has "
+                         f"structure {tree_flatten(out_dims)[1]} but outputs has structure "
+                         f"{spec}.")
+    return flat_dims
+
+
 def _stack_outputs(func, out_dims, results):
     """The per-element outputs `results` as torch's vmap returns them."""
     name = _name(func)
@@ -647,15 +662,7 @@ def _stack_outputs(func, out_dims, results):
                                f"vmap needs one structure")
         for column, x in zip(columns, flat, strict=True):
             column.append(x)
-    if isinstance(results[0], Tensor):
-        flat_dims = [out_dims] if isinstance(out_dims, int) or out_dims is None else \
-            list(out_dims) if isinstance(out_dims, tuple) and len(out_dims) == 1 else None
-    else:
-        flat_dims = _broadcast_to_and_flatten(out_dims, spec)
-    if flat_dims is None:
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                         f"compatible with the structure of `outputs`. out_dims has structure "
-                         f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}.")
+    flat_dims = _flat_out_dims(func, out_dims, results[0], spec)
     flat = []
     for column, dim in zip(columns, flat_dims, strict=True):
         if dim is None:
@@ -699,15 +706,7 @@ def _batched_outputs(func, out_dims, output, level, size):
     """The batched run's `output` as vmap returns it: the batch dim of each at `out_dims`."""
     name = _name(func)
     flat, spec = tree_flatten(output)
-    if isinstance(output, _TENSORS):
-        flat_dims = [out_dims] if isinstance(out_dims, int) or out_dims is None else \
-            list(out_dims) if isinstance(out_dims, tuple) and len(out_dims) == 1 else None
-    else:
-        flat_dims = _broadcast_to_and_flatten(out_dims, spec)
-    if flat_dims is None:
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
-                         f"compatible with the structure of `outputs`. out_dims has structure "
-                         f"{tree_flatten(out_dims)[1]} but outputs has structure {spec}.")
+    flat_dims = _flat_out_dims(func, out_dims, output, spec)
     out = []
     for x, dim in zip(flat, flat_dims, strict=True):
         batched = isinstance(x, BatchedTensor) and x.level == level
