@@ -29,7 +29,7 @@ from .autograd import forward_ad
 from .autograd.grad_mode import enable_grad, is_grad_enabled
 from .batching import BatchedTensor
 from .nn.utils.stateless import _functional_call
-from .ops.shape import stack
+from .ops.shape import cat, stack
 from .random import default_generator
 from .tensor import Tensor
 
@@ -488,12 +488,20 @@ def _error_if_complex(api, tree, is_input):
                                f"{i}")
 
 
-def _jacobian(api, func, argnums, has_aux, args):
+def _jacobian(api, func, argnums, has_aux, args, chunk_size=None):
     """The Jacobian of `func` at `args` with respect to `argnums`, in reverse mode: one
-    vector-Jacobian product per output element (vmap over the standard basis, as torch)."""
+    vector-Jacobian product per output element (vmap over the standard basis, as torch),
+    `chunk_size` rows at a time."""
     _error_if_complex(api, args, True)
+    before = _rng()
     out = _vjp(func, args, argnums, has_aux)
     output, vjp_fn = out[:2]
+    if _rng() == before:
+        # the rows in one batched pass: vmap runs func again on the inputs expanded once per
+        # row, and one backward pass takes every row's cotangent (a random func keeps its one
+        # draw: one backward pass per row)
+        def vjp_fn(cotangents):
+            return _vjp(func, args, argnums, has_aux)[1](cotangents)
     flat_out, out_spec = tree_flatten(output)
     _error_if_complex(api, flat_out, False)
     flat_primals, primals_spec = tree_flatten(_slice_argnums(args, argnums))
@@ -506,7 +514,8 @@ def _jacobian(api, func, argnums, has_aux, args):
             b.diagonal(-start).fill_(1)
             basis.append(b.reshape((total,) + tuple(o.shape)))
             start += n
-        rows = tree_flatten(vmap(vjp_fn)(tree_unflatten(basis, out_spec)))[0]
+        rows = tree_flatten(vmap(vjp_fn, chunk_size=chunk_size)(
+            tree_unflatten(basis, out_spec)))[0]
     else:
         rows = [p.new_zeros((0,) + tuple(p.shape)) for p in flat_primals]
     per_output = []
@@ -524,13 +533,14 @@ def _jacobian(api, func, argnums, has_aux, args):
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """A function returning the Jacobian of `func` with respect to the arguments `argnums`:
     for each output, per differentiated argument, a tensor of shape output.shape +
-    argument.shape (`chunk_size` changes nothing here: vmap runs one element at a time)."""
+    argument.shape. The rows are computed `chunk_size` at a time (all at once by default:
+    memory for that many copies of func's intermediates)."""
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args):
-        return _jacobian("jacrev", func, argnums, has_aux, args)
+        return _jacobian("jacrev", func, argnums, has_aux, args, chunk_size)
     return wrapper
 
 
@@ -724,6 +734,22 @@ def _batched_outputs(func, out_dims, output, level, size):
     return tree_unflatten(out, spec)
 
 
+def _chunked(run, func, out_dims, chunk_size, size, flat_dims, flat_args, spec, kwargs):
+    """`run` (the vmapped func) on `chunk_size` elements at a time, its outputs concatenated
+    along their out_dims (an unmapped output: the first chunk's)."""
+    parts = []
+    for start in range(0, size, chunk_size):
+        n = min(chunk_size, size - start)
+        leaves = [a if d is None else a.narrow(d, start, n)
+                  for a, d in zip(flat_args, flat_dims, strict=True)]
+        parts.append(run(*tree_unflatten(leaves, spec), **kwargs))
+    flat0, out_spec = tree_flatten(parts[0])
+    dims = _flat_out_dims(func, out_dims, parts[0], out_spec)
+    columns = zip(*(tree_flatten(p)[0] for p in parts), strict=True)
+    return tree_unflatten([column[0] if d is None else cat(column, d)
+                           for column, d in zip(columns, dims, strict=True)], out_spec)
+
+
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """``vmap(func)`` maps `func` over dimension `in_dims` of its inputs (an int, or a pytree
     like the positional arguments with an int or None per input) and puts the mapped
@@ -732,7 +758,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     tensor, a random draw, an op that refuses a batched tensor) it runs once per batch element
     instead and the outputs are stacked. `randomness`: "error" raises if `func` draws random
     numbers, "different" draws for each element, "same" draws once (the generator is rewound
-    before each element). `chunk_size` is checked and otherwise changes nothing."""
+    before each element). `chunk_size`: at most that many elements at once (the batch is
+    split and the outputs concatenated: memory for fewer copies of func's intermediates)."""
     _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
@@ -745,6 +772,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise NotImplementedError("jitensor.func.vmap: a mapped dimension of size 0 (vmap "
                                       "runs the function per element, so it has no output to "
                                       "take shapes from)")
+        if chunk_size is not None and size > chunk_size:
+            return _chunked(wrapped, func, out_dims, chunk_size, size, flat_dims, flat_args,
+                            spec, kwargs)
         if randomness != "same":
             result = _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs)
             if result is not None:

@@ -297,6 +297,29 @@ def test_in_place_ops_and_unmapped_outputs(spy):
     assert spy["fell_back"] == 0
 
 
+def test_chunk_size_splits_the_batch(spy, monkeypatch):
+    sizes = []
+    run = jfunc._batched_run
+
+    def seen(func, out_dims, size, *rest):
+        sizes.append(size)
+        return run(func, out_dims, size, *rest)
+    monkeypatch.setattr(jfunc, "_batched_run", seen)
+
+    x, y = _r(5, 3), _r(3, 2)
+
+    def case(lib):
+        bx, w = lib.tensor(x), lib.tensor(y)
+        mapped = lib.func.vmap(lambda a: a @ w, out_dims=1, chunk_size=2)(bx)
+        return mapped, lib.func.jacrev(lambda v: (v @ w).tanh(), chunk_size=1)(bx[0])
+    _same(case(jt), case(torch))
+    assert sizes == [2, 2, 1, 1, 1]
+    # an unmapped output comes from the first chunk (torch 2.13 fails to concatenate it)
+    w = jt.tensor(y)
+    pair = jt.func.vmap(lambda a: (a @ w, w), out_dims=(1, None), chunk_size=2)(jt.tensor(x))
+    assert pair[1] is w or bool((pair[1] == w).all())
+
+
 def test_a_function_taken_before_the_first_vmap_dispatches(spy):
     dot = jt.dot  # (whatever jitensor.dot is now)
     got = jt.func.vmap(dot)(jt.tensor(_r(3, 4)), jt.tensor(_r(3, 4)))
