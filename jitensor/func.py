@@ -545,7 +545,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """`jacrev`'s Jacobian (computed in reverse mode: jitensor has no forward-mode AD), with
+    """`jacrev`'s Jacobian (computed in reverse mode, which gives the same matrix), with
     torch's jacfwd's checks: `randomness="error"` refuses a function that draws random
     numbers, as torch's vmap over the basis does."""
     @functools.wraps(func)

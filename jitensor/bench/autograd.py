@@ -4,7 +4,7 @@
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
 cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward,
-forward-mode AD and per-sample gradients (vmap) through small MLPs, and training steps
+forward-mode AD, per-sample gradients (vmap), a Jacobian and a Hessian, and training steps
 (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny GPT,
 nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
 and the tiny GPT again with another process spinning on one core (a busy machine)."""
@@ -374,7 +374,25 @@ def _transforms(jt, torch, quick):
             {"op": "func.jvp: MLP", "shape": "64x128-256-10", **compare(jvps, budget=budget)},
             {"op": "vmap(grad): per-sample gradients", "shape": "64x784-128-10",
              **compare({name: _per_sample(lib) for name, lib in _libs(jt, torch).items()},
-                       budget=budget)}]
+                       budget=budget)},
+            *_jacobians(jt, torch, budget)]
+
+
+def _jacobians(jt, torch, budget):
+    """Rows for jacrev of tanh(W v) (64x32) and the Hessian of sum(tanh(W v)) + sum(v^3)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    w, v = rng.standard_normal((64, 32)) * 0.1, rng.standard_normal(32)
+    jac, hess = {}, {}
+    for name, lib in _libs(jt, torch).items():
+        W, x = lib.tensor(w), lib.tensor(v)
+        jac[name] = lambda lib=lib, W=W, x=x: lib.func.jacrev(lambda u: (W @ u).tanh())(x)
+        hess[name] = lambda lib=lib, W=W, x=x: lib.func.hessian(
+            lambda u: (W @ u).tanh().sum() + (u ** 3).sum())(x)
+    return [{"op": "func.jacrev: tanh(W v)", "shape": "64x32 float64",
+             **compare(jac, budget=budget)},
+            {"op": "func.hessian: sum tanh(W v) + v^3", "shape": "64x32 float64",
+             **compare(hess, budget=budget)}]
 
 
 def _per_sample(lib):
