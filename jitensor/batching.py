@@ -332,7 +332,9 @@ def _signature(call):
 
 
 def _bound(call, name, args, kwargs):
-    fn = getattr(jitensor, name, None) or getattr(jitensor.nn.functional, name, None)
+    # the function a form wraps; for a method, the function of its name
+    fn = getattr(call, "__wrapped__", None) or getattr(jitensor, name, None) or \
+        getattr(jitensor.nn.functional, name, None)
     sig = _signature(getattr(fn, "__wrapped__", fn)) if fn is not None else None
     if sig is None:
         raise _NoRule
@@ -605,6 +607,15 @@ _FOLDED = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "adaptive_max_pool3d", "max_pool2d_with_indices", "group_norm", "instance_norm",
            "interpolate", "upsample")
 
+def _batch_norm(call, args, kwargs, level, size):
+    """batch_norm with running statistics (eval): per channel, so the batch folds into the
+    input's; in training each element's own statistics are needed: per element."""
+    bound = _bound(call, "batch_norm", args, kwargs)
+    if bound.arguments.get("training", False):
+        raise _NoRule
+    return _folded("batch_norm")(call, args, kwargs, level, size)
+
+
 _REDUCED_LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
                    "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss",
                    "poisson_nll_loss")
@@ -696,7 +707,7 @@ RULES = {"getitem": _getitem, "matmul": _matmul, "mm": _matmul, "bmm": _matmul,
          "new_tensor": _unbatched_result, "cross_entropy": _class_loss("cross_entropy"),
          "nll_loss": _class_loss("nll_loss"), "view_as": _as("view"),
          "reshape_as": _as("reshape"), "expand_as": _as("expand"), "einsum": _einsum,
-         "make_dual": _make_dual, "unpack_dual": _unpack_dual}
+         "make_dual": _make_dual, "unpack_dual": _unpack_dual, "batch_norm": _batch_norm}
 RULES.update({n: _dim_rule(n) for n in _DIM_OPS})
 RULES.update({n: _inserting(n) for n in _INSERTING})
 RULES.update({n: _folded(n) for n in _FOLDED})

@@ -194,6 +194,9 @@ def test_nn_functions(spy):
                                                                  _r(4, 2, 3, 3)],
           in_dims=(0, None), rtol=1e-7)
     check(spy, lambda lib, x: F(lib).max_pool2d(x, 2) + F(lib).avg_pool2d(x, 2), [_r(3, 2, 4, 4)])
+    stats = [np.linspace(-1, 1, 2), np.linspace(1, 2, 2)]  # (running mean and variance: eval)
+    check(spy, lambda lib, x, m, v: F(lib).batch_norm(x, m, v), [_r(3, 5, 2, 4), *stats],
+          in_dims=(0, None, None), rtol=1e-7)
     # inputs with and without a batch dim of their own, per spatial rank
     check(spy, lambda lib, x, w: F(lib).conv1d(x, w), [_r(3, 2, 6), _r(4, 2, 3)],
           in_dims=(0, None), rtol=1e-7)
