@@ -335,7 +335,7 @@ def _bound(call, name, args, kwargs):
     # the function a form wraps; for a method, the function of its name
     fn = getattr(call, "__wrapped__", None) or getattr(jitensor, name, None) or \
         getattr(jitensor.nn.functional, name, None)
-    sig = _signature(getattr(fn, "__wrapped__", fn)) if fn is not None else None
+    sig = _signature(fn) if fn is not None else None
     if sig is None:
         raise _NoRule
     try:
