@@ -20,7 +20,9 @@ Where this differs from torch:
   product with respect to its vector instead (double backward). `jacfwd` computes the Jacobian
   in reverse mode, which gives the same matrix.
 """
+import contextlib
 import functools
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -691,9 +693,18 @@ def _stack_outputs(func, out_dims, results):
     return tree_unflatten(flat, spec)
 
 
+# the functions whose batched run could not go on: vmap runs them per element from the start
+_per_element_only = weakref.WeakKeyDictionary()
+
+
 def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs):
     """func run once on the whole batch (batching.py), its outputs as vmap returns them; None
     where the batched run cannot go on (the caller then runs func per element)."""
+    try:
+        if _per_element_only.get(func):
+            return None
+    except TypeError:  # (not weakly referenceable)
+        pass
     batching.install()
     state = default_generator.get_state()
     level = batching.enter(size)
@@ -706,6 +717,8 @@ def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs):
             raise batching.Unbatchable("a random draw")  # (the per-element run's to judge)
     except Exception:  # (Unbatchable, or an op that refused a BatchedTensor)
         default_generator.set_state(state)
+        with contextlib.suppress(TypeError):
+            _per_element_only[func] = True
         return None
     finally:
         batching.leave()

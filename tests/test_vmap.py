@@ -270,9 +270,14 @@ def test_what_the_rules_cannot_do_runs_per_element(spy):
     assert spy["fell_back"] == 1
     check(spy, lambda lib, a: lib.kron(a, a), [_r(3, 2)], batched=False)  # (no rule: per element)
     assert spy["per_element"][-1] == "kron" and spy["fell_back"] == 1
+    def reads(a):
+        return a * a[0].item()
+    for _ in range(2):  # (the second call runs per element from the start)
+        jt.func.vmap(reads)(jt.tensor(bx))
+    assert spy["fell_back"] == 3
     different = jt.func.vmap(lambda a: jt.rand(()) + a.sum() * 0, randomness="different")(
         jt.tensor(bx))
-    assert len(set(different.tolist())) == 4 and spy["fell_back"] == 2
+    assert len(set(different.tolist())) == 4 and spy["fell_back"] == 4
     with pytest.raises(RuntimeError, match="randomness error mode"):
         jt.func.vmap(lambda a: a + jt.randn(3))(jt.tensor(bx))
 
