@@ -716,9 +716,8 @@ RULES["elementwise"] = _elementwise
 _FIRST_ONLY = ("layer_norm", "rms_norm", "embedding", "one_hot", "local_response_norm",
                "contiguous", "clone", "detach", "requires_grad_", "detach_", "float", "double",
                "half", "bfloat16", "int", "long", "bool", "to", "type", "cpu", "cuda",
-               "retain_grad", "zero_", "fill_", "normal_", "uniform_", "zeros_like",
-               "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-               "randint_like", "pad", "pixel_shuffle", "pixel_unshuffle")
+               "retain_grad", "zero_", "fill_", "zeros_like", "ones_like", "empty_like",
+               "full_like", "pad", "pixel_shuffle", "pixel_unshuffle")
 
 
 def _elementwise_names():

@@ -83,7 +83,8 @@ REDUCTIONS = [
     lambda lib, a: a.prod(1), lambda lib, a: a.amax(1), lambda lib, a: a.max(),
     lambda lib, a: a.max(1), lambda lib, a: a.var(1), lambda lib, a: a.std(),
     lambda lib, a: a.norm(), lambda lib, a: lib.logsumexp(a, 1), lambda lib, a: a.cumsum(1),
-    lambda lib, a: lib.softmax(a, 1), lambda lib, a: lib.log_softmax(a, 0),
+    lambda lib, a: lib.softmax(a, dim=1), lambda lib, a: lib.log_softmax(a, 0),
+    lambda lib, a: lib.nn.functional.log_softmax(a, dim=-1),
     lambda lib, a: a.sort(1), lambda lib, a: a.topk(2), lambda lib, a: a.median(),
 ]
 
@@ -125,6 +126,8 @@ def test_products():
     check(lambda lib, x, y: lib.bmm(x, y), [_pair((2, 3, 4)), _pair((2, 4, 2))])
     check(lambda lib, x, y: lib.outer(x, y) + lib.dot(x, x), [_pair((3,)), _pair((3,))])
     check(lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+          [_pair((2, 3)), _pair((4, 3)), _pair((4,))])
+    check(lambda lib, x, w, b: lib.nn.functional.linear(input=x, weight=w, bias=b),
           [_pair((2, 3)), _pair((4, 3)), _pair((4,))])
 
 

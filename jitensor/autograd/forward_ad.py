@@ -4,12 +4,13 @@ run on such tensors gives its floating outputs the tangent J·t (the Jacobian-ve
 and `unpack_dual(y)` reads it.
 
 Tangents come from the derivative rules of reverse mode (derivatives/), so every op with a
-rule has a forward derivative too, computed the cheapest way its kind allows:
+rule has a forward derivative too, computed the cheapest way its kind allows (`Node.tangent`):
 - ops linear in their tensor argument (views, reshapes, sums, indexing, cat, ...): the op
-  itself applied to the tangent; products of two tensors (matmul, mm, bmm, ...): the product
-  rule, op(tx, y) + op(x, ty);
-- elementwise ops: their Jacobian is diagonal, so the rule applied to an input's tangent in
-  place of the gradient gives J·t;
+  itself applied to the tangent; products of two tensors (matmul and its kin, linear and
+  convolution with their bias): the product rule, op(tx, y) + op(x, ty) (+ tb);
+- ops whose Jacobian is symmetric (the elementwise ops, whose Jacobian is diagonal, and
+  softmax): the rule applied to an input's tangent in place of the gradient gives J·t;
+  log_softmax has its formula;
 - any other op: its rule is linear in the gradient, g ↦ Jᵀg, and J·t is the gradient with
   respect to g of the sum of (Jᵀg)·t: one backward pass through the rule's own graph (the rules
   are built from recorded public ops, which is what makes double backward work).
@@ -288,6 +289,8 @@ def _sub(a):
 def _tangents(op, cls, args, kwargs, result, outs):
     """The tangent of each output (None: none)."""
     kind = cls.tangent or _kind(cls)
+    if len(args) < _POSITIONAL.get(kind, 0):  # (operands given by keyword: the general way)
+        kind = "rule"
     if kind == "linear":
         first = args[0]
         if not any(tangent_of(t) is not None for t in _tensors((first,), None)):
@@ -297,7 +300,8 @@ def _tangents(op, cls, args, kwargs, result, outs):
         return [_product_rule(op, args, kwargs, result, _BIAS_DIM.get(cls))]
     if kind == "log_softmax":  # (its Jacobian is not symmetric: J·t is t less softmax·t)
         t = tangent_of(args[0]).to(result.dtype)
-        return [t - (result.exp() * t).sum(args[1], keepdim=True)]
+        dim = args[1] if len(args) > 1 else kwargs["dim"]
+        return [t - (result.exp() * t).sum(dim, keepdim=True)]
     # the tangents are recorded for reverse mode where a primal or a tangent requires grad
     # (not for the aliases made for the rules)
     create = grad_mode._state.enabled and any(
@@ -400,6 +404,7 @@ LINEAR = ("view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "s
           "index_select", "take", "masked_select", "cat", "concat", "concatenate", "stack")
 BILINEAR = ("matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "linear", "convolution")
 _BIAS_DIM = {}  # rule class -> the output dim its op's bias runs along
+_POSITIONAL = {"linear": 1, "bilinear": 2, "log_softmax": 1}  # the operands a kind reads by place
 # the elementwise families (a diagonal Jacobian), and the ops named beside them
 _ELEMENTWISE = ("unary", "arith", "ternary", "math", "math2", "special", "special2",
                 "activation")
