@@ -36,22 +36,39 @@ class Unbatchable(Exception):
 
 class _Levels(threading.local):
     sizes = ()  # the batch size of each vmap entered in this thread, outermost first
+    different = ()  # per level: whether random draws differ per element (randomness=)
+    depth = 0  # 1 while an op dispatches: what its rule calls runs as it is
+    drawn = 0  # random numbers drawn by dispatched ops: each element's own
 
 
 _levels = _Levels()
 active = [0]  # vmaps running in any thread: the one check every wrapped function makes
 
 
-def enter(size):
-    """Enter a vmap level of `size` elements; returns its number."""
+def enter(size, different=False):
+    """Enter a vmap level of `size` elements (whose random draws differ per element, with
+    `different`); returns its number."""
     _levels.sizes += (size,)
+    _levels.different += (different,)
     active[0] += 1
     return len(_levels.sizes) - 1
 
 
 def leave():
     _levels.sizes = _levels.sizes[:-1]
+    _levels.different = _levels.different[:-1]
     active[0] -= 1
+
+
+def _offset():
+    from .random import default_generator
+    return default_generator._offset
+
+
+def draws():
+    """(random numbers drawn so far, those drawn by dispatched ops): a batched run whose draws
+    were all dispatched gave each element its own."""
+    return _offset(), _levels.drawn
 
 
 def current():
@@ -192,7 +209,17 @@ def _batched_in(args, kwargs):
 
 def dispatch(call, name, args, kwargs=None):
     """`call(*args, **kwargs)` (the op `name`) with BatchedTensors among the arguments."""
-    kwargs = kwargs or {}
+    if _levels.depth:
+        return _dispatch(call, name, args, kwargs or {})
+    before, _levels.depth = _offset(), 1
+    try:
+        return _dispatch(call, name, args, kwargs or {})
+    finally:
+        _levels.depth = 0
+        _levels.drawn += _offset() - before  # (by the whole batch: each element its own)
+
+
+def _dispatch(call, name, args, kwargs):
     level = _batched_in(args, kwargs)
     if level < 0:
         return call(*args, **kwargs)
@@ -748,13 +775,30 @@ _install_lock = threading.Lock()
 
 
 def _form(fn, name):
+    random = name in _RANDOM
+
     @functools.wraps(fn)
     def form(*args, **kwargs):
-        if active[0] and _batched_in(args, kwargs) >= 0:
-            return dispatch(form, name, args, kwargs)
+        if active[0]:
+            if _batched_in(args, kwargs) >= 0:
+                return dispatch(form, name, args, kwargs)
+            if random and _levels.sizes and _levels.different[-1] and not _levels.depth and \
+                    kwargs.get("out") is None:
+                return dispatch(_drawn, name, (fn, *args), kwargs)
         return fn(*args, **kwargs)
     form.__wrapped__ = fn
     return form
+
+
+# random ops that draw without a batched argument: under randomness="different", a draw per
+# element
+_RANDOM = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
+           "normal", "bernoulli", "multinomial", "poisson"}
+
+
+def _drawn(fn, *args, **kwargs):
+    level, size = len(_levels.sizes) - 1, _levels.sizes[-1]
+    return BatchedTensor(jitensor.stack([fn(*args, **kwargs) for _ in range(size)]), level)
 
 
 def install():

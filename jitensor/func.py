@@ -13,7 +13,8 @@ Where this differs from torch:
   cannot do, it hands to a run of the function per element whose outputs are stacked, so it
   accepts what torch's vmap rejects (`.item()`, data-dependent control flow, an in-place write
   of a mapped value into an unmapped tensor: each element writes in turn) at a Python call per
-  element; random draws run per element too. Random draws are noticed through the default
+  element; random draws stay batched with randomness="different" where each element draws
+  its own. Random draws are noticed through the default
   generator's state (a draw with an explicit `generator=` is not seen).
 - `jvp` (and `linearize`) run in forward mode (autograd/forward_ad.py), which has one level:
   a `jvp` called within another (or within a `dual_level`) differentiates the vector-Jacobian
@@ -697,9 +698,12 @@ def _stack_outputs(func, out_dims, results):
 _per_element_only = weakref.WeakKeyDictionary()
 
 
-def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs):
+def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs, randomness):
     """func run once on the whole batch (batching.py), its outputs as vmap returns them; None
-    where the batched run cannot go on (the caller then runs func per element)."""
+    where the batched run cannot go on (the caller then runs func per element). Random
+    draws are allowed with randomness="different" where each element draws its own (a batched
+    op's, or a draw made once per element); any other draw hands func to the per-element run,
+    whose checks decide."""
     try:
         if _per_element_only.get(func):
             return None
@@ -707,13 +711,15 @@ def _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs):
         pass
     batching.install()
     state = default_generator.get_state()
-    level = batching.enter(size)
+    level = batching.enter(size, randomness == "different")
     try:
         leaves = [a if d is None else BatchedTensor(a.movedim(d, 0) if d else a, level)
                   for a, d in zip(flat_args, flat_dims, strict=True)]
-        before = _rng()
+        (before, dispatched), seed = batching.draws(), _rng()[0]
         output = batching.form_of(func)(*tree_unflatten(leaves, spec), **kwargs)
-        if _rng() != before:
+        after, now = batching.draws()
+        if (after - before != now - dispatched or randomness != "different" and after != before
+                or _rng()[0] != seed):
             raise batching.Unbatchable("a random draw")  # (the per-element run's to judge)
     except Exception:  # (Unbatchable, or an op that refused a BatchedTensor)
         default_generator.set_state(state)
@@ -768,11 +774,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     like the positional arguments with an int or None per input) and puts the mapped
     dimension at `out_dims` of its outputs. `func` runs once on the whole batch, each op by its
     batching rule (batching.py); where that cannot go on (a Python value read from a mapped
-    tensor, a random draw, an op that refuses a batched tensor) it runs once per batch element
-    instead and the outputs are stacked. `randomness`: "error" raises if `func` draws random
-    numbers, "different" draws for each element, "same" draws once (the generator is rewound
-    before each element). `chunk_size`: at most that many elements at once (the batch is
-    split and the outputs concatenated: memory for fewer copies of func's intermediates)."""
+    tensor, a random draw the batch cannot see, an op that refuses a batched tensor) it runs
+    once per batch element instead and the outputs are stacked. `randomness`: "error" raises if
+    `func` draws random numbers, "different" draws for each element (a batched op draws for the
+    whole batch at once), "same" draws once (per element, the generator rewound before each).
+    `chunk_size`: at most that many elements at once (the batch is split and the outputs
+    concatenated: memory for fewer copies of func's intermediates)."""
     _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
@@ -789,7 +796,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             return _chunked(wrapped, func, out_dims, chunk_size, size, flat_dims, flat_args,
                             spec, kwargs)
         if randomness != "same":
-            result = _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs)
+            result = _batched_run(func, out_dims, size, flat_dims, flat_args, spec, kwargs,
+                                  randomness)
             if result is not None:
                 return result
         slices = [None if d is None else a.unbind(d)

@@ -277,7 +277,9 @@ def test_what_the_rules_cannot_do_runs_per_element(spy):
     assert spy["fell_back"] == 3
     different = jt.func.vmap(lambda a: jt.rand(()) + a.sum() * 0, randomness="different")(
         jt.tensor(bx))
-    assert len(set(different.tolist())) == 4 and spy["fell_back"] == 4
+    assert len(set(different.tolist())) == 4 and spy["fell_back"] == 3  # (batched: a draw each)
+    same = jt.func.vmap(lambda a: jt.rand(()) + a.sum() * 0, randomness="same")(jt.tensor(bx))
+    assert len(set(same.tolist())) == 1
     with pytest.raises(RuntimeError, match="randomness error mode"):
         jt.func.vmap(lambda a: a + jt.randn(3))(jt.tensor(bx))
 
@@ -291,6 +293,24 @@ def test_cuda_per_sample_gradients_equal_the_cpu_ones(spy):
         got.append(grads(jt.tensor(w, device=device), jt.tensor(x, device=device)).cpu().numpy())
     np.testing.assert_allclose(got[1], got[0], rtol=1e-5, atol=1e-6)
     assert spy["fell_back"] == 0
+
+
+def test_random_draws_differ_per_element_in_the_batched_run(spy):
+    """randomness="different": dropout of a batched tensor and draws without one (made once per
+    element) run batched, each element with its own draws; a draw the batch cannot see (a
+    plain tensor's method) runs per element."""
+    x = jt.ones(6, 40)
+    F = jt.nn.functional
+    masks = jt.func.vmap(lambda a: F.dropout(a, 0.5) + jt.randn(3).sum() * 0 +
+                         jt.randint(0, 5, ()) * 0, randomness="different")(x)
+    assert spy["fell_back"] == 0
+    assert len({tuple(m) for m in masks.tolist()}) == 6  # (each element its own mask)
+    assert set(masks.flatten().tolist()) <= {0.0, 2.0}
+    noise = jt.zeros(3)
+    jt.func.vmap(lambda a: a + noise.uniform_(), randomness="different")(x[:, :3])
+    assert spy["fell_back"] == 1
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        jt.func.vmap(lambda a: F.dropout(a, 0.5))(x)
 
 
 def test_in_place_ops_and_unmapped_outputs(spy):
