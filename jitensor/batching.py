@@ -10,9 +10,8 @@ what comes back. An op without a rule runs once per batch element and its result
 Rules call ops through their public names (module attributes looked up at the call, or methods
 of the values), so a value that is itself a BatchedTensor of an enclosing vmap dispatches
 again: nested vmaps compose. The public functions of jitensor's namespaces reach `dispatch`
-through a wrapper bound in the namespaces (and where public modules export them) when a vmap
-first runs (`install`), so a program that never vmaps calls its ops directly, and the modules
-that implement ops call each other directly always; Tensor methods of a BatchedTensor dispatch
+through a wrapper bound where jitensor binds them when a vmap first runs (`install`), so a
+program that never vmaps calls its ops directly; Tensor methods of a BatchedTensor dispatch
 from `BatchedTensor.__getattr__`.
 
 What the batched run cannot do raises `Unbatchable`, and func.vmap then runs the function once
@@ -820,15 +819,12 @@ def install():
                         (fn.__module__.startswith(_OP_MODULES) or
                          fn.__module__ == "jitensor.autograd"):
                     _FORMS[id(fn)] = _form(fn, name)
-        # in the namespaces, and wherever a public module exports the same function, so that a
-        # public name bound to one function in two modules stays so; the modules that
-        # implement the ops keep calling each other directly
+        # wherever jitensor binds them, so that a name bound to one function in two modules
+        # stays so
         for name, module in list(sys.modules.items()):
-            if name.startswith("jitensor") and not name.startswith(_INTERNAL) and \
-                    "._" not in name:
-                keys = vars(module) if module in spaces else getattr(module, "__all__", ())
-                for key in list(keys):
-                    form = _FORMS.get(id(getattr(module, key, None)))
+            if name == "jitensor" or name.startswith("jitensor."):
+                for key, value in list(vars(module).items()):
+                    form = _FORMS.get(id(value))
                     if form is not None and not key.startswith("__"):
                         setattr(module, key, form)
         # indexing a plain tensor by a batched index (an embedding table's rows)
@@ -838,8 +834,6 @@ def install():
 
 
 _FORMS = {}  # id(public function) -> its dispatching form
-_INTERNAL = ("jitensor.ops", "jitensor.kernels", "jitensor.autograd.derivatives",
-             "jitensor.creation")
 # where the ops are defined (not the transforms, settings, serialization, ...)
 _OP_MODULES = ("jitensor.ops.", "jitensor.nn.functional", "jitensor.creation", "jitensor.linalg",
                "jitensor.autograd.forward_ad", "jitensor.special")
