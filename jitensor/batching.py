@@ -61,8 +61,7 @@ def leave():
 
 
 def _offset():
-    from .random import default_generator
-    return default_generator._offset
+    return jitensor.default_generator._offset
 
 
 def draws():

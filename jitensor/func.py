@@ -379,6 +379,8 @@ def vjp(func, *primals, has_aux=False):
 
 
 _JVP = "jvp(f, primals, tangents)"
+_JVP_STRICT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+               "inputs. This is not allowed with strict=True.")
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -403,11 +405,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 raise RuntimeError(f"{_JVP}: Expected {name} to only contain Tensors, got "
                                    f"{type(t)}")
     for p, t in zip(flat_primals, flat_tangents, strict=True):
-        if p.shape != t.shape:
-            raise RuntimeError(f"Trying to set a forward gradient that has a different size "
-                               f"than that of the original Tensor, this is not supported. "
-                               f"Tensor is of size {list(p.shape)} while the given forward "
-                               f"gradient is of size {list(t.shape)}.")
+        forward_ad.check_size(p, t)
     if not forward_ad.active[0]:
         return _forward_jvp(func, flat_primals, flat_tangents, primals_spec, strict, has_aux)
     leaves = _Leaves(is_grad_enabled())
@@ -421,9 +419,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         _tensor_outputs(flat_out, _JVP)
         live = [o for o in flat_out if o.requires_grad]
         if strict and len(live) < len(flat_out):
-            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
-                               "independent of the inputs. This is not allowed with "
-                               "strict=True.")
+            raise RuntimeError(_JVP_STRICT)
         # J v = d(J^T u)/du . v, for a dummy u per output
         dummies = [leaves.make(o.new_zeros(o.shape)) for o in live]
         vjps = leaves.grads(live, flat_diff, dummies, create_graph=True, retain_graph=True)
@@ -453,8 +449,7 @@ def _forward_jvp(func, flat_primals, flat_tangents, primals_spec, strict, has_au
         _tensor_outputs(flat_out, _JVP)
         pairs = [forward_ad.unpack_dual(o) for o in flat_out]
     if strict and any(t is None for _, t in pairs):
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
-                           "independent of the inputs. This is not allowed with strict=True.")
+        raise RuntimeError(_JVP_STRICT)
     out = tree_unflatten([p for p, _ in pairs], out_spec)
     tangents = tree_unflatten([o.new_zeros(o.shape) if t is None else t
                                for o, (_, t) in zip(flat_out, pairs, strict=True)], out_spec)

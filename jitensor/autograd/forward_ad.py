@@ -119,17 +119,22 @@ def _set_tangent(t, tangent):
     _holders.add(meta)
 
 
+def check_size(tensor, tangent):
+    """torch's error for a tangent whose shape is not its primal's (make_dual's, func.jvp's)."""
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(tensor.shape)} while the given forward gradient is of "
+                           f"size {list(tangent.shape)}.")
+
+
 def make_dual(tensor, tangent, *, level=None):
     """A view of `tensor` carrying `tangent` (same shape, floating) as its forward gradient;
     grad still flows back to `tensor` through it."""
     _check_level(level, "_make_dual")
     _check_floating("primal", tensor)
     _check_floating("tangent", tangent)
-    if tangent.shape != tensor.shape:
-        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
-                           f"that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(tensor.shape)} while the given forward gradient is of "
-                           f"size {list(tangent.shape)}.")
+    check_size(tensor, tangent)
     if tangent.device != tensor.device:
         raise RuntimeError(f"make_dual(): the tangent is on {tangent.device} but the primal on "
                            f"{tensor.device}; move the tangent to the primal's device")
