@@ -50,6 +50,26 @@ def install():
         raise RuntimeError("torch is already imported in this process: jitensor.run must "
                            "alias it before the script's first `import torch`")
     sys.meta_path.insert(0, _TorchAlias())
+    _spawn_aliased()
+
+
+def _spawn_aliased():
+    """Make processes started by multiprocessing's "spawn" method (torch.multiprocessing,
+    DataLoader workers) alias torch too: a spawned child imports the script again, before it
+    runs anything of ours. (A "forkserver" server imports the script first: not covered.)"""
+    from multiprocessing import spawn
+    command_line = spawn.get_command_line
+    if getattr(command_line, "aliased", False):
+        return
+
+    def get_command_line(**kwds):
+        line = command_line(**kwds)
+        if "-c" in line:  # (a frozen executable takes no code)
+            at = line.index("-c") + 1
+            line[at] = "import jitensor.run; jitensor.run.install(); " + line[at]
+        return line
+    get_command_line.aliased = True
+    spawn.get_command_line = get_command_line
 
 
 def main(argv=None):

@@ -215,7 +215,10 @@ class UntypedStorage(_StorageBase, _Casts):
         return self._resizable
 
     def is_shared(self):
-        return self._device.type == "cuda"  # (torch's answer for CUDA memory)
+        if self._device.type == "cuda":
+            return True  # (torch's answer for CUDA memory)
+        from .multiprocessing.reductions import is_shared
+        return is_shared(self._root)
 
     def is_pinned(self, device=None):
         return False

@@ -716,6 +716,17 @@ class Tensor:
         """False: jitensor never allocates page-locked host memory."""
         return False
 
+    def share_memory_(self):
+        """Move the storage into shared memory, which processes this tensor is sent to map
+        too (jitensor.multiprocessing); nothing for CUDA tensors or shared ones. Returns self."""
+        from .multiprocessing.reductions import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self):
+        """Whether the storage is in shared memory (CUDA memory counts, as in torch)."""
+        from .multiprocessing.reductions import is_shared
+        return self._device.type == "cuda" or is_shared(self._data)
+
     def is_distributed(self):
         return False
 

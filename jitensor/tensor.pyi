@@ -942,6 +942,8 @@ class Tensor:
         """Whether the two tensors have the same shape."""
     def is_set_to(self, tensor: Tensor) -> _bool:
         """Whether self and tensor view the same memory with the same sizes and strides."""
+    def is_shared(self) -> _bool:
+        """Whether the storage is in shared memory (CUDA memory counts, as in torch)."""
     def is_signed(input) -> _bool:
         """Whether input's dtype is signed (not bool or uint8)."""
     @property
@@ -1595,6 +1597,9 @@ class Tensor:
     def sgn_(input) -> Tensor: ...
     @property
     def shape(self) -> Size: ...
+    def share_memory_(self) -> Any:
+        """Move the storage into shared memory, which processes this tensor is sent to map too
+        (jitensor.multiprocessing); nothing for CUDA tensors or shared ones."""
     def short(self) -> Tensor: ...
     def sigmoid(input, *, out: Tensor | None = None) -> Tensor:
         """1 / (1 + exp(-input)), without overflow for large |input|."""

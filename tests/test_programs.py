@@ -118,6 +118,16 @@ PROGRAMS_RUN = {
              expect=(r"^Train Epoch: 1 \[0/64 \(0%\)\]\tLoss: \d",
                      r"^Test set: Average loss: \d+\.\d+, Accuracy: \d+/32 ")),),
         shims=True),
+    "mnist_hogwild": Program(
+        "mnist_hogwild",
+        # two spawned processes train the one model in shared memory (Hogwild), then the
+        # parent tests it; the children's lines interleave, so only the test line is compared
+        (Run("main.py", ("--epochs", "1", "--dry-run", "--batch-size", "16",
+                         "--test-batch-size", "32", "--num-processes", "2", "--save_model"),
+             files=("MNIST_hogwild.pt",),
+             expect=(r"Train Epoch: 1 \[0/64 \(0%\)\]\tLoss: \d",
+                     r"^Test set: Average loss: \d+\.\d+, Accuracy: \d+/32 ")),),
+        shims=True, same=r"^Test set"),
     "mnist_forward_forward": Program(
         "mnist_forward_forward",
         (Run("main.py", ("--epochs", "3", "--train_size", "64", "--test_size", "32",

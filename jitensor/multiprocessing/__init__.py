@@ -1,9 +1,10 @@
 """torch.multiprocessing: Python's multiprocessing (every name of it), torch's sharing-strategy
-switches, and `spawn` / `start_processes` to run a function in N processes. jitensor tensors
-cross processes pickled (copied): there are no shared-memory reducers."""
+switches, and `spawn` / `start_processes` to run a function in N processes. Importing it makes
+multiprocessing send CPU tensors through shared memory, as torch does (reductions.py)."""
 import multiprocessing
 from multiprocessing import *  # noqa: F403
 
+from .reductions import init_reductions
 from .spawn import (
     ProcessContext,
     ProcessException,
@@ -30,8 +31,12 @@ def get_sharing_strategy():
 
 
 def set_sharing_strategy(new_strategy):
-    """Recorded as torch does; jitensor sends tensors pickled whatever the strategy."""
+    """Recorded as torch does; jitensor shares tensors by file descriptor whatever the strategy
+    (reductions.py)."""
     if new_strategy not in _STRATEGIES:
         raise AssertionError(f"Invalid sharing strategy {new_strategy!r}: expected one of "
                              f"{sorted(_STRATEGIES)}")
     _strategy[0] = new_strategy
+
+
+init_reductions()

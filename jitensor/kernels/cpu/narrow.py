@@ -156,14 +156,17 @@ def call(fn, args, kwargs=None):
             held = copies[id(a)] = (a, _wide_copy(a))
         return held[1]
 
-    result = fn(*map(widen, args), **{k: widen(v) for k, v in (kwargs or {}).items()})
-    # every array's writes are found before any is written back: an input that overlaps the
-    # output (an in-place op's) must not write its old values over the result
-    writes = [w for narrow, wide in copies.values() if narrow.flags.writeable
-              for w in [_write(narrow, wide)] if w is not None]
-    for target, rounded, changed in writes:
-        np.copyto(target, rounded, where=True if changed is None else changed)
-    return result
+    try:
+        result = fn(*map(widen, args), **{k: widen(v) for k, v in (kwargs or {}).items()})
+        # every array's writes are found before any is written back: an input that overlaps
+        # the output (an in-place op's) must not write its old values over the result
+        writes = [w for narrow, wide in copies.values() if narrow.flags.writeable
+                  for w in [_write(narrow, wide)] if w is not None]
+        for target, rounded, changed in writes:
+            np.copyto(target, rounded, where=True if changed is None else changed)
+        return result
+    finally:  # (widen refers to itself: without this the copies lived until a gc collection)
+        copies.clear()
 
 
 def in_float32(launcher):

@@ -805,8 +805,18 @@ class Module:
         return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def share_memory(self):
-        raise NotImplementedError("Module.share_memory: jitensor tensors cannot live in shared "
-                                  "memory; processes receive pickled copies")
+        """Move every parameter, gradient and buffer into shared memory (Tensor.share_memory_),
+        so that processes the module is sent to train the same weights. Returns self."""
+        for module in self.modules():
+            for p in module._parameters.values():
+                if p is not None:
+                    p.share_memory_()
+                    if p.grad is not None:
+                        p.grad.share_memory_()
+            for b in module._buffers.values():
+                if b is not None:
+                    b.share_memory_()
+        return self
 
     def _no_device(self, kind):
         raise RuntimeError(f"Module.{kind}: jitensor has no {kind} devices (only cpu and cuda)")
