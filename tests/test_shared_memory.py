@@ -149,3 +149,15 @@ def test_hogwild_training_updates_the_parent_model():
     for a, b in zip(model.parameters(), reference.parameters(), strict=True):
         assert jt.equal(a, b)
     assert not jt.equal(model.weight, jt.nn.Linear(3, 2).weight)
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("context", [None, "spawn"])
+def test_data_loader_workers_hand_batches_over_in_shared_memory(context):
+    data = jt.utils.data.TensorDataset(jt.arange(300.).view(30, 10), jt.arange(30))
+    loader = jt.utils.data.DataLoader(data, batch_size=7, num_workers=2,
+                                      multiprocessing_context=context)
+    batches = list(loader)
+    assert all(x.is_shared() and y.is_shared() for x, y in batches)
+    assert jt.equal(jt.cat([x for x, _ in batches]), data.tensors[0])
+    assert jt.equal(jt.cat([y for _, y in batches]), data.tensors[1])
