@@ -1,6 +1,7 @@
 """Tensors in shared memory (`share_memory_`, `Module.share_memory`) and tensors sent between
 processes through torch.multiprocessing (jitensor/multiprocessing/reductions.py): the receiver
 maps the sender's memory, as in torch."""
+import os
 import pickle
 from multiprocessing.reduction import ForkingPickler
 
@@ -161,3 +162,16 @@ def test_data_loader_workers_hand_batches_over_in_shared_memory(context):
     assert all(x.is_shared() and y.is_shared() for x, y in batches)
     assert jt.equal(jt.cat([x for x, _ in batches]), data.tensors[0])
     assert jt.equal(jt.cat([y for _, y in batches]), data.tensors[1])
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_received_tensors_hold_no_file_descriptors():
+    """A loop that keeps every batch it receives must not run out of descriptors (torch's
+    "Too many open files"); a received tensor sent on goes as a shared copy."""
+    before = len(os.listdir("/proc/self/fd"))
+    kept = [_sent(jt.full((3,), float(i))) for i in range(2000)]
+    assert len(os.listdir("/proc/self/fd")) - before < 20
+    assert [t[0].item() for t in kept[::500]] == [0, 500, 1000, 1500]
+    again = _sent(kept[0])
+    again.fill_(-1)
+    assert again.is_shared() and kept[0].tolist() == [0, 0, 0]

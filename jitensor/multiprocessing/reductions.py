@@ -14,13 +14,14 @@ last process lets go of it. Plain `pickle` (`jt.save`, `copy.deepcopy`) still co
 Where jitensor differs: a tensor holds its buffer, not its storage (storage.py), so
 `share_memory_()` can move a storage only while the tensor it is called on is its only view;
 otherwise it raises, rather than leave the other views writing to the old memory. A tensor
-sent in that state travels as a shared copy. CUDA tensors travel as copies (torch's CUDA IPC
-has no counterpart here)."""
+sent in that state travels as a shared copy, and so does one this process received (it keeps
+no descriptors of what it receives: SharedBuffer). CUDA tensors travel as copies (torch's CUDA
+IPC has no counterpart here)."""
+import ctypes
 import mmap
 import os
 import sys
 import tempfile
-import weakref
 from multiprocessing.reduction import DupFd, ForkingPickler
 
 import numpy as np
@@ -28,9 +29,24 @@ import numpy as np
 __all__ = ["SharedBuffer", "init_reductions", "is_shared", "share_memory_"]
 
 
-class SharedBuffer(mmap.mmap):
-    """Memory mapped from an unnamed file; `fd` stays open (closed with the buffer) so that
-    the memory can be handed to other processes."""
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_long)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+_FAILED = ctypes.c_void_p(-1).value
+
+
+class SharedBuffer(ctypes.c_char * (1 << 46)):
+    """Memory mapped from an unnamed file, unmapped when NumPy lets go of it: a ctypes array
+    at the mapping (of a nominal length above any mapping's, as kernels/cpu/memory.py's
+    leases) that a storage's array takes as its buffer. libc's mmap, not Python's, which keeps
+    a descriptor of its own open for every mapping. The process that made the memory keeps
+    the file open (`fd`) to hand it to other processes; one that received it closes the file
+    at once (`fd` None): a loop keeping every batch of a DataLoader's workers would otherwise
+    hold a descriptor per tensor (torch's "Too many open files")."""
+
+    __slots__ = ("address", "nbytes", "fd")
 
     @classmethod
     def new(cls, nbytes):
@@ -44,19 +60,27 @@ class SharedBuffer(mmap.mmap):
         except BaseException:
             os.close(fd)
             raise
-        return cls.attach(fd, max(nbytes, 1))
+        return cls.attach(fd, max(nbytes, 1), keep=True)
 
     @classmethod
-    def attach(cls, fd, nbytes):
-        """Map `nbytes` of open file `fd`, which the buffer then owns."""
-        try:
-            buf = cls(fd, nbytes)
-        except BaseException:
+    def attach(cls, fd, nbytes, keep=False):
+        """Map `nbytes` of open file `fd`, which the buffer then owns (`keep`) or closes."""
+        address = _libc.mmap(None, nbytes, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED,
+                             fd, 0)
+        if address in (None, _FAILED):
+            error = ctypes.get_errno()
             os.close(fd)
-            raise
-        buf.fd = fd
-        weakref.finalize(buf, os.close, fd)
+            raise OSError(error, f"mmap of {nbytes} shared bytes: {os.strerror(error)}")
+        buf = cls.from_address(address)
+        buf.address, buf.nbytes, buf.fd = address, nbytes, fd if keep else None
+        if not keep:
+            os.close(fd)  # (the mapping stays)
         return buf
+
+    def __del__(self):
+        _libc.munmap(self.address, self.nbytes)
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 def _storage(data):
@@ -133,6 +157,8 @@ def _reduce_tensor(t):
         return t.__reduce__()
     if is_shared(t._data):
         data = t._data
+        if _storage(data).base.fd is None:  # received here: pass on a shared copy
+            data = _shared_copy(data)
     else:
         try:
             data = share_memory_(t)._data
