@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import CPU_DTYPES, assert_tensor, dtype_id, to_torch_dtype
+from conftest import CPU_DTYPES, assert_tensor, at_thread_counts, dtype_id, to_torch_dtype
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -119,6 +119,21 @@ def test_cat_stack_flip_copy(d):
     assert_tensor(y.t().flip((0, 1)), b.T[::-1, ::-1], d)
     flipped = x.flip(-1)
     assert not shares(flipped, x)
+
+
+@pytest.mark.parametrize("rows", [3, 1 << 14], ids=["small", "parallel-size"])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_joins_of_many_pieces_at_any_size_and_thread_count(rows, dim):
+    """Small joins run as one NumPy call, large ones as a copy per piece (parallel on several
+    threads): the same values either way, at 1 and all threads."""
+    a = sample((rows, 5, 6), jt.float32, 5)
+    pieces = [jt.from_numpy(a)[:, :, i] for i in range(6)]  # strided pieces
+    want_stack = np.stack([a[:, :, i] for i in range(6)], dim)
+    want_cat = np.concatenate([a[:, :, i] for i in range(6)], min(dim, 1))
+    for stacked, joined in at_thread_counts(lambda: (jt.stack(pieces, dim),
+                                                     jt.cat(pieces, min(dim, 1)))):
+        assert_tensor(stacked, want_stack, jt.float32)
+        assert_tensor(joined, want_cat, jt.float32)
 
 
 @pytest.mark.parametrize("pair", [(jt.uint8, jt.int8), (jt.bool, jt.float32), (jt.int32, jt.int64),

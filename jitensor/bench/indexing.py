@@ -1,4 +1,4 @@
-"""The indexing report: cat, advanced indexing (elements, and rows: a batch, an embedding
+"""The indexing report: cat, stack, advanced indexing (elements, and rows: a batch, an embedding
 lookup), mask selection, index_add_, a transposing copy and a sort against NumPy and torch, all
 in one run: ``python -m jitensor.bench.indexing [--quick]``.
 
@@ -24,6 +24,10 @@ def _cases(sizes):
     parts = [rng.random((n, n), np.float32) for _ in range(k)]
     jparts = [jt.from_numpy(p) for p in parts]
     cat = {"jitensor": lambda: jt.cat(jparts), "numpy": lambda: np.concatenate(parts)}
+
+    rowlist = list(rng.random((1024, 64), np.float32))  # a DataLoader batch's collate
+    jrowlist = [jt.from_numpy(r) for r in rowlist]
+    stack = {"jitensor": lambda: jt.stack(jrowlist), "numpy": lambda: np.stack(rowlist)}
 
     size, count = sizes["index"]
     src, idx = rng.random(size, np.float32), rng.integers(0, size, count)
@@ -61,6 +65,8 @@ def _cases(sizes):
     if torch is not None:
         tparts = [torch.from_numpy(p) for p in parts]
         cat["torch"] = lambda: torch.cat(tparts)
+        trowlist = [torch.from_numpy(r) for r in rowlist]
+        stack["torch"] = lambda: torch.stack(trowlist)
         tsrc, tidx = torch.from_numpy(src), torch.from_numpy(idx)
         index["torch"] = lambda: tsrc[tidx]
         for peers, t, i in zip(rows, tables, picks, strict=False):
@@ -75,6 +81,7 @@ def _cases(sizes):
         sort["torch"] = lambda: tsquare.sort(dim=-1, stable=True)
     return [
         ("cat", f"{k} x ({n}, {n}) float32", cat),
+        ("stack", "1024 x (64,) float32", stack),
         ("x[idx]", f"{count:.0e} of {size:.0e} float32", index),
         ("x[rows]", "64 rows of (64, 10) float32", rows[0]),
         ("x[rows]", "4096 rows of (100000, 64) float32", rows[1]),

@@ -716,8 +716,12 @@ def cat(tensors, dim=0, *, out=None):
                                "written-to tensor refer to a single memory location. Please "
                                "clone() the tensor before performing the operation.")
     b, at = backend(device), 0
+    pieces = [x._data for x in tensors if x._data.size]  # (1-D empties may not even match)
+    if pieces and all(p.dtype == out._data.dtype for p in pieces) \
+            and b.join(out._data, pieces, d):
+        return out
     for x in tensors:
-        if not x._data.size:  # contributes nothing (1-D empties may not even match)
+        if not x._data.size:
             continue
         n = x._data.shape[d]
         b.copy(_slice(out, d, at, n)._data, x._data)
@@ -739,6 +743,13 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(first.shape)} at entry 0 and {list(x.shape)} at entry {i}")
     d = _dim(dim, first.ndim + 1, "stack")
+    if out is None and all(x._dtype is first._dtype and x._device is first._device
+                           for x in tensors):
+        shape = list(first._data.shape)
+        shape.insert(d, len(tensors))
+        joined = allocate(shape, first._dtype, first._device)
+        if backend(first._device).join(joined._data, [x._data for x in tensors], d, True):
+            return joined
     return cat([unsqueeze(x, d) for x in tensors], d, out=out)
 
 

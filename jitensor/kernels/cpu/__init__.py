@@ -156,6 +156,22 @@ def from_numpy(array):
     return array
 
 
+def join(out, pieces, dim, new_dim=False):
+    """out = pieces (out's dtype) joined along `dim` (stacked along a new one with `new_dim`)
+    by NumPy, one C loop, where that serves: on one thread or below the parallel copy's size.
+    False where cat's copy per piece is left to do it (a copy through Python cost ~5 µs a
+    piece: a DataLoader batch of 1024 rows stacked in 10 ms)."""
+    if out.size >= kernels.MOVE_PARALLEL_MIN and not kernels.single_thread() \
+            or not out.flags.writeable:
+        return False
+    if new_dim and dim < pieces[0].ndim:  # new dim and the next merged: a concatenation
+        shape = pieces[0].shape  # (np.stack reshapes each piece in Python: twice the time)
+        out = out.reshape(shape[:dim] + (len(pieces) * shape[dim],) + shape[dim + 1:])
+        new_dim = False
+    (np.stack if new_dim else np.concatenate)(pieces, axis=dim, out=out)
+    return True
+
+
 def empty_like(buf, np_dtype):
     """Uninitialised, keeping a dense permuted layout (torch's preserve_format)."""
     return np.empty_like(buf, np_dtype, order="K")
