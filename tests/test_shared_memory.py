@@ -175,3 +175,20 @@ def test_received_tensors_hold_no_file_descriptors():
     again = _sent(kept[0])
     again.fill_(-1)
     assert again.is_shared() and kept[0].tolist() == [0, 0, 0]
+
+
+@pytest.mark.subprocess
+def test_a_spawned_process_gets_copies_of_tensors_that_cannot_move():
+    ctx = mp.get_context("spawn")
+    t = jt.arange(6.)
+    view = t[2:]  # (t's storage has another view: t goes as a shared copy)
+    q, done = ctx.Queue(), ctx.Event()
+    p = ctx.Process(target=_hold, args=(t, q, done))
+    p.start()
+    try:
+        got = q.get(timeout=120)
+    finally:
+        done.set()
+        p.join(timeout=120)
+    assert p.exitcode == 0 and got.tolist() == [10, 20, 30, 40, 50, 60]
+    assert t.tolist() == [0, 1, 2, 3, 4, 5] and view.tolist() == [2, 3, 4, 5]

@@ -22,6 +22,7 @@ import mmap
 import os
 import sys
 import tempfile
+from multiprocessing.context import get_spawning_popen
 from multiprocessing.reduction import DupFd, ForkingPickler
 
 import numpy as np
@@ -155,16 +156,21 @@ def _reduce_tensor(t):
             "queue).")
     if t._device.type != "cpu":
         return t.__reduce__()
-    if is_shared(t._data):
-        data = t._data
-        if _storage(data).base.fd is None:  # received here: pass on a shared copy
-            data = _shared_copy(data)
-    else:
+    copy = None  # (no reference to t's buffer is held here: share_memory_ counts them)
+    if not is_shared(t._data):
         try:
-            data = share_memory_(t)._data
+            share_memory_(t)
         except RuntimeError:  # other views keep the storage: send a shared copy
-            data = _shared_copy(t._data)
+            copy = _shared_copy(t._data)
+    elif _storage(t._data).base.fd is None:  # received here: pass on a shared copy
+        copy = _shared_copy(t._data)
+    data = t._data if copy is None else copy
     root = _storage(data)
+    popen = get_spawning_popen()
+    if copy is not None and popen is not None:
+        # a Process argument's descriptor is passed when the process starts, not duplicated
+        # now: the copy must outlive this call
+        popen.__dict__.setdefault("jitensor_buffers", []).append(root.base)
     geometry = (data.shape, data.strides, data.ctypes.data - root.ctypes.data)
     return (_rebuild_shared, (type(t), DupFd(root.base.fd), root.nbytes, geometry,
                               t._dtype.name, t.requires_grad))
