@@ -113,11 +113,9 @@ def _hold(t, q, done):
     done.wait()  # (the receiver takes the memory from this process: keep it alive till then)
 
 
-@pytest.mark.subprocess
-@pytest.mark.parametrize("method", ["fork", "spawn"])
-def test_processes_write_into_the_memory_they_share(method):
+def _round_trip(method, t):
+    """What a child started by `method` with t sends back (see _hold)."""
     ctx = mp.get_context(method)
-    t = jt.arange(6.).view(2, 3).share_memory_()
     q, done = ctx.Queue(), ctx.Event()
     p = ctx.Process(target=_hold, args=(t, q, done))
     p.start()
@@ -127,6 +125,14 @@ def test_processes_write_into_the_memory_they_share(method):
         done.set()
         p.join(timeout=120)
     assert p.exitcode == 0
+    return got
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_processes_write_into_the_memory_they_share(method):
+    t = jt.arange(6.).view(2, 3).share_memory_()
+    got = _round_trip(method, t)
     assert t.tolist() == [[1, 2, 3], [4, 5, 6]]  # the child's add_ is seen here
     assert got.tolist() == [[10, 20, 30], [40, 50, 60]] and got.is_shared()
 
@@ -179,16 +185,8 @@ def test_received_tensors_hold_no_file_descriptors():
 
 @pytest.mark.subprocess
 def test_a_spawned_process_gets_copies_of_tensors_that_cannot_move():
-    ctx = mp.get_context("spawn")
     t = jt.arange(6.)
     view = t[2:]  # (t's storage has another view: t goes as a shared copy)
-    q, done = ctx.Queue(), ctx.Event()
-    p = ctx.Process(target=_hold, args=(t, q, done))
-    p.start()
-    try:
-        got = q.get(timeout=120)
-    finally:
-        done.set()
-        p.join(timeout=120)
-    assert p.exitcode == 0 and got.tolist() == [10, 20, 30, 40, 50, 60]
+    got = _round_trip("spawn", t)
+    assert got.tolist() == [10, 20, 30, 40, 50, 60]
     assert t.tolist() == [0, 1, 2, 3, 4, 5] and view.tolist() == [2, 3, 4, 5]
