@@ -271,8 +271,12 @@ def test_pooling_modules_match_torch():
             assert repr(mine) == repr(theirs)
             a, b = mine(jt.tensor(y)), theirs(torch.tensor(y))
             a, b = (a, b) if isinstance(b, tuple) else ((a,), (b,))
+            # max pooling is exact; LPPool's sums round in torch's order, which torch's
+            # kernels pick by CPU (its AVX2 and AVX-512 sums differ in the last bit)
+            exact = "Max" in type(mine).__name__
             for p, q in zip(a, b, strict=True):
-                np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12)
+                np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=0 if exact else 1e-6,
+                                           atol=0 if exact else 1e-6)
     for n in (1, 2, 3):
         mine, theirs = getattr(nn, f"MaxUnpool{n}d")(2), getattr(torch.nn, f"MaxUnpool{n}d")(2)
         assert repr(mine) == repr(theirs)

@@ -159,8 +159,8 @@ def from_numpy(array):
 def join(out, pieces, dim, new_dim=False):
     """out = pieces (out's dtype) joined along `dim` (stacked along a new one with `new_dim`)
     by NumPy, one C loop, where that serves: on one thread or below the parallel copy's size.
-    False where cat's copy per piece is left to do it (a copy through Python cost ~5 µs a
-    piece: a DataLoader batch of 1024 rows stacked in 10 ms)."""
+    False where cat's copy per piece is left to do it (a copy through Python per piece made a
+    DataLoader's collate slow: docs/design.md, "Small-op latency")."""
     if out.size >= kernels.MOVE_PARALLEL_MIN and not kernels.single_thread() \
             or not out.flags.writeable:
         return False
