@@ -716,6 +716,17 @@ class Tensor:
         """False: jitensor never allocates page-locked host memory."""
         return False
 
+    def pin_memory(self, device=None):
+        """A copy for fast transfers to the accelerator, as torch's: jitensor allocates it as
+        ordinary host memory (`is_pinned()` stays False, as for ``pin_memory=True``). Without
+        CUDA, torch's error."""
+        if self._device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self.clone()
+
     def share_memory_(self):
         """Move the storage into shared memory, which processes this tensor is sent to map
         too (jitensor.multiprocessing); nothing for CUDA tensors or shared ones. Returns self."""

@@ -1425,6 +1425,9 @@ class Tensor:
         nothing)."""
     def permute(input, *dims_: _int | Sequence[_int]) -> Tensor:
         """A view with the dims in the order `dims_`."""
+    def pin_memory(self, device: _Device | str | _int | None = None) -> Any:
+        """A copy for fast transfers to the accelerator, as torch's: jitensor allocates it as
+        ordinary host memory (`is_pinned()` stays False, as for ``pin_memory=True``)."""
     def pinverse(input, rcond: _float = 1e-15) -> Tensor:
         """torch.pinverse: linalg.pinv with rtol `rcond`."""
     def polygamma(self, n: _int, *, out: Tensor | None = None) -> Tensor: ...

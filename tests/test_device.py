@@ -226,6 +226,22 @@ def test_pin_memory_needs_cuda(call):
         call()
 
 
+@needs_no_cuda
+def test_tensor_pin_memory_needs_an_accelerator_as_torch():
+    with pytest.raises(RuntimeError, match="^Cannot access accelerator device when none is"):
+        jt.ones(2).pin_memory()
+
+
+@pytest.mark.skipif(not jt.cuda.is_available(), reason="needs CUDA (or its simulator)")
+def test_tensor_pin_memory_copies_cpu_tensors_only():
+    x = jt.arange(3.)
+    pinned = x.pin_memory()
+    assert pinned.tolist() == [0, 1, 2] and pinned.device == x.device
+    assert pinned.data_ptr() != x.data_ptr() and not pinned.is_pinned()
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        jt.ones(2, device="cuda").pin_memory()
+
+
 def test_constructing_cuda_device_objects_does_not_need_cuda():
     # only using one raises: the value object alone is fine
     d = jt.device("cuda:7")
