@@ -106,6 +106,8 @@ from .device import device, get_device_module
 from .dtypes import (
     bfloat16,
     can_cast,
+    complex64,
+    complex128,
     dtype,
     finfo,
     float16,
@@ -125,6 +127,7 @@ from .dtypes import (
 from .dtypes import bool_ as bool
 from .legacy_types import CPU_TYPES as _CPU_TYPES
 from .legacy_types import typename
+from .ops import complex_ops as _complex_ops
 from .ops import einsum as _einsum
 from .ops import elementwise as _elementwise
 from .ops import factor as _factor
@@ -145,6 +148,7 @@ from .ops import scatter as _scatter
 from .ops import shape as _shape
 from .ops import sort as _sort
 from .ops import statistics as _statistics
+from .ops.complex_ops import *  # noqa: F401,F403
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.factor import *  # noqa: F401,F403
@@ -195,6 +199,8 @@ from .torch_version import internal_version as _internal_version
 
 float = float32
 double = float64
+cfloat = complex64
+cdouble = complex128
 half = float16
 long = int64
 int = int32
@@ -205,7 +211,7 @@ detach = Tensor.detach
 is_conj, is_neg, resolve_conj, resolve_neg = (Tensor.is_conj, Tensor.is_neg, Tensor.resolve_conj,
                                               Tensor.resolve_neg)
 is_inference, is_distributed = Tensor.is_inference, Tensor.is_distributed
-has_lapack, has_mkl, has_spectral = True, False, False  # OpenBLAS/LAPACK; no MKL, no torch.fft
+has_lapack, has_mkl, has_spectral = True, False, True  # OpenBLAS/LAPACK; no MKL; jitensor.fft
 has_openmp = importlib.util.find_spec("numba.np.ufunc.omppool") is not None
 
 __version__ = _TorchVersion(_internal_version)
@@ -213,7 +219,8 @@ __version__ = _TorchVersion(_internal_version)
 __all__ = [
     "Generator", "Size", "Tensor", "arange", "autograd", "enable_grad", "is_grad_enabled",
     "no_grad", "set_grad_enabled", "as_tensor", "bool", "can_cast", "contiguous_format", "cuda",
-    "default_generator", "device", "double", "dtype", "empty", "empty_like", "eye", "float",
+    "cfloat", "cdouble", "complex64", "complex128", "default_generator", "device", "double",
+    "dtype", "empty", "empty_like", "eye", "float",
     "float16", "float32", "float64", "from_dlpack", "from_numpy", "full", "full_like",
     "get_debug_empty", "get_default_dtype", "get_num_threads", "get_rng_state", "half",
     "initial_seed", "int", "int8", "int16", "int32", "int64", "linspace", "long", "manual_seed",
@@ -222,9 +229,9 @@ __all__ = [
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
     "zeros", "zeros_like",
 ]
-for _m in (_einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg, _matrix,
-           _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape, _sort,
-           _statistics, _householder, _matrix_function, _lowrank, _native_extra):
+for _m in (_complex_ops, _einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg,
+           _matrix, _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape,
+           _sort, _statistics, _householder, _matrix_function, _lowrank, _native_extra):
     __all__ += _m.__all__
 __all__ += _storage_module.__all__
 
@@ -259,13 +266,13 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 
 def __getattr__(name):
-    """backends, compiler, cpu, distributed, func, functional, futures, hub, jit, linalg,
+    """backends, compiler, cpu, distributed, fft, func, functional, futures, hub, jit, linalg,
     multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, special,
     testing, torch_version, types, utils, version, windows (torch.signal.windows), compile,
-    save, load, fork, wait, to_dlpack and vmap (torch.vmap is
+    save, load, fork, wait, stft, istft, to_dlpack and vmap (torch.vmap is
     torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
     on everything above)."""
-    if name in ("backends", "compiler", "cpu", "distributed", "distributions", "func",
+    if name in ("backends", "compiler", "cpu", "distributed", "distributions", "fft", "func",
                 "functional", "futures", "hub", "jit", "linalg", "multiprocessing", "nn", "onnx",
                 "optim", "overrides", "profiler", "serialization", "signal", "special",
                 "testing", "torch_version", "types", "utils", "version"):
@@ -282,6 +289,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.func").vmap
     if name in ("fork", "wait"):
         return getattr(importlib.import_module(f"{__name__}.futures"), name)
+    if name in ("stft", "istft"):
+        return getattr(importlib.import_module(f"{__name__}.fft"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -234,10 +234,12 @@ __all__ = [
     "cartesian_prod",
     "cat",
     "cdist",
+    "cdouble",
     "ceil",
     "ceil_",
     "celu",
     "celu_",
+    "cfloat",
     "chain_matmul",
     "channel_shuffle",
     "channels_last",
@@ -260,6 +262,9 @@ __all__ = [
     "combinations",
     "compile",
     "compiler",
+    "complex",
+    "complex64",
+    "complex128",
     "concat",
     "concatenate",
     "cond",
@@ -614,6 +619,7 @@ __all__ = [
     "pixel_unshuffle",
     "poisson",
     "poisson_nll_loss",
+    "polar",
     "polygamma",
     "positive",
     "pow",
@@ -786,6 +792,8 @@ __all__ = [
     "var_mean",
     "vdot",
     "version",
+    "view_as_complex",
+    "view_as_real",
     "vmap",
     "vsplit",
     "vstack",
@@ -801,8 +809,12 @@ __all__ = [
 ]
 bfloat16: _DType
 bool: _DType
+cdouble: _DType
+cfloat: _DType
 channels_last: _MemoryFormat
 channels_last_3d: _MemoryFormat
+complex128: _DType
+complex64: _DType
 contiguous_format: _MemoryFormat
 default_generator: Generator
 double: _DType
@@ -1264,8 +1276,10 @@ def aminmax(
     propagates, ties share the gradient (as amin's and amax's)."""
 
 def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
-    floating dtype (the default one for integer and bool input)."""
+    """The argument of each element: of a complex number atan2(imag, real); of a real one pi for
+    negative numbers, 0 otherwise, nan for nan, in a floating dtype (the default one for
+    integer and bool input), with a zero gradient (torch's: the sign term carries x into the
+    graph without moving the value)."""
 
 def any(
     input: Tensor,
@@ -1755,6 +1769,10 @@ def compile(
     """torch.compile: `model` (a function or an nn.Module) to run compiled — for now eagerly,
     with the same results; without `model`, a decorator."""
 
+def complex(real: Any, imag: Any, *, out: Tensor | None = None) -> Tensor:
+    """The complex tensor real + i imag (float32 parts make complex64, float64 complex128),
+    broadcast."""
+
 def concat(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` joined along `dim`, in their promoted dtype (or out's)."""
 
@@ -1765,10 +1783,10 @@ def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Tensor:
     """torch.cond, eagerly: true_fn(*operands) if pred else false_fn(*operands)."""
 
 def conj(input: Tensor) -> Tensor:
-    """input itself: the conjugate of a real tensor (torch returns self too)."""
+    """The complex conjugate (a new tensor); a real tensor itself."""
 
 def conj_physical(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The conjugate of a real tensor, input itself (or copied into `out`)."""
+    """The complex conjugate, computed; a real tensor itself (or copied into `out`)."""
 
 def conj_physical_(input: Tensor) -> Tensor: ...
 def constant_pad_nd(input: Tensor, pad: Any, value: _float = 0) -> Tensor: ...
@@ -2521,7 +2539,7 @@ def igammac(
     (torch.special.gammaincc); a derivative for other only, as in torch."""
 
 def imag(input: Tensor) -> Tensor:
-    """torch's error: a real tensor has no imaginary part to view."""
+    """The imaginary parts of a complex tensor, as a view."""
 
 def index_add(
     input: Tensor, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1
@@ -2593,10 +2611,10 @@ def is_autocast_enabled(device_type: Any = None) -> _bool:
     """Whether ops on `device_type` (None: CUDA, as torch's) autocast in this thread now."""
 
 def is_complex(input: Tensor) -> _bool:
-    """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
+    """Whether input's dtype is complex (complex64 or complex128)."""
 
 def is_conj(self: Tensor) -> _bool:
-    """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
+    """False: jitensor conjugates complex tensors by computing (no lazy conjugate bit)."""
 
 def is_deterministic_algorithms_warn_only_enabled() -> _bool: ...
 def is_distributed(self: Tensor) -> _bool: ...
@@ -2665,7 +2683,7 @@ def isposinf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Whether each element is +inf (bool; never for integer tensors)."""
 
 def isreal(input: Tensor) -> Tensor:
-    """Whether each element has no imaginary part: all True, jitensor having no complex dtypes."""
+    """Whether each element's imaginary part is 0 (all True for a real tensor)."""
 
 def kaiser_window(
     window_length: _int,
@@ -3342,6 +3360,9 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 def poisson_nll_loss(
     input: Tensor, target: Any, log_input: Any, full: Any, eps: _float, reduction: Any
 ) -> Tensor: ...
+def polar(abs: Any, angle: Any, *, out: Tensor | None = None) -> Tensor:
+    """The complex tensor abs * (cos(angle) + i sin(angle))."""
+
 def polygamma(n: _int, input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The n-th derivative of digamma: digamma for n = 0, torch's trigamma for n = 1, and
     (-1)^(n+1) n! zeta(n + 1, x) for n >= 2 (Cephes' Hurwitz zeta, in float64 for float32
@@ -3410,7 +3431,7 @@ def rand(
     requires_grad: _bool = False,
     pin_memory: _bool = False,
 ) -> Tensor:
-    """Uniform samples from [0, 1)."""
+    """Uniform samples from [0, 1) (of a complex dtype: each part)."""
 
 def rand_like(
     input: Tensor,
@@ -3462,7 +3483,7 @@ def randn(
     requires_grad: _bool = False,
     pin_memory: _bool = False,
 ) -> Tensor:
-    """Standard normal samples."""
+    """Standard normal samples (of a complex dtype: each part of variance 1/2, as torch's)."""
 
 def randn_like(
     input: Tensor,
@@ -3506,7 +3527,7 @@ def ravel(input: Tensor) -> Tensor:
     whether the strides happen to allow a flat view, as reshape does)."""
 
 def real(input: Tensor) -> Tensor:
-    """input itself: a real tensor is its own real part (torch returns self too)."""
+    """The real parts of a complex tensor, as a view; a real tensor itself (as torch)."""
 
 def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / input (integers give floats)."""
@@ -3555,7 +3576,8 @@ def resolve_conj(self: Tensor) -> Any: ...
 def resolve_neg(self: Tensor) -> Any: ...
 def result_type(*operands: Tensor | _float | _int | _bool) -> _DType:
     """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars; a
-    lower-priority operand only matters when it is of a higher category (bool < int < float)."""
+    lower-priority operand only matters when it is of a higher category (bool < int < float <
+    complex)."""
 
 def rms_norm(
     input: Tensor,
@@ -3771,7 +3793,8 @@ def set_warn_always(b: Tensor) -> None:
     """torch's switch for warnings it otherwise gives once per process (TORCH_WARN_ONCE)."""
 
 def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
+    """The sign: z / |z| of complex numbers (0 at 0), sign() of real ones (NaN gives 0, as
+    torch's)."""
 
 def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """1 / (1 + exp(-input)), without overflow for large |input|."""
@@ -4149,7 +4172,13 @@ def var_mean(
     """(var, mean) over `dim`, with var's arguments (a bool `dim` is torch's legacy unbiased)."""
 
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
+    """The dot product of two 1-D tensors, the first conjugated (complex input)."""
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """A float tensor whose last dim holds (real, imaginary) pairs, viewed as complex numbers."""
+
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor's (..., 2) float view: real and imaginary parts along a new last dim."""
 
 def vmap(
     func: Any,

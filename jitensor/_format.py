@@ -75,6 +75,18 @@ class _Formatter:
         return " " * (self.max_width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """torch's complex form: the real and imaginary parts each with its own formatter."""
+
+    def __init__(self, values):
+        self.real, self.imag = _Formatter(values.real, True), _Formatter(values.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1  # (and the "j")
+
+    def format(self, value):
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _summary(a, edge):
     """The edge items of every dim, as torch's get_summarized_data keeps them."""
     if a.ndim == 0:
@@ -135,16 +147,18 @@ def tensor_repr(host, dtype, device, default_dtype, requires_grad, grad_fn=None,
     if host.size == 0:
         if host.ndim != 1:
             suffixes.append(f"size={tuple(host.shape)}")
-        if dtype is not default_dtype:
+        if dtype is not default_dtype and dtype is not default_dtype.to_complex():
             suffixes.append(f"dtype={dtype}")
         body = "[]"
     else:
-        if dtype.name not in (default_dtype.name, "int64", "bool"):
+        if dtype.name not in (default_dtype.name, default_dtype.to_complex().name, "int64",
+                              "bool"):
             suffixes.append(f"dtype={dtype}")
         summarize = host.size > PRINT_OPTS.threshold
         values = host.astype(np.float32) if dtype.name == "float16" else host
         shown = _summary(values, PRINT_OPTS.edgeitems) if summarize else values.reshape(-1)
-        fmt = _Formatter(shown, dtype.is_floating_point)
+        fmt = _ComplexFormatter(shown) if dtype.is_complex else \
+            _Formatter(shown, dtype.is_floating_point)
         body = _nested(values, indent, summarize, fmt)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")

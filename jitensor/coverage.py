@@ -77,6 +77,7 @@ def namespaces():
                   if inspect.isclass(v) and issubclass(v, torch.optim.Optimizer) and
                   v is not torch.optim.Optimizer]
     import torch.distributions
+    import torch.fft
     import torch.func
     import torch.special
 
@@ -96,6 +97,7 @@ def namespaces():
         "torch.special": (public(torch.special), jt.special),
         "torch.distributions": (public(torch.distributions), jt.distributions),
         "torch.func": (public(torch.func), jt.func),
+        "torch.fft": (public(torch.fft), jt.fft),
     }
 
 

@@ -89,7 +89,7 @@ def _device(device):
 
 
 def _poison(dtype):
-    if dtype.is_floating_point:
+    if dtype.is_floating_point or dtype.is_complex:
         return float("nan")
     return True if dtype.category == 0 else int(np.iinfo(dtype.np).max)
 
@@ -254,8 +254,8 @@ _DEVICE_DTYPE = {"device", "dtype"}
 
 
 # The fill value in the Python type each dtype's kernel is compiled for (one signature each).
-_ZERO = {d: (False, 0, 0.0)[d.category] for d in dtypes.ALL}
-_ONE = {d: (True, 1, 1.0)[d.category] for d in dtypes.ALL}
+_ZERO = {d: (False, 0, 0.0, 0j)[d.category] for d in dtypes.ALL}
+_ONE = {d: (True, 1, 1.0, 1 + 0j)[d.category] for d in dtypes.ALL}
 
 
 def _zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -306,8 +306,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     """A tensor filled with `fill_value`; without `dtype` a bool gives bool, an int int64 and
     a float the default dtype, as in torch."""
     fill_value = _scalar_value(fill_value, "full")
-    inferred = (dtypes.result_type(fill_value) if isinstance(fill_value, (bool, int, float))
-                else None)
+    inferred = (dtypes.result_type(fill_value)
+                if isinstance(fill_value, (bool, int, float, complex)) else None)
     t = _target("full", (size,), out, dtype, layout, device, requires_grad, pin_memory,
                 default_dtype=inferred)
     backend(t._device).fill(t._data, check_fill_value(fill_value, t._dtype))
@@ -381,8 +381,11 @@ def _host_array(data):
         return arr, dtypes.int64
     if kind == "f":
         return arr, dtypes.get_default_dtype()
+    if kind == "c":
+        return arr, dtypes.get_default_dtype().to_complex()
     raise TypeError(f"tensor(): could not infer a dtype from {type(data).__name__} data "
-                    f"(NumPy made {arr.dtype}); pass nested lists of bools, ints or floats")
+                    f"(NumPy made {arr.dtype}); pass nested lists of bools, ints, floats or "
+                    f"complex numbers")
 
 
 def _numpy_dtype(np_dtype, fn):
@@ -576,24 +579,36 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 # -- random -----------------------------------------------------------------------------------
 def _random(fn, size, generator, out, dtype, layout, device, requires_grad, pin_memory):
     t = _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory)
-    if not t.dtype.is_floating_point:
-        raise RuntimeError(f"{fn}(): dtype must be floating point, got {t.dtype}")
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError(f"{fn}(): dtype must be floating point or complex, got {t.dtype}")
     return t, (generator or default_generator)
+
+
+def _draw(t, draw):
+    """Fill t by `draw(buffer)`; a complex t's real and imaginary parts are drawn as the pairs of
+    a float buffer (each part apart, as torch's)."""
+    if not t._dtype.is_complex:
+        draw(t._data)
+        return
+    parts = np.empty(t._data.shape + (2,), t._dtype.to_real().np)
+    draw(parts)
+    _cpu.copy(t._data, parts.view(t._dtype.np)[..., 0])
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    """Uniform samples from [0, 1)."""
+    """Uniform samples from [0, 1) (of a complex dtype: each part)."""
     t, g = _random("rand", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
-    backend(t._device).uniform(t._data, *g.take(t.numel()), 0.0, 1.0)
+    _draw(t, lambda buf: backend(t._device).uniform(buf, *g.take(buf.size), 0.0, 1.0))
     return t
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
+    """Standard normal samples (of a complex dtype: each part of variance 1/2, as torch's)."""
     t, g = _random("randn", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
-    backend(t._device).normal(t._data, *g.take(2 * t.numel()), 0.0, 1.0)
+    std = math.sqrt(0.5) if t._dtype.is_complex else 1.0
+    _draw(t, lambda buf: backend(t._device).normal(buf, *g.take(2 * buf.size), 0.0, std))
     return t
 
 

@@ -7,14 +7,17 @@ import numpy as np
 class dtype:
     """A tensor element type, printed as torch prints its own (``jitensor.float32``)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "category")
 
     def __init__(self, name, np_dtype, category):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
-        self.category = category  # 0 bool, 1 integer, 2 floating: torch's promotion categories
+        # 0 bool, 1 integer, 2 floating, 3 complex: torch's promotion categories
+        self.category = category
         self.is_floating_point = category == 2
+        self.is_complex = category == 3
         self.is_signed = name != "uint8" and name != "bool"
 
     def __repr__(self):
@@ -24,11 +27,15 @@ class dtype:
         return (to_dtype, (self.name,))
 
     def to_real(self):
-        return self
+        """The dtype of a complex dtype's parts (complex64: float32); any other dtype itself."""
+        return _REAL.get(self, self)
 
-    @property
-    def is_complex(self):
-        return False
+    def to_complex(self):
+        """The complex dtype whose parts are this float dtype (float32: complex64)."""
+        found = _COMPLEX.get(self)
+        if found is None:
+            raise RuntimeError(f"to_complex(): there is no complex dtype with {self} parts")
+        return found
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -51,6 +58,7 @@ class _Bfloat16(dtype):
     def __init__(self):
         self.name, self.itemsize, self.category = "bfloat16", 2, 2
         self.is_floating_point = self.is_signed = True
+        self.is_complex = False
 
     @property
     def np(self):
@@ -64,8 +72,13 @@ def _bfloat16_np():
 
 
 bfloat16 = _Bfloat16()
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+_REAL = {complex64: float32, complex128: float64}
+_COMPLEX = {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+       complex128)
 # the dtypes CPU kernels compute in as they are; float16 and bfloat16 compute in float32
 # (kernels/cpu/narrow.py)
 CPU_DTYPES = (bool_, uint8, int8, int16, int32, int64, float32, float64)
@@ -73,7 +86,8 @@ NARROW = (float16, bfloat16)
 
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
-                 "int": int32, "short": int16, "bool_": bool_})
+                 "int": int32, "short": int16, "bool_": bool_, "cfloat": complex64,
+                 "cdouble": complex128})
 _BY_NP = {d.np: d for d in ALL if d is not bfloat16}
 
 
@@ -94,6 +108,8 @@ def to_dtype(value):
         return int64
     if value is float:  # Python's float is a double whatever the default dtype, as in torch
         return float64
+    if value is complex:
+        return complex128
     if type(value).__module__ == "torch":  # torch.float32 and friends, by name
         return to_dtype(str(value)[len("torch."):])
     try:
@@ -124,8 +140,7 @@ def set_default_dtype(d):
 
 # The promotion lattice as torch defines it: the smallest type that holds both operands.
 _ORDER = {bool_: 0, uint8: 1, int8: 1, int16: 2, int32: 3, int64: 4, float16: 5, bfloat16: 5,
-          float32: 6, float64: 7}
-_BY_RANK = {2: int16, 3: int32, 4: int64, 5: float16, 6: float32, 7: float64}
+          float32: 6, float64: 7, complex64: 8, complex128: 9}
 
 
 def promote_types(a, b):
@@ -137,6 +152,8 @@ def promote_types(a, b):
     if ra == rb:  # uint8 with int8, float16 with bfloat16: neither holds the other
         return int16 if ra == 1 else float32
     hi, lo = (a, b) if ra > rb else (b, a)
+    if hi is complex64 and lo is float64:  # complex parts as wide as the float's
+        return complex128
     return hi
 
 
@@ -152,7 +169,10 @@ def _scalar_dtype(value):
         return int64
     if isinstance(value, float):
         return _default[0]
-    raise TypeError(f"expected a Tensor or a Python bool/int/float, got {type(value).__name__}")
+    if isinstance(value, complex):
+        return _default[0].to_complex()
+    raise TypeError(f"expected a Tensor or a Python bool/int/float/complex, got "
+                    f"{type(value).__name__}")
 
 
 def _combine(higher, lower):
@@ -161,12 +181,15 @@ def _combine(higher, lower):
         return lower
     if lower is None or higher.category >= lower.category:
         return higher
+    if lower.is_complex and higher.is_floating_point:  # float parts stay as wide (torch's)
+        return higher.to_complex()
     return promote_types(higher, lower)
 
 
 def result_type(*operands):
     """torch.result_type: tensors with dims outrank 0-d tensors, which outrank Python scalars;
-    a lower-priority operand only matters when it is of a higher category (bool < int < float)."""
+    a lower-priority operand only matters when it is of a higher category (bool < int < float <
+    complex)."""
     dims = zero = scalars = None
     for x in operands:
         d = getattr(x, "dtype", None)
@@ -186,7 +209,7 @@ class finfo:
     """torch.finfo: the limits of a floating dtype (the default dtype when none is given)."""
 
     def __init__(self, type=None):
-        d = _default[0] if type is None else _info_dtype(type, "finfo")
+        d = _default[0] if type is None else _info_dtype(type, "finfo").to_real()
         if not d.is_floating_point:
             raise TypeError("jitensor.finfo() requires a floating point input type. Use "
                             "jitensor.iinfo to handle 'jitensor.finfo'")

@@ -59,6 +59,8 @@ def _floating(fn, x, dtype):
         raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_complex:  # the norms of complex numbers are those of their moduli
+        return x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(x.dtype)}")

@@ -95,9 +95,9 @@ _CHUNK = 1 << 24  # storages are read in pieces of this many bytes
 _STORAGE_TYPES = {"bool": "BoolStorage", "uint8": "ByteStorage", "int8": "CharStorage",
                   "int16": "ShortStorage", "int32": "IntStorage", "int64": "LongStorage",
                   "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
-                  "float32": "FloatStorage", "float64": "DoubleStorage"}
-_FOREIGN_STORAGES = {"ComplexFloatStorage": "complex64",
-                     "ComplexDoubleStorage": "complex128", "QInt8Storage": "qint8",
+                  "float32": "FloatStorage", "float64": "DoubleStorage",
+                  "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage"}
+_FOREIGN_STORAGES = {"QInt8Storage": "qint8",
                      "QUInt8Storage": "quint8", "QInt32Storage": "qint32",
                      "QUInt4x2Storage": "quint4x2", "QUInt2x4Storage": "quint2x4"}
 # torch dtypes without a jitensor counterpart (loading one names it in the error)

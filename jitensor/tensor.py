@@ -112,8 +112,9 @@ def _wrap(data, dtype, device, requires_grad=False):
 
 
 def check_requires_grad(requires_grad, dtype):
-    if requires_grad and not dtype.is_floating_point:
-        raise RuntimeError(f"Only Tensors of floating point dtype can require gradients, got "
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require "
+                           f"gradients, got "
                            f"dtype={dtype}; create it as a float tensor (dtype=jitensor.float32)")
 
 
@@ -127,8 +128,14 @@ def check_fill_value(value, dtype):
         value = value.item()
     if isinstance(value, np.generic):
         value = value.item()
-    if not isinstance(value, (bool, int, float)):
-        raise TypeError(f"fill value must be a bool, int or float, got {type(value).__name__}")
+    if not isinstance(value, (bool, int, float, complex)):
+        raise TypeError(f"fill value must be a bool, int, float or complex, got "
+                        f"{type(value).__name__}")
+    if dtype.is_complex:
+        return complex(value)
+    if isinstance(value, complex):  # (torch's message)
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow; "
+                           f"use a complex dtype (jitensor.complex64)")
     if dtype.category == 0:
         return bool(value)
     if dtype.is_floating_point:
@@ -515,8 +522,11 @@ class Tensor:
     def __int__(self):
         return int(self._one("Integer"))
 
+    def __complex__(self):
+        return complex(self._one("Complex"))
+
     def __index__(self):
-        if self._dtype.is_floating_point or self._data.ndim and self._data.size != 1:
+        if self._dtype.category > 1 or self._data.ndim and self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -590,6 +600,10 @@ class Tensor:
                 memory_format is preserve_format or
                 memory_format is self._suggest_memory_format()):
             return self
+        if self._dtype.is_complex and not dtype.is_complex:
+            import warnings
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=2)
         if device == self._device:
             out = self._empty_like(dtype, memory_format)
             backend(device).copy(out._data, self._data)
@@ -619,6 +633,12 @@ class Tensor:
 
     def bfloat16(self):
         return self.to(dtypes.bfloat16)
+
+    def cfloat(self):
+        return self.to(dtypes.complex64)
+
+    def cdouble(self):
+        return self.to(dtypes.complex128)
 
     def int(self):
         return self.to(dtypes.int32)
@@ -682,7 +702,7 @@ class Tensor:
     # -- new_* creation routines: self's dtype and device unless given -------------------------
     # -- torch's odds and ends for real, strided tensors --------------------------------------
     def is_conj(self):
-        """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
+        """False: jitensor conjugates complex tensors by computing (no lazy conjugate bit)."""
         return False
 
     def is_neg(self):
@@ -694,15 +714,6 @@ class Tensor:
 
     def resolve_neg(self):
         return self
-
-    @property
-    def real(self):
-        """self: a real tensor is its own real part (as in torch)."""
-        return self
-
-    @property
-    def imag(self):
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         """self, a strided tensor being dense already (in `dtype` when one is given)."""

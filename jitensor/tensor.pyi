@@ -56,6 +56,7 @@ class Tensor:
         """self & other: jitensor.bitwise_and(self, other)."""
     def __array__(self, dtype: Any = None, copy: _bool | None = None) -> NDArray[Any]: ...
     def __bool__(self) -> _bool: ...
+    def __complex__(self) -> Any: ...
     def __contains__(self, element: Any) -> Tensor:
         """`element in t`: whether some element of t equals it (a number or a tensor, broadcast)."""
     @property
@@ -323,8 +324,10 @@ class Tensor:
         """``return_types.aminmax(min, max)``: amin and amax over one dim, or over all; NaN
         propagates, ties share the gradient (as amin's and amax's)."""
     def angle(input, *, out: Tensor | None = None) -> Tensor:
-        """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
-        floating dtype (the default one for integer and bool input)."""
+        """The argument of each element: of a complex number atan2(imag, real); of a real one pi
+        for negative numbers, 0 otherwise, nan for nan, in a floating dtype (the default one
+        for integer and bool input), with a zero gradient (torch's: the sign term carries x
+        into the graph without moving the value)."""
     def any(
         input,
         dim: _int | Sequence[_int] | None = None,
@@ -494,9 +497,11 @@ class Tensor:
         self, median: _float = 0.0, sigma: _float = 1.0, *, generator: Generator | None = None
     ) -> Tensor:
         """Fill self with samples of Cauchy(median, sigma): median + sigma tan(pi (U - 1/2))."""
+    def cdouble(self) -> Any: ...
     def ceil(input, *, out: Tensor | None = None) -> Tensor:
         """Round up (integers are returned as they are)."""
     def ceil_(self) -> Tensor: ...
+    def cfloat(self) -> Any: ...
     def char(self) -> Tensor: ...
     def cholesky(input, upper: _bool = False, *, out: Tensor | None = None) -> Tensor:
         """The Cholesky factor L (``input = L L^T``), or U = L^T with `upper`."""
@@ -540,9 +545,9 @@ class Tensor:
     ) -> Tensor: ...
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
     def conj(input) -> Tensor:
-        """input itself: the conjugate of a real tensor (torch returns self too)."""
+        """The complex conjugate (a new tensor); a real tensor itself."""
     def conj_physical(input, *, out: Tensor | None = None) -> Tensor:
-        """The conjugate of a real tensor, input itself (or copied into `out`)."""
+        """The complex conjugate, computed; a real tensor itself (or copied into `out`)."""
     def conj_physical_(input) -> Tensor: ...
     def const_data_ptr(self) -> Any: ...
     def contiguous(self, memory_format: _MemoryFormat = ...) -> Tensor: ...
@@ -857,7 +862,8 @@ class Tensor:
         (torch.special.gammaincc); a derivative for other only, as in torch."""
     def igammac_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     @property
-    def imag(self) -> Any: ...
+    def imag(self) -> Any:
+        """The imaginary parts of a complex tensor, as a view."""
     def index_add(input, dim: _int, index: Tensor, source: Tensor, *, alpha: _float = 1) -> Tensor:
         """A copy of input with alpha * source[i] added along `dim` at position index[i];
         repeated indices add up."""
@@ -898,9 +904,9 @@ class Tensor:
     def inverse(input, *, out: Tensor | None = None) -> Tensor:
         """torch.inverse: linalg.inv."""
     def is_complex(input) -> _bool:
-        """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
+        """Whether input's dtype is complex (complex64 or complex128)."""
     def is_conj(self) -> _bool:
-        """False: jitensor has no complex tensors, so none carries a lazy conjugation."""
+        """False: jitensor conjugates complex tensors by computing (no lazy conjugate bit)."""
     def is_contiguous(self, memory_format: _MemoryFormat = ...) -> _bool:
         """Whether the elements are dense in `memory_format`'s order (contiguous_format: C order;
         channels_last(_3d): channels innermost)."""
@@ -975,8 +981,8 @@ class Tensor:
     def isposinf(input, *, out: Tensor | None = None) -> Tensor:
         """Whether each element is +inf (bool; never for integer tensors)."""
     def isreal(input) -> Tensor:
-        """Whether each element has no imaginary part: all True, jitensor having no complex
-        dtypes."""
+        """Whether each element's imaginary part is 0 (all True for a real tensor)."""
+    def istft(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def item(self) -> _float | _int | _bool: ...
     @property
     def itemsize(self) -> _int: ...
@@ -1481,7 +1487,7 @@ class Tensor:
         whether the strides happen to allow a flat view, as reshape does)."""
     @property
     def real(self) -> Any:
-        """self: a real tensor is its own real part (as in torch)."""
+        """The real parts of a complex tensor, as a view; a real tensor itself (as torch)."""
     def reciprocal(input, *, out: Tensor | None = None) -> Tensor:
         """1 / input (integers give floats)."""
     def reciprocal_(self) -> Tensor: ...
@@ -1595,8 +1601,9 @@ class Tensor:
         ones from storage_offset), a storage's (all its elements, or the given geometry), or
         no memory (set_())."""
     def sgn(input, *, out: Tensor | None = None) -> Tensor:
-        """-1, 0 or 1 by the sign of each element (NaN stays NaN)."""
-    # at runtime (self, *args, **kwargs), forwarded to sign()
+        """The sign: z / |z| of complex numbers (0 at 0), sign() of real ones (NaN gives 0, as
+        torch's)."""
+    # at runtime (self, *args, **kwargs), forwarded to sgn()
     def sgn_(input) -> Tensor: ...
     @property
     def shape(self) -> Size: ...
@@ -1673,6 +1680,7 @@ class Tensor:
         out: Tensor | None = None,
     ) -> Tensor:
         """The square root of var, with var's arguments."""
+    def stft(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def storage(self) -> Any:
         """self's storage as a TypedStorage of self's dtype (deprecated, as torch's: warns)."""
     def storage_offset(self) -> Tensor:
@@ -1867,7 +1875,7 @@ class Tensor:
     ) -> Tensor:
         """Variance over `dim` with divisor N - correction (default 1; unbiased=False means 0)."""
     def vdot(input, other: Tensor, *, out: Tensor | None = None) -> Tensor:
-        """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
+        """The dot product of two 1-D tensors, the first conjugated (complex input)."""
     def view(self, *shape: _int | Sequence[_int] | _DType) -> Tensor:
         """A view with a new shape (one size may be -1), or with dtype `view(dtype)`; raises when
         the strides cannot express the new shape (use reshape, which copies then)."""

@@ -472,7 +472,7 @@ ERROR_CASES = {
     "bool of many": (lambda m: bool(m.zeros(2))),
     "numpy requires_grad": (lambda m: m.zeros(2, requires_grad=True).numpy()),
     "from_numpy negative": (lambda m: m.from_numpy(np.zeros(3)[::-1])),
-    "from_numpy complex": (lambda m: m.from_numpy(np.zeros(3, np.complex64)) if m is jt else
+    "from_numpy clongdouble": (lambda m: m.from_numpy(np.zeros(3, np.clongdouble)) if m is jt else
                            m.from_numpy(np.zeros(3, np.uint32).astype(object))),
     "ragged tensor": (lambda m: m.tensor([[1, 2], [3]])),
     "copy_ bad shape": (lambda m: m.zeros(2, 3).copy_(m.zeros(4))),

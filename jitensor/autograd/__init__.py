@@ -68,6 +68,10 @@ def _roots(outputs, grad_outputs, what):
             if out.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {tuple(out.shape)}); pass gradient=")
+            if out._dtype.is_complex:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs "
+                                   f"(output {i} is {out._dtype}); pass gradient=, or take a "
+                                   f"real loss such as .abs() or .real")
             g = allocate(out._data.shape, out._dtype, out._device)  # ones (new_ones: 2x slower)
             backend(out._device).fill(g._data, 1)
         elif not isinstance(g, Tensor):

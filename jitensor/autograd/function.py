@@ -204,7 +204,7 @@ def _record(node, args, output):
             specs.append(None)
             continue
         specs.append((o.shape, o._dtype, o._device))
-        differentiable = o._dtype.is_floating_point and id(o) not in node.non_differentiable
+        differentiable = o._dtype.category > 1 and id(o) not in node.non_differentiable
         if id(o) in dirty:
             if o._meta is not None and o._meta.requires_grad and o._meta.grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "

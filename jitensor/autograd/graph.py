@@ -229,7 +229,7 @@ def record(cls, fn, args, kwargs):
     node.result = None if not reads else _alias(result) if result.__class__ is Tensor else \
         tuple(_alias(r) if isinstance(r, Tensor) else r for r in result)
     for nr, out in enumerate(outs):
-        if out._dtype.is_floating_point:
+        if out._dtype.category > 1:  # floating or complex
             out._meta = _AutogradMeta(True, None, node, nr)
         if reads is True and not cls.is_view or \
                 reads and reads is not True and nr in reads:  # (split's reads only shapes)
@@ -253,8 +253,41 @@ def _fit(g, t):
     if g._data.shape != t._data.shape:
         g = sum_to(g, t.shape)
     if g._dtype is not t._dtype or g._device is not t._device and g._device != t._device:
+        if g._dtype.is_complex and not t._dtype.is_complex:
+            g = g.real  # a real input's gradient is the real part (torch's convention)
         g = g.to(t._device, t._dtype)
     return g
+
+
+def _call(node, g, result):
+    """node's rule on g. A complex gradient through a rule that reads its operands runs the
+    rule on the conjugated operands: torch's gradient is g * conj(f'(z)), and conj(f'(z)) is
+    f'(conj(z)) for the ops' real-coefficient formulas (mul, div, exp, tanh, ...; the ops that
+    are not holomorphic, abs and the parts' views, have rules that read no complex operand)."""
+    args, kwargs = node.args, node.kwargs
+    if not (node.uses_inputs or node.uses_result) or not _is_complex(g):
+        return node.rule(g, result, *args, **kwargs)
+    from ..ops.complex_ops import conj
+    originals = {}
+
+    def conjugated(a):
+        if isinstance(a, Tensor) and a._dtype.is_complex:
+            c = conj(a)
+            if a.requires_grad and not c.requires_grad:  # (rules ask which operands need one)
+                c.requires_grad_()
+            originals[id(c)] = a
+            return c
+        return a.conjugate() if a.__class__ is complex else a
+    result = conjugated(result) if not isinstance(result, tuple) else \
+        tuple(map(conjugated, result))
+    pairs = node.rule(g, result, *map(conjugated, args),
+                      **{k: conjugated(v) for k, v in kwargs.items()})
+    return [(originals.get(id(t), t), gi) for t, gi in pairs]
+
+
+def _is_complex(g):
+    return any(x is not None and x._dtype.is_complex for x in g) if isinstance(g, tuple) else \
+        g._dtype.is_complex
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -270,7 +303,7 @@ def _relinked(node):
     def link(a, nr):
         tangent = None if a._meta is None else a._meta.fw_grad  # (forward AD's)
         a = _alias(a)
-        if a._dtype.is_floating_point:
+        if a._dtype.category > 1:
             a._meta = _AutogradMeta(True, None, node, nr)
             a._meta.fw_grad = tangent
         return a
@@ -383,8 +416,7 @@ def run(roots, retain_graph, capture=None):
             if create_graph and result is not None:  # outputs link back to the node
                 result = _relinked(node)
             edges = node.edges
-            pairs = node.rule(g, result, *node.args, **node.kwargs) if hook is None else \
-                hook(node, g, result)
+            pairs = _call(node, g, result) if hook is None else hook(node, g, result)
             for i, (t, gi) in enumerate(pairs):
                 if gi is not None:
                     if anomaly_mode._enabled[0]:

@@ -12,6 +12,7 @@ import functools
 from .. import creation
 from ..dtypes import can_cast
 from ..kernels.registry import backend
+from ..ops import complex_ops
 from ..ops._common import check_writeable
 from ..tensor import Tensor
 from . import derivatives, forward_ad, grad_mode
@@ -35,7 +36,8 @@ _dual = forward_ad.active  # [whether a forward AD level is entered]
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "squeeze",
          "unsqueeze", "expand", "expand_as", "broadcast_to", "permute", "transpose", "swapaxes",
          "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "narrow", "split", "chunk",
-         "unbind", "getitem", "diagonal", "as_strided", "unfold"}
+         "unbind", "getitem", "diagonal", "as_strided", "unfold", "complex_real", "complex_imag",
+         "view_as_real", "view_as_complex"}
 
 # in-place view ops: self takes the view's sizes, strides and history (nothing is written)
 _INPLACE_VIEWS = {"squeeze_": "squeeze", "unsqueeze_": "unsqueeze", "transpose_": "transpose",
@@ -100,9 +102,15 @@ def _written_view(base, value, view):
 
 def _copy_slices(g, result, base, value, view):
     g = g.contiguous()  # (the view ops, `view` among them, hold for any contiguous tensor)
-    kept = creation.ones_like(g)
+    if not g.is_complex():
+        kept = creation.ones_like(g)
+        view(kept).zero_()
+        return (base, g * kept), (value, view(g))
+    # a complex mask is applied part by part (a view may be one part: .real, .imag)
+    kept = creation.full_like(g, 1 + 1j)
     view(kept).zero_()
-    return (base, g * kept), (value, view(g))
+    masked = complex_ops.view_as_real(g) * complex_ops.view_as_real(kept)
+    return (base, complex_ops.view_as_complex(masked)), (value, view(g))
 
 
 _write_view = differentiable(_written_view, node_class("copy_slices", _copy_slices, False, False))

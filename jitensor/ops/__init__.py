@@ -7,6 +7,7 @@ from ..tensor import Tensor
 from . import (
     activation,
     attention,
+    complex_ops,
     conv,
     elementwise,
     factor,
@@ -27,16 +28,17 @@ from . import (
     scatter,
     shape,
     sort,
+    spectral,
     statistics,
 )
 
 # ops record the graph when needed
 install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort, activation, loss,
          norm, conv, pool, factor, pointwise, sampling, statistics, recurrent, matrix_function,
-         attention))
+         attention, complex_ops, spectral))
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 factor_legacy, pointwise, sampling, statistics, householder,
-                matrix_function, native_extra):
+                matrix_function, native_extra, complex_ops, spectral):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

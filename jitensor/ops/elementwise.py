@@ -18,7 +18,7 @@ from ..kernels.scalar import elementwise as k
 from ..kernels.scalar import table
 from ..kernels.scalar.table import BOOL, FLOAT, FLOATS_ONLY, SAME
 from ..tensor import Tensor, _new
-from ._common import broadcast_shapes, check_out, in_place, same_device
+from ._common import broadcast_shapes, check_out, in_place, same_device, write_out
 
 
 class _Op:
@@ -147,7 +147,7 @@ def _unwrap(x):
     float subclass); sequences become tensors."""
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, Tensor) or isinstance(x, (bool, int, float)):
+    if isinstance(x, Tensor) or isinstance(x, (bool, int, float, complex)):
         return x
     return tensor(x)
 
@@ -207,6 +207,8 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
     x = _unwrap(x)
     if not isinstance(x, Tensor):
         x = tensor(x)
+    if x._dtype.is_complex:
+        return _complex(op.name, (x,), x._dtype, out, inplace)
     if op.name == "bitwise_not" and x._dtype is bool_:
         op = U["logical_not"]  # ~ on a mask inverts it, as in torch
     compute, result = _dtypes(op, x._dtype)
@@ -236,7 +238,12 @@ def _binary(op, x, y, out=None, inplace=None, alpha=1):
                     for v in (x, y))
         if bools:
             raise RuntimeError(table.SUB_BOOL if bools == 1 else _SUB_BOOLS)
-    compute, result = _dtypes(op, result_type(x, y))
+    promoted = result_type(x, y)
+    if promoted.is_complex:
+        if alpha != 1:
+            y = mul(y, alpha)
+        return _complex(op.name, (x, y), promoted, out, inplace)
+    compute, result = _dtypes(op, promoted)
     if alpha.__class__ is bool and result is not bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and not compute.is_floating_point:
@@ -277,6 +284,66 @@ def _ternary(name, code, c, x, y, out=None, inplace=None, compute=None):
     return _launch(op, code, dest, (cond, _operand(x, compute, shape, b),
                                     _operand(y, compute, shape, b)), b,
                    fresh=out is None and inplace is None)
+
+
+# -- complex operands --------------------------------------------------------------------------
+_COMPOSED_COMPLEX = {"abs", "eq", "ne", "isnan", "isinf", "isfinite"}  # (ops/complex_ops.py)
+
+
+def _complex(name, operands, dtype, out, inplace):
+    """Op `name` of operands promoting to the complex `dtype`: the complex kernel, or its form
+    composed from the parts, or torch's error for an op complex numbers do not have."""
+    from . import complex_ops
+    if name == "abs":
+        if inplace is not None:
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        result = complex_ops.complex_abs(operands[0])
+    elif name in ("eq", "ne"):
+        result = complex_ops.complex_compare(name, *operands)
+    elif name in _COMPOSED_COMPLEX:
+        result = complex_ops.complex_predicate(name, operands[0])
+    else:
+        return complex_kernel(name, operands, dtype, out, inplace)
+    if inplace is not None:
+        _target(_Op(name, "complex", 0), None, inplace, result.shape, result._dtype,
+                inplace._device)
+        backend(inplace._device).copy(inplace._data, result._data)
+        return inplace
+    return write_out(name, out, result)
+
+
+def complex_kernel(name, operands, dtype, out=None, inplace=None):
+    """Op `name` of the complex kernel (kernels/cpu/complex_ops.py) of operands (tensors or
+    numbers) broadcast and converted to the complex `dtype`, into a new tensor, out= or
+    inplace."""
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    device = same_device(name, *tensors)
+    b = backend(device)
+    if name not in b.complex_ops.CODE:
+        raise RuntimeError(f'"{name}" is not implemented for complex tensors ({dtype}); '
+                           f"apply it to their parts (.real, .imag, .abs(), .angle())")
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    dest = _target(_Op(name, "complex", 0), out, inplace, shape, dtype, device)
+    n = dest._data.size
+
+    def dense(x):  # x as a C-contiguous 1-D buffer of the result's size and dtype
+        if isinstance(x, Tensor) and x._dtype is dtype and x._data.shape == shape and \
+                x._data.flags.c_contiguous:
+            return x._data.reshape(n)
+        buf = b.empty(shape, dtype.np)
+        if isinstance(x, Tensor):
+            b.copy(buf, b.broadcast_to(x._data, shape))
+        else:
+            b.fill(buf, complex(x))
+        return buf.reshape(n)
+
+    arrays = [dense(x) for x in operands]
+    fresh = out is None and inplace is None
+    result = dest._data if fresh else b.empty(shape, dtype.np)
+    b.complex_ops.elementwise(name, result.reshape(n), arrays[0], arrays[-1])
+    if not fresh:
+        b.copy(dest._data, result)
+    return dest
 
 
 # -- the small-tensor fast path ----------------------------------------------------------------
@@ -595,7 +662,14 @@ def where(condition, input=None, other=None, *, out=None):
         found = condition._dtype if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {found}; compare first (e.g. x > 0)")
+    if _is_complex(input) or _is_complex(other):
+        from .complex_ops import complex_where
+        return write_out("where", out, complex_where(condition, _unwrap(input), _unwrap(other)))
     return _ternary("where", _WHERE, condition, input, other, out)
+
+
+def _is_complex(x):
+    return x.__class__ is complex or isinstance(x, Tensor) and x._dtype.is_complex
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
@@ -674,11 +748,11 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                                f"got {value}")
     a, b = input.detach(), other.detach()  # a bool result: nothing to differentiate
     close = eq(a, b)
-    if equal_nan and a._dtype.is_floating_point:
+    if equal_nan and a._dtype.category > 1:
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
     if rtol == 0 and atol == 0:
         return close
-    if not a._dtype.is_floating_point:  # (integer differences would wrap)
+    if a._dtype.category < 2:  # (integer differences would wrap)
         a, b = (t.to(dtypes.get_default_dtype()) for t in (a, b))
     actual = abs(sub(a, b))
     allowed = add(abs(mul(b, rtol)), atol)
@@ -700,7 +774,7 @@ def equal(input, other):
 
 
 # -- Tensor methods, operators and in-place variants ------------------------------------------
-_OPERANDS = (Tensor, bool, int, float, np.generic, np.ndarray, list, tuple)
+_OPERANDS = (Tensor, bool, int, float, complex, np.generic, np.ndarray, list, tuple)
 
 
 def _operator(name, dunder, symbol):

@@ -256,7 +256,7 @@ def _value(self, value):
             return value.to(self._device)
         same_device("__setitem__", self, value)
         return value
-    if isinstance(value, (bool, int, float, np.bool_, np.number)):
+    if isinstance(value, (bool, int, float, complex, np.bool_, np.number)):
         return check_fill_value(value, self._dtype)
     raise TypeError(f"can't assign a {type(value).__name__} to a {self._dtype} tensor; assign a "
                     f"number or a tensor (wrap data with jt.tensor(...))")
@@ -452,7 +452,8 @@ def nonzero(input, *, as_tuple=False):
     """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout:
     each coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
     b = backend(input._device)
-    positions = b.indexing.flatnonzero(input._data)
+    data = input._data if not input._dtype.is_complex else input.detach().ne(0)._data
+    positions = b.indexing.flatnonzero(data)
     shape = input._data.shape if input.ndim or not as_tuple else (1,)
     coords = allocate((len(shape), positions.size), dtypes.int64, input._device)
     rows = permute(coords, 1, 0)

@@ -169,6 +169,10 @@ def _writable_alone(out, a, b):
 
 def _product(fn, a, b, out):
     """The matmul family's common path, after the argument checks of each front end."""
+    if a._dtype.is_complex or b._dtype.is_complex:
+        _check_dtypes(fn, a, b)
+        from .complex_ops import complex_matmul
+        return write_out(fn, out, complex_matmul(a, b))
     sa, sb = a._data.shape, b._data.shape
     if out is None and len(sb) == 2 and len(sa) >= 2 and sa[-1] == sb[0] != 0 \
             and a._dtype is b._dtype is not dtypes.bool_ and a._device is b._device \
@@ -485,8 +489,10 @@ def inner(input, other, *, out=None):
 
 
 def vdot(input, other, *, out=None):
-    """The dot product of two 1-D tensors: `dot`, as there is no complex dtype to conjugate."""
-    return write_out("vdot", out, dot(input, other), exact=True)
+    """The dot product of two 1-D tensors, the first conjugated (complex input)."""
+    from .complex_ops import conj
+    return write_out("vdot", out, dot(conj(input) if isinstance(input, Tensor) else input,
+                                      other), exact=True)
 
 
 def kron(input, other, *, out=None):

@@ -18,6 +18,7 @@ from ..autograd.graph import differentiable, node_class
 from ..device import device as _to_device
 from ..kernels.registry import backend
 from ..tensor import Tensor
+from . import complex_ops
 from . import elementwise as E
 from ._common import in_place, write_out
 from .reduction import _return_type, return_types
@@ -86,7 +87,13 @@ def frac(input, *, out=None):
 
 
 fix = E.trunc  # torch's alias (trunc keeps integers as they are; bool is refused)
-sgn = E.sign   # for real tensors torch's sgn is sign (NaN gives 0, as torch's)
+def sgn(input, *, out=None):
+    """The sign: z / |z| of complex numbers (0 at 0), sign() of real ones (NaN gives 0, as
+    torch's)."""
+    x = _tensor("sgn", input)
+    if x._dtype.is_complex:
+        return write_out("sgn", out, complex_ops.complex_sgn(x))
+    return E.sign(x, out=out)
 
 
 def signbit(input, *, out=None):
@@ -284,45 +291,6 @@ def rsub(input, other, *, alpha=1):
     return E.sub(other, _tensor("rsub", input), alpha=alpha)
 
 
-# -- the complex-number functions on real tensors (jitensor has no complex dtype): torch's
-# results for real input -----------------------------------------------------------------------
-def real(input):
-    """input itself: a real tensor is its own real part (torch returns self too)."""
-    return _tensor("real", input)
-
-
-def imag(input):
-    """torch's error: a real tensor has no imaginary part to view."""
-    _tensor("imag", input)
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-
-def conj(input):
-    """input itself: the conjugate of a real tensor (torch returns self too)."""
-    return _tensor("conj", input)
-
-
-def conj_physical(input, *, out=None):
-    """The conjugate of a real tensor, input itself (or copied into `out`)."""
-    x = _tensor("conj_physical", input)
-    return x if out is None else write_out("conj_physical", out, x)
-
-
-def conj_physical_(input):
-    return _tensor("conj_physical_", input)
-
-
-def angle(input, *, out=None):
-    """The argument of each element: pi for negative numbers, 0 otherwise, nan for nan; in a
-    floating dtype (the default one for integer and bool input). Its gradient is zero, as
-    torch's: the sign term carries x into the graph without moving the value."""
-    x = _floating(_tensor("angle", input))
-    pi, zero = creation.full_like(x, math.pi), creation.zeros_like(x)  # in x's dtype
-    value = E.where(E.isnan(x), x, E.where(E.lt(x, 0), pi, zero)).detach()
-    result = E.add(value, E.mul(E.sign(x), 0.0))
-    return write_out("angle", out, result)
-
-
 def isposinf(input, *, out=None):
     """Whether each element is +inf (bool; never for integer tensors)."""
     x = _tensor("isposinf", input).detach()
@@ -340,12 +308,6 @@ def isneginf(input, *, out=None):
                                                          device=x.device))
     return _bool_out("isneginf", out, E.eq(x, -math.inf))
 
-
-def isreal(input):
-    """Whether each element has no imaginary part: all True, jitensor having no complex
-    dtypes."""
-    x = _tensor("isreal", input)
-    return creation.ones(x.shape, dtype=dtypes.bool_, device=x.device)
 
 
 # -- polygamma and mvlgamma (lgamma, digamma, erfinv, i0 and sinc are kernels: the op table) --
@@ -437,7 +399,7 @@ def is_floating_point(input):
 
 
 def is_complex(input):
-    """Whether input's dtype is complex: never, jitensor having no complex dtypes."""
+    """Whether input's dtype is complex (complex64 or complex128)."""
     return _tensor("is_complex", input)._dtype.is_complex
 
 
@@ -664,19 +626,17 @@ COMPOSED = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "heaviside", "gcd", "lcm
 
 _FUNCTIONS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
               "logit", "float_power", "ldexp", "nextafter", "positive", "rsub", "isposinf",
-              "isneginf", "isreal", "polygamma", "mvlgamma", "is_tensor", "is_floating_point",
+              "isneginf", "polygamma", "mvlgamma", "is_tensor", "is_floating_point",
               "is_complex", "is_signed", "is_nonzero", "is_same_size", "get_device", "logspace",
               "hann_window", "hamming_window", "blackman_window", "bartlett_window",
-              "kaiser_window", "scalar_tensor", "empty_strided", "frexp", "real", "imag", "conj",
-              "conj_physical", "conj_physical_", "angle")
+              "kaiser_window", "scalar_tensor", "empty_strided", "frexp")
 
 __all__ = sorted(_FUNCTIONS + _TORCH_INPLACE)
 
 _METHODS = ("deg2rad", "rad2deg", "frac", "fix", "sgn", "signbit", "heaviside", "gcd", "lcm",
             "logit", "float_power", "ldexp", "nextafter", "positive", "isposinf", "isneginf",
-            "isreal", "mvlgamma", "is_complex", "frexp",
-            "is_signed", "is_nonzero", "is_same_size", "get_device", "conj", "conj_physical",
-            "conj_physical_", "angle")
+            "mvlgamma", "is_complex", "frexp",
+            "is_signed", "is_nonzero", "is_same_size", "get_device")
 TENSOR_METHODS = {name: globals()[name] for name in _METHODS}
 TENSOR_METHODS.update({name + "_": in_place(globals()[name]) for name in COMPOSED})
 TENSOR_METHODS.update(

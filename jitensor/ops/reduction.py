@@ -23,7 +23,7 @@ from ..kernels.registry import backend
 from ..kernels.scalar import reduction as codes
 from ..tensor import Tensor, _wrap
 from ._common import check_exact_out as _check_exact_out
-from ._common import check_out, dense, in_place, is_grad_enabled
+from ._common import check_out, dense, in_place, is_grad_enabled, write_out
 from ._common import check_write_out as _check_write_out
 from ._common import dim as _one_dim
 from ._common import dims as _dims
@@ -126,17 +126,17 @@ def _sum_dtype(fn, input, dtype, out):
         return dtype
     if isinstance(out, Tensor):
         return out._dtype
-    return input._dtype if input._dtype.is_floating_point else dtypes.int64
+    return input._dtype if input._dtype.category > 1 else dtypes.int64
 
 
 def _float_dtype(fn, input, dtype):
     """mean: a floating dtype, from `dtype` or the input, else torch's error."""
     if dtype is not None:
-        if not dtype.is_floating_point:
+        if dtype.category < 2:
             raise RuntimeError(f"{fn}(): could not infer output dtype. Optional dtype must be "
                                f"either a floating point or complex dtype. Got: {dtype.name}")
         return dtype
-    if not input._dtype.is_floating_point:
+    if input._dtype.category < 2:
         raise RuntimeError(f"{fn}(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input._dtype.name}; pass "
                            f"dtype=jitensor.float32 or convert the input with .float()")
@@ -177,6 +177,14 @@ def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
     kept, shape = _shapes(input, reduced, keepdim)
     if out is not None:
         check_out(fn, out, shape, dtype, input._device)
+    if input._dtype.is_complex or dtype.is_complex:  # the parts' sums, as pairs
+        if fn not in ("sum", "mean"):
+            raise RuntimeError(f'"{fn}" is not implemented for complex tensors ({input._dtype})')
+        from .complex_ops import view_as_complex, view_as_real
+        parts = view_as_real(input.to(dtype))
+        res = allocate(kept + (2,), dtype.to_real(), input._device)
+        backend(input._device).reduction.reduce(op, res._data, parts._data, reduced)
+        return _finish(view_as_complex(res), shape, out)
     res = allocate(kept, dtype, input._device)
     backend(input._device).reduction.reduce(op, res._data, input._data, reduced,
                                             correction=correction)
@@ -387,10 +395,16 @@ def _moments(fn, op, input, dim, unbiased, keepdim, correction, out):
                         f"(unbiased=False is correction=0)")
     if correction is None:
         correction = 1 if unbiased is None else int(bool(unbiased))
-    if not input._dtype.is_floating_point:
+    if input._dtype.category < 2:
         raise RuntimeError(f"{fn}(): std and var only support floating point and complex dtypes, "
                            f"got {input._dtype.name}; convert the input with .float()")
     reduced = _reduced(fn, input, dim)
+    if input._dtype.is_complex:  # the parts' variances add up (torch's: of |z - mean|)
+        from .complex_ops import imag, real
+        parts = [_moments("var", codes.VAR, p, reduced, None, keepdim, correction, None)
+                 for p in (real(input), imag(input))]
+        v = parts[0] + parts[1]
+        return write_out(fn, out, v if op == codes.VAR else v.sqrt())
     count = 1
     for d in reduced:
         count *= input._data.shape[d]
@@ -417,6 +431,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     ((sum |x|^p)^(1/p)). Floating input only; `dtype` converts it first."""
     if dtype is not None:
         input = input.to(to_dtype(dtype))
+    if input._dtype.is_complex:  # the norms of the moduli
+        input = input.abs()
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"norm(): input dtype should be floating point, but got "
                            f"{input._dtype}; convert it with .float() or pass dtype=")
@@ -429,7 +445,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == math.inf or p == -math.inf:
         return (amax if p > 0 else amin)(a, () if dim is None else dim, keepdim)
     if p == 0:
-        return sum(a != 0, dim, keepdim).to(input._dtype)
+        return sum(a != 0, dim, keepdim).to(a._dtype)
     if p == 1:
         return sum(a, dim, keepdim)
     if p == 2:
@@ -468,6 +484,13 @@ def _along(fn, op, input, dim, dtype, out=None):
     d = _int_dim(fn, input, dim)
     if out is not None:
         check_out(fn, out, input._data.shape, dtype, input._device)
+    if input._dtype.is_complex or dtype.is_complex:  # cumsum of the parts
+        if fn != "cumsum":
+            raise RuntimeError(f'"{fn}" is not implemented for complex tensors ({input._dtype})')
+        from .complex_ops import view_as_complex, view_as_real
+        parts = view_as_real(input.to(dtype))
+        res = _along(fn, op, parts, d or 0, dtype.to_real())
+        return _finish(view_as_complex(res), input._data.shape, out)
     res = allocate(input._data.shape, dtype, input._device)
     if d is None:  # 0-d: along a single element
         backend(input._device).reduction.along(op, res._data.reshape(1),

@@ -19,6 +19,9 @@ def _sorted(fn, input, dim, descending, k=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got "
                         f"{type(input).__name__}")
+    if input._dtype.is_complex:
+        raise RuntimeError(f"{fn}(): complex numbers have no order; sort their .abs() or "
+                           f".real instead")
     d = _dim(dim, input.ndim, fn)
     if input.ndim == 0:
         return input.clone(), allocate((), dtypes.int64, input._device).fill_(0)

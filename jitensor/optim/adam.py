@@ -10,6 +10,8 @@ class Adam(Optimizer):
     """Adam; `decoupled_weight_decay=True` makes it AdamW (decay applied to the weights, not
     added to the gradient)."""
 
+    _complex_params = True
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):

@@ -6,6 +6,8 @@ from .optimizer import Optimizer, _grad, _scalar_state
 
 
 class ASGD(Optimizer):
+    _complex_params = True
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
         if not 0.0 <= lr:

@@ -23,6 +23,10 @@ class Optimizer:
     """Base class: ``Optimizer(params, defaults)`` where `params` is an iterable of tensors or
     of dicts (parameter groups with their own hyperparameters)."""
 
+    # whether the step updates complex parameters as torch's does (their parts as pairs of
+    # reals: elementwise arithmetic, or a fused kernel on the parts' view)
+    _complex_params = False
+
     def __init__(self, params, defaults):
         if isinstance(params, Tensor):
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
@@ -56,6 +60,11 @@ class Optimizer:
                                 f"{type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
+            if p.is_complex() and not self._complex_params:
+                raise NotImplementedError(
+                    f"{type(self).__name__} does not update complex parameters in jitensor "
+                    f"(torch updates their real and imaginary parts as pairs of reals); use "
+                    f"Adam, AdamW, SGD or ASGD, or optimize view_as_real(parameter)")
         if len(params) != len(set(params)):
             warnings.warn("optimizer contains a parameter group with duplicate parameters; they "
                           "are updated once per occurrence", stacklevel=3)

@@ -4,6 +4,8 @@ from .optimizer import Optimizer, _grad
 
 
 class SGD(Optimizer):
+    _complex_params = True
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:

@@ -18,6 +18,7 @@ wrap.py replaces the module attributes by the recording ops after this package i
 from . import (
     activation,
     attention,
+    complex_ops,
     conv,
     elementwise,
     factor,
@@ -33,6 +34,7 @@ from . import (
     scatter,
     shape,
     sort,
+    spectral,
 )
 from ._common import RULES, rule
 from .inplace import copied, filled, index_put

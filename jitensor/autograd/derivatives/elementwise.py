@@ -72,7 +72,8 @@ def _pow(g, result, input, exponent, *, out=None):
         d = g * result * elementwise.log(input) if isinstance(input, Tensor) else \
             (g * result * base if base is not None else
              elementwise.where(result == 0, 0.0, g * result * math.log(abs(input) or 1)))
-        pairs.append((exponent, elementwise.where((input == 0) & (exponent >= 0), 0.0, d)
+        real = exponent.real if exponent.is_complex() else exponent  # (torch's test)
+        pairs.append((exponent, elementwise.where((input == 0) & (real >= 0), 0.0, d)
                       if isinstance(input, Tensor) else d))
     return pairs
 

@@ -12,11 +12,13 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import (  # noqa: F401,E501 (op families)
     attention,
+    complex_ops,
     conv,
     ctc,
     custom,  # noqa: F401 (user-written kernels: jitensor/custom.py)
     elementwise,
     factor,
+    fft,
     indexing,
     kernels,
     linalg,
@@ -87,6 +89,8 @@ def copy(out, src):
         return
     if not out.flags.writeable:
         raise _read_only(out)
+    if src.dtype.kind == "c" and out.dtype.kind != "c":  # complex to real: the real part
+        src = src.real
     if not any(src.strides):  # one element seen everywhere (an expand of a scalar): a fill,
         fill(out, src[(0,) * src.ndim])  # vectorised (the 4-D copy's stride-0 rows were not)
         return

@@ -69,8 +69,9 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _bits(a):
-    """`a` viewed as unsigned ints of its width: what copies see (no value changes)."""
-    return a.view(_UINT[a.itemsize])
+    """`a` viewed as unsigned ints of its width: what copies see (no value changes); complex128
+    as it is (copying its numbers changes no bit either)."""
+    return a.view(_UINT[a.itemsize]) if a.itemsize in _UINT else a
 
 
 def _truthy_bits(dtype):

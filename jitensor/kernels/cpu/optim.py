@@ -32,9 +32,16 @@ def adam(p, g, m, v, vmax, hyper, flags):
     """Update C-contiguous buffers p, m, v (and vmax with amsgrad, else pass v) in place from
     the gradient g; `hyper` as `scalar.optim.adam` takes it, flags = (maximize, decoupled weight
     decay, amsgrad)."""
+    p, g, m, v, vmax = map(_parts, (p, g, m, v, vmax))
     wide = np.float32 if narrow.is_narrow(p) else p.dtype  # (narrow: the kernel runs float32)
     adam_kernel(p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1), vmax.reshape(-1),
                 np.array(hyper, wide), *map(bool, flags))
+
+
+def _parts(a):
+    """A complex buffer as the float buffer of its parts: updated as pairs of reals, as torch's
+    optimizers do (view_as_real)."""
+    return a.view(a.real.dtype) if a.dtype.kind == "c" else a
 
 
 # -- gradient clipping over all the gradients at once: their buffers passed as addresses --------

@@ -247,6 +247,10 @@ def empty(shape, dtype):
     if dtype.kind == "V" and dtype.name == "bfloat16":
         raise TypeError("bfloat16 tensors live on the CPU only: jitensor's CUDA kernels have no "
                         "bfloat16; use dtype=jitensor.float16 on CUDA")
+    if dtype.kind == "c":
+        raise TypeError(f"complex tensors ({dtype}) live on the CPU only: jitensor's CUDA kernels "
+                        f"have no complex dtype; keep them on the CPU, or carry the real and "
+                        f"imaginary parts as float tensors (jitensor.view_as_real)")
     if shape.__class__ is not tuple:
         shape = (shape,) if isinstance(shape, int) else tuple(map(int, shape))
         if shape and min(shape) < 0:

@@ -83,7 +83,7 @@ OPS = [
     # -- unary: the common functions of one operand --------------------------------------------
     Op("neg", "unary", "-x", "-input.", bool_as=None, bool_error=NEG_BOOL, grad="-g",
        aliases=("negative",)),
-    Op("abs", "unary", "abs(x)", "|input|.", bool_as=None, grad="g * sign(input)",
+    Op("abs", "unary", "abs(x)", "|input|.", bool_as=None, grad="g * sgn(input)",
        aliases=("absolute",)),
     Op("sign", "unary", "s.sign(x)", "-1, 0 or 1 by the sign of each element (NaN stays NaN).",
        grad=_ZERO),
