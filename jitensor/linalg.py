@@ -59,8 +59,6 @@ def _floating(fn, x, dtype):
         raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if dtype is not None:
         x = x.to(dtype)
-    if x.dtype.is_complex:  # the norms of complex numbers are those of their moduli
-        return x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_name(x.dtype)}")
@@ -71,6 +69,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """torch.linalg.vector_norm: (sum |x|^ord)^(1/ord) over `dim` (all dims by default);
     ord inf / -inf: the largest / smallest |x|, 0: the count of non-zeros."""
     fn = "linalg.vector_norm"
+    if isinstance(x, Tensor) and x.is_complex():  # the norms of the moduli
+        x = x.abs()
     x = _floating(fn, x, dtype)
     if isinstance(ord, (str, bool)) or not isinstance(ord, (int, float)):
         raise RuntimeError(f"{fn}: ord must be a number, got {ord!r}")
@@ -92,6 +92,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     smallest column sum of |A|), inf / -inf (row sums), 2 / -2 (the largest / smallest
     singular value), 'nuc' (their sum)."""
     fn = "linalg.matrix_norm"
+    if isinstance(A, Tensor) and A.is_complex():
+        if ord in (2, -2, "nuc"):
+            raise NotImplementedError(f"{fn}: ord={ord!r} of complex matrices needs their "
+                                      f"singular values, which jitensor has for real ones only")
+        A = A.abs()  # the other norms are those of the moduli
     A = _floating(fn, A, dtype)
     if A.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")

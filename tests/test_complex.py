@@ -240,7 +240,9 @@ def test_complex_and_polar_match_torch():
 @pytest.mark.parametrize("call", [
     lambda m, z: z.sum(), lambda m, z: z.sum(1), lambda m, z: z.sum((0, 2), keepdim=True),
     lambda m, z: z.mean(-1), lambda m, z: z.var(1), lambda m, z: z.std(),
-    lambda m, z: z.cumsum(1), lambda m, z: z.norm(), lambda m, z: m.linalg.vector_norm(z, 1),
+    lambda m, z: z.cumsum(1), lambda m, z: z[0, 0, 0].cumsum(0), lambda m, z: z.norm(),
+    lambda m, z: m.linalg.vector_norm(z, 1), lambda m, z: m.linalg.matrix_norm(z),
+    lambda m, z: m.linalg.matrix_norm(z, -1),
     lambda m, z: z[0] @ z[1].T, lambda m, z: z @ z[0, 0],
     lambda m, z: m.einsum("abc,abd->cd", z, z),
     lambda m, z: m.vdot(z[0, 0], z[1, 1]), lambda m, z: m.dot(z[0, 0], z[1, 1]),
@@ -298,6 +300,18 @@ def test_gradients_match_torch(loss):
     fn(jt, *mine).backward()
     for a, b in zip(mine, theirs, strict=True):
         _same(a.grad, b.grad, 1e-4)
+
+
+def test_gradients_under_the_profiler_and_with_autograd_grad():
+    z = jt.tensor([1j, 2, -1 + 1j], requires_grad=True)
+    with jt.profiler.profile():
+        (z * z).abs().sum().backward()
+    t = torch.tensor([1j, 2, -1 + 1j], requires_grad=True)
+    (t * t).abs().sum().backward()
+    _same(z.grad, t.grad, 1e-6)
+    (g,) = jt.autograd.grad((z.exp() * z).real.sum(), z)
+    (h,) = torch.autograd.grad((t.exp() * t).real.sum(), t)
+    _same(g, h, 1e-6)
 
 
 def test_backward_of_a_complex_output_needs_a_gradient():

@@ -259,7 +259,7 @@ def _fit(g, t):
     return g
 
 
-def _call(node, g, result):
+def call_rule(node, g, result):
     """node's rule on g. A complex gradient through a rule that reads its operands runs the
     rule on the conjugated operands: torch's gradient is g * conj(f'(z)), and conj(f'(z)) is
     f'(conj(z)) for the ops' real-coefficient formulas (mul, div, exp, tanh, ...; the ops that
@@ -416,7 +416,7 @@ def run(roots, retain_graph, capture=None):
             if create_graph and result is not None:  # outputs link back to the node
                 result = _relinked(node)
             edges = node.edges
-            pairs = _call(node, g, result) if hook is None else hook(node, g, result)
+            pairs = call_rule(node, g, result) if hook is None else hook(node, g, result)
             for i, (t, gi) in enumerate(pairs):
                 if gi is not None:
                     if anomaly_mode._enabled[0]:

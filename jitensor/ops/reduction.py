@@ -489,7 +489,7 @@ def _along(fn, op, input, dim, dtype, out=None):
             raise RuntimeError(f'"{fn}" is not implemented for complex tensors ({input._dtype})')
         from .complex_ops import view_as_complex, view_as_real
         parts = view_as_real(input.to(dtype))
-        res = _along(fn, op, parts, d or 0, dtype.to_real())
+        res = parts.clone() if d is None else _along(fn, op, parts, d, dtype.to_real())
         return _finish(view_as_complex(res), input._data.shape, out)
     res = allocate(input._data.shape, dtype, input._device)
     if d is None:  # 0-d: along a single element

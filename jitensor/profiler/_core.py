@@ -117,12 +117,13 @@ def _recording(fn, name):
 
 def _backward_node(node, g, result):
     """The autograd engine's call of `node`'s rule, recorded as the node's class name."""
+    from ..autograd.graph import call_rule
     rec = getattr(_local, "recorder", None)
     if rec is None:
-        return node.rule(g, result, *node.args, **node.kwargs)
+        return call_rule(node, g, result)
     frame = rec.push(type(node).__name__, None, "cpu_op")
     try:
-        return tuple(node.rule(g, result, *node.args, **node.kwargs))
+        return tuple(call_rule(node, g, result))
     finally:
         rec.pop(frame)
 
