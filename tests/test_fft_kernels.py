@@ -169,3 +169,43 @@ def test_same_bits_on_any_thread_count(rows, n, dtype):
         for other in results[1:]:
             np.testing.assert_array_equal(other, results[0])
     _close(_c2c(x, False), _c2c_reference(x, False), n, dtype)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("n", [2, 4, 8, 64, 256, 1024, fft.BLOCK_POINTS // 4,
+                               fft.BLOCK_POINTS // 2])  # (the last two: fewer rows a block)
+def test_blocks_of_rows_compute_each_row_as_alone(n, dtype):
+    """Many rows of a power of two run fft.BLOCK at a time (fewer in the last block): each row
+    gets the bits it gets alone, one row never being blocked, and matches numpy."""
+    rng = np.random.default_rng(n)
+    for rows in (2, 3, fft.BLOCK + 1, 2 * fft.BLOCK + 3):
+        x = _signal(rng, (rows, n), dtype)
+        real, half = x.real.copy(), x[:, :n // 2 + 1].copy()
+        jobs = [(lambda a: _c2c(a, False), x), (lambda a: _c2c(a, True), x), (_r2c, real),
+                (lambda a: _c2r(a, n), half)]
+        for job, a in jobs:
+            together = job(a)
+            for j in range(rows):
+                np.testing.assert_array_equal(together[j:j + 1], job(a[j:j + 1].copy()))
+        _close(_c2c(x, False), _c2c_reference(x, False), n, dtype)
+        _close(_r2c(real), np.fft.rfft(real.astype(np.float64), axis=1), n, dtype)
+        want = np.fft.irfft(half.astype(np.complex128), n, axis=1) * n
+        _close(_c2r(half, n), want, n, _real(dtype))
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("rows, n", [(5 * fft.BLOCK + 7, 256), (2 * fft.BLOCK + 1, 1024),
+                                     (9, 4096)])
+def test_blocks_of_rows_same_bits_on_any_thread_count(rows, n, dtype):
+    """The blocks are fixed by the rows' indices: the same bits on one thread and on all, when
+    the rows are not a multiple of the block."""
+    assert rows * n >= fft.PARALLEL_MIN  # (the thread pool runs)
+    rng = np.random.default_rng(rows)
+    x = _signal(rng, (rows, n), dtype)
+    real, half = x.real.copy(), x[:, :n // 2 + 1].copy()
+    for results in (at_thread_counts(lambda: _c2c(x, False)),
+                    at_thread_counts(lambda: _c2c(x, True)),
+                    at_thread_counts(lambda: _r2c(real)),
+                    at_thread_counts(lambda: _c2r(half, n))):
+        for other in results[1:]:
+            np.testing.assert_array_equal(other, results[0])

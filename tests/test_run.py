@@ -80,7 +80,7 @@ def test_coverage_report_counts_what_jitensor_has():
     rows = coverage.report()
     assert set(rows) == {"top level", "Tensor", "nn modules", "nn.functional",
                          "nn.Module methods", "torch.autograd", "optimizers", "torch.special",
-                         "torch.distributions", "torch.func"}
+                         "torch.distributions", "torch.func", "torch.fft"}
     for row in rows.values():
         assert 0 < row["present"] <= row["total"]
         assert row["present"] + len(row["missing"]) == row["total"]

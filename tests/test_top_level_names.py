@@ -108,7 +108,7 @@ def test_constants_and_flags():
     for name in ("pi", "e", "inf", "nan", "newaxis"):
         assert repr(getattr(jt, name)) == repr(getattr(torch, name))
     assert jt.ones(2, 3)[:, jt.newaxis].shape == (2, 1, 3)
-    assert jt.has_lapack is True and jt.has_mkl is False and jt.has_spectral is False
+    assert jt.has_lapack is True and jt.has_mkl is False and jt.has_spectral is True
     assert isinstance(jt.has_openmp, bool)
     x = jt.ones(2, requires_grad=True) * 2
     assert not jt.detach(x).requires_grad

@@ -750,6 +750,7 @@ def stack(tensors, dim=0, *, out=None):
         joined = allocate(shape, first._dtype, first._device)
         if backend(first._device).join(joined._data, [x._data for x in tensors], d, True):
             return joined
+        out = joined  # (cat's piecewise copies fill it)
     return cat([unsqueeze(x, d) for x in tensors], d, out=out)
 
 

@@ -807,15 +807,12 @@ class Module:
     def share_memory(self):
         """Move every parameter, gradient and buffer into shared memory (Tensor.share_memory_),
         so that processes the module is sent to train the same weights. Returns self."""
-        for module in self.modules():
-            for p in module._parameters.values():
-                if p is not None:
-                    p.share_memory_()
-                    if p.grad is not None:
-                        p.grad.share_memory_()
-            for b in module._buffers.values():
-                if b is not None:
-                    b.share_memory_()
+        for p in self.parameters():
+            p.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
+        for b in self.buffers():
+            b.share_memory_()
         return self
 
     def _no_device(self, kind):
