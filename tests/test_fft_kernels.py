@@ -151,13 +151,15 @@ def test_empty_and_mismatched_arguments():
 
 @pytest.mark.parametrize("dtype", COMPLEX)
 @pytest.mark.parametrize("rows, n", [(64, 1024), (3, 3 ** 9), (1, 1 << 17), (1, 65537),
-                                     (1, 2 * 65537)],
+                                     (1, 2 * 65537), (5 * fft.BLOCK + 7, 256),
+                                     (2 * fft.BLOCK + 1, 1024), (9, 4096)],
                          ids=["many rows", "rows", "one long row", "long Bluestein",
-                              "long real Bluestein"])
+                              "long real Bluestein", "blocks", "blocks and one row",
+                              "small blocks"])
 def test_same_bits_on_any_thread_count(rows, n, dtype):
     """Each output element is computed by the same operations whether the rows run a row per
-    task or one long row (fft.LONG_ROW points or more) runs each step's tasks on the
-    threads."""
+    task, in blocks fixed by the rows' indices (the last one short), or one long row
+    (fft.LONG_ROW points or more) runs each step's tasks on the threads."""
     assert rows > 1 or (n if n % 2 else n // 2) >= fft.LONG_ROW  # (the real jobs' c2c length)
     rng = np.random.default_rng(n)
     x = _signal(rng, (rows, n), dtype)
@@ -191,21 +193,3 @@ def test_blocks_of_rows_compute_each_row_as_alone(n, dtype):
         _close(_r2c(real), np.fft.rfft(real.astype(np.float64), axis=1), n, dtype)
         want = np.fft.irfft(half.astype(np.complex128), n, axis=1) * n
         _close(_c2r(half, n), want, n, _real(dtype))
-
-
-@pytest.mark.parametrize("dtype", COMPLEX)
-@pytest.mark.parametrize("rows, n", [(5 * fft.BLOCK + 7, 256), (2 * fft.BLOCK + 1, 1024),
-                                     (9, 4096)])
-def test_blocks_of_rows_same_bits_on_any_thread_count(rows, n, dtype):
-    """The blocks are fixed by the rows' indices: the same bits on one thread and on all, when
-    the rows are not a multiple of the block."""
-    assert rows * n >= fft.PARALLEL_MIN  # (the thread pool runs)
-    rng = np.random.default_rng(rows)
-    x = _signal(rng, (rows, n), dtype)
-    real, half = x.real.copy(), x[:, :n // 2 + 1].copy()
-    for results in (at_thread_counts(lambda: _c2c(x, False)),
-                    at_thread_counts(lambda: _c2c(x, True)),
-                    at_thread_counts(lambda: _r2c(real)),
-                    at_thread_counts(lambda: _c2r(half, n))):
-        for other in results[1:]:
-            np.testing.assert_array_equal(other, results[0])
