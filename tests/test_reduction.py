@@ -853,3 +853,16 @@ def test_softmax_backward_matches_torch_at_any_thread_count(name, dtype):
         np.testing.assert_allclose(first, want.grad.numpy(), **tol)
         for other in rest:
             np.testing.assert_array_equal(first, other)
+
+
+def test_int64_sums_keep_every_bit():
+    # (the fold's last step once made every integer sum a float64: 53 bits; sums wrap)
+    for values in ([2**53 + 1, 0], [2**53 + 1] * 300, [2**62, 2**62, 2**62, 5],
+                   [-(2**63) + 10, 6, -2, 14]):
+        exact = (sum(values) + 2**63) % 2**64 - 2**63
+        x = jt.tensor(values)
+        assert x.sum().item() == exact and x.sum(0, dtype=jt.int64).item() == exact
+        pairs = [(values[i] + values[i + 1] + 2**63) % 2**64 - 2**63
+                 for i in range(0, len(values), 2)]
+        assert x.view(-1, 2).sum(1).tolist() == pairs
+        assert x.view(-1, 2).t().sum(0).tolist() == pairs

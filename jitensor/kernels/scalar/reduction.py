@@ -258,8 +258,10 @@ def finalize(op, state, correction):
     """The output value of a whole range's state, in the accumulator's type (`correction` is
     var/std's: the divisor is count - correction, floored at 0 as torch does)."""
     v, w, k = state
-    if (op == SUM or op == MEAN) and is_float(v):
-        v += w  # the compensation of the merges
+    if (op == SUM or op == MEAN) and is_float(v):  # plus the compensation of the merges
+        # (never `v += w`: Numba types a variable once, so v would be a float64 for every
+        # accumulator and an int64 sum would round to 53 bits)
+        return cast_like(v + w if op == SUM else (v + w) / k, v)
     if op == MEAN:
         return cast_like(v / k, v)
     if op == VAR or op == STD:
