@@ -30,9 +30,8 @@ def _finish(out, dim, dtype, device, scale):
     """The kernel's (..., n) output with `dim` moved back, C-contiguous, times `scale`."""
     b = backend(device)
     if scale != 1:  # (on the real parts: a complex product would make inf * 0 a NaN)
-        parts = out.view(dtype.to_real().np)
-        mul(_wrap(parts, dtype.to_real(), device), scale, out=_wrap(parts, dtype.to_real(),
-                                                                      device))
+        parts = _wrap(out.view(dtype.to_real().np), dtype.to_real(), device)
+        mul(parts, scale, out=parts)
     if dim != out.ndim - 1:
         moved = out.swapaxes(dim, -1)
         out = b.empty(moved.shape, out.dtype)
