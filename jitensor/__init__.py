@@ -123,6 +123,9 @@ from .dtypes import (
     result_type,
     set_default_dtype,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from .dtypes import bool_ as bool
 from .legacy_types import CPU_TYPES as _CPU_TYPES
@@ -227,7 +230,7 @@ __all__ = [
     "ones", "ones_like", "preserve_format", "promote_types", "rand", "rand_like", "randint",
     "randn", "randn_like", "result_type", "seed", "set_debug_empty", "set_default_dtype",
     "set_num_threads", "set_printoptions", "set_rng_state", "short", "strided", "tensor", "uint8",
-    "zeros", "zeros_like",
+    "uint16", "uint32", "uint64", "zeros", "zeros_like",
 ]
 for _m in (_complex_ops, _einsum, _elementwise, _factor, _factor_legacy, _indexing, _linalg,
            _matrix, _native, _nn_functional, _pointwise, _reduction, _sampling, _scatter, _shape,

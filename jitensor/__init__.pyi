@@ -776,6 +776,9 @@ __all__ = [
     "typename",
     "types",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "unbind",
     "unflatten",
     "unique",
@@ -842,6 +845,9 @@ pi: _float
 preserve_format: _MemoryFormat
 short: _DType
 strided: _Layout
+uint16: _DType
+uint32: _DType
+uint64: _DType
 uint8: _DType
 __version__: str
 

@@ -8,9 +8,9 @@ class dtype:
     """A tensor element type, printed as torch prints its own (``jitensor.float32``)."""
 
     __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "category")
+                 "category", "scalar_name")
 
-    def __init__(self, name, np_dtype, category):
+    def __init__(self, name, np_dtype, category, scalar_name):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
@@ -18,7 +18,8 @@ class dtype:
         self.category = category
         self.is_floating_point = category == 2
         self.is_complex = category == 3
-        self.is_signed = name != "uint8" and name != "bool"
+        self.is_signed = not (name.startswith("uint") or name == "bool")
+        self.scalar_name = scalar_name  # torch's C++ name ("Long"), which its errors quote
 
     def __repr__(self):
         return "jitensor." + self.name
@@ -38,15 +39,21 @@ class dtype:
         return found
 
 
-bool_ = dtype("bool", np.bool_, 0)
-uint8 = dtype("uint8", np.uint8, 1)
-int8 = dtype("int8", np.int8, 1)
-int16 = dtype("int16", np.int16, 1)
-int32 = dtype("int32", np.int32, 1)
-int64 = dtype("int64", np.int64, 1)
-float16 = dtype("float16", np.float16, 2)
-float32 = dtype("float32", np.float32, 2)
-float64 = dtype("float64", np.float64, 2)
+bool_ = dtype("bool", np.bool_, 0, "Bool")
+uint8 = dtype("uint8", np.uint8, 1, "Byte")
+int8 = dtype("int8", np.int8, 1, "Char")
+int16 = dtype("int16", np.int16, 1, "Short")
+int32 = dtype("int32", np.int32, 1, "Int")
+int64 = dtype("int64", np.int64, 1, "Long")
+float16 = dtype("float16", np.float16, 2, "Half")
+float32 = dtype("float32", np.float32, 2, "Float")
+float64 = dtype("float64", np.float64, 2, "Double")
+# torch's "barebones" unsigned dtypes: storage, conversion, data movement and a few ops (eq,
+# mul, sum, sort, ...); no promotion with other integer dtypes (see promote_types)
+uint16 = dtype("uint16", np.uint16, 1, "UInt16")
+uint32 = dtype("uint32", np.uint32, 1, "UInt32")
+uint64 = dtype("uint64", np.uint64, 1, "UInt64")
+BAREBONES = (uint16, uint32, uint64)
 
 
 class _Bfloat16(dtype):
@@ -57,6 +64,7 @@ class _Bfloat16(dtype):
 
     def __init__(self):
         self.name, self.itemsize, self.category = "bfloat16", 2, 2
+        self.scalar_name = "BFloat16"
         self.is_floating_point = self.is_signed = True
         self.is_complex = False
 
@@ -72,13 +80,13 @@ def _bfloat16_np():
 
 
 bfloat16 = _Bfloat16()
-complex64 = dtype("complex64", np.complex64, 3)
-complex128 = dtype("complex128", np.complex128, 3)
+complex64 = dtype("complex64", np.complex64, 3, "ComplexFloat")
+complex128 = dtype("complex128", np.complex128, 3, "ComplexDouble")
 _REAL = {complex64: float32, complex128: float64}
 _COMPLEX = {float32: complex64, float64: complex128, float16: complex64, bfloat16: complex64}
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128)
+       complex128, *BAREBONES)
 # the dtypes CPU kernels compute in as they are; float16 and bfloat16 compute in float32
 # (kernels/cpu/narrow.py)
 CPU_DTYPES = (bool_, uint8, int8, int16, int32, int64, float32, float64)
@@ -148,6 +156,11 @@ def promote_types(a, b):
     a, b = to_dtype(a), to_dtype(b)
     if a is b:
         return a
+    if a in BAREBONES or b in BAREBONES:  # only a floating dtype takes them in, as in torch
+        if a.is_floating_point or b.is_floating_point:
+            return a if a.is_floating_point else b
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a.scalar_name} and {b.scalar_name}")
     ra, rb = _ORDER[a], _ORDER[b]
     if ra == rb:  # uint8 with int8, float16 with bfloat16: neither holds the other
         return int16 if ra == 1 else float32
@@ -183,6 +196,8 @@ def _combine(higher, lower):
         return higher
     if lower.is_complex and higher.is_floating_point:  # float parts stay as wide (torch's)
         return higher.to_complex()
+    if higher in BAREBONES and lower.category > 1:  # a float or complex number: its default
+        return lower
     return promote_types(higher, lower)
 
 

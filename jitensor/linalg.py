@@ -42,7 +42,6 @@ from .ops.matrix import diagonal as _diagonal
 from .ops.matrix_function import matrix_exp
 from .ops.reduction import amax, amin
 from .ops.reduction import norm as _norm
-from .ops.shape import scalar_name
 from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
@@ -61,7 +60,7 @@ def _floating(fn, x, dtype):
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_name(x.dtype)}")
+                           f"{x.dtype.scalar_name}")
     return x
 
 
@@ -166,7 +165,7 @@ def cond(A, p=None, *, out=None):
     else:
         if not A.dtype.is_floating_point:  # (torch's check, in inv's name)
             raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as "
-                               f"input. Got {scalar_name(A.dtype)}")
+                               f"input. Got {A.dtype.scalar_name}")
         inverse, info = inv_ex(A)
         inverse = where((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf, inverse)
         result = (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num(math.inf, math.inf)
@@ -255,7 +254,7 @@ def vander(x, *, N=None):
     row: a batch is one long row to it."""
     if x.dtype in (dtypes.bool_, *dtypes.NARROW):
         raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
-                           f"tensors, but got {scalar_name(x.dtype)}")
+                           f"tensors, but got {x.dtype.scalar_name}")
     shape = tuple(x.shape) or (1,)  # (a 0-d x is one value)
     N = shape[-1] if N is None else N
     if N <= 1:

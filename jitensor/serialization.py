@@ -77,8 +77,8 @@ from .creation import empty, from_numpy, tensor
 from .device import device as _device_type
 from .device import to_device
 from .dtypes import ALL as _DTYPES
+from .dtypes import BAREBONES, to_dtype
 from .dtypes import dtype as _dtype_type
-from .dtypes import to_dtype
 from .kernels.registry import backend
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor, strided
@@ -91,7 +91,8 @@ _ALIGNMENT = 64
 _MAX_DEPTH = 1000  # the standard pickler's recursion limit keeps real files far shallower
 _CHUNK = 1 << 24  # storages are read in pieces of this many bytes
 
-# torch's storage type for each jitensor dtype, and those jitensor has no dtype for
+# torch's storage type for each jitensor dtype (the barebones unsigned ones have none: torch
+# saves their bytes as an UntypedStorage), and those jitensor has no dtype for
 _STORAGE_TYPES = {"bool": "BoolStorage", "uint8": "ByteStorage", "int8": "CharStorage",
                   "int16": "ShortStorage", "int32": "IntStorage", "int64": "LongStorage",
                   "float16": "HalfStorage", "bfloat16": "BFloat16Storage",
@@ -159,8 +160,12 @@ class _SavedStorage:
         self.key, self.root, self.dtype, self.device = key, root, dtype, device
 
     def persistent_id(self):
+        size = 0 if self.root is None else self.root.size
+        if self.dtype in BAREBONES:
+            return ("storage", _torch("torch.storage", "UntypedStorage"), self.key,
+                    str(self.device), size * self.dtype.itemsize)
         return ("storage", _torch("torch", _STORAGE_TYPES[self.dtype.name]), self.key,
-                str(self.device), 0 if self.root is None else self.root.size)
+                str(self.device), size)
 
     def host(self):
         """The storage's values in memory order, in host memory (a CPU buffer itself)."""
@@ -258,8 +263,10 @@ class _TorchPicklerMixin:
             return (_torch("torch._utils", "_rebuild_parameter"),
                     (t.detach(), t.requires_grad, OrderedDict()))
         storage, offset, strides = self.storages.place(t)
-        return (_torch("torch._utils", "_rebuild_tensor_v2"),
-                (storage, offset, tuple(t.shape), strides, t.requires_grad, OrderedDict()))
+        args = (storage, offset, tuple(t.shape), strides, t.requires_grad, OrderedDict())
+        if t._dtype in BAREBONES:  # an untyped storage and the dtype, as torch writes them
+            return _torch("torch._utils", "_rebuild_tensor_v3"), (*args, t._dtype)
+        return _torch("torch._utils", "_rebuild_tensor_v2"), args
 
 
 _PICKLERS = {}
@@ -640,8 +647,9 @@ def _torch_globals():
         table[f"torch.{d.name}"] = d
     for module in ("torch", "torch.cuda"):  # torch 1.x named CUDA storages torch.cuda.*
         for d in _DTYPES:
-            name = _STORAGE_TYPES[d.name]
-            table[f"{module}.{name}"] = _StorageType(name, d)
+            name = _STORAGE_TYPES.get(d.name)
+            if name is not None:
+                table[f"{module}.{name}"] = _StorageType(name, d)
         for name, foreign in _FOREIGN_STORAGES.items():
             table[f"{module}.{name}"] = _StorageType(name, foreign=foreign)
     return table

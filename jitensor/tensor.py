@@ -147,12 +147,14 @@ def check_fill_value(value, dtype):
     info = np.iinfo(dtype.np)
     # torch's check: the value itself (before truncation) must fit; unsigned types also take
     # negatives down to -max, which wrap as two's complement (uint8: -1 -> 255)
-    low = -int(info.max) if dtype is dtypes.uint8 and not isinstance(value, float) else info.min
+    unsigned = not dtype.is_signed
+    low = -int(info.max) if unsigned and not isinstance(value, float) else info.min
     if value != value or not low <= value <= info.max:
         raise RuntimeError(f"value {value!r} cannot be converted to type {dtype.name} without "
                            f"overflow (range {info.min}..{info.max}); use a wider dtype")
     value = int(value)
-    return value + int(info.max) + 1 if value < 0 and dtype is dtypes.uint8 else value
+    value = value + int(info.max) + 1 if value < 0 and unsigned else value
+    return value if value < 2**63 else dtype.np.type(value)  # (a uint64 past int64's range)
 
 
 class Tensor:

@@ -38,12 +38,13 @@ def _same(mine, theirs, tol):
 
 
 # -- dtypes -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("a", [d.name for d in jt.dtypes.ALL])
-def test_promotion_matches_torch(a):
+@pytest.mark.parametrize("a", [d.name for d in jt.dtypes.ALL if d not in jt.dtypes.BAREBONES])
+def test_promotion_matches_torch(a):  # (uint16/32/64: tests/test_unsigned.py)
     for b in jt.dtypes.ALL:
-        mine = jt.promote_types(getattr(jt, a), b)
-        assert mine.name == str(torch.promote_types(getattr(torch, a),
-                                                    getattr(torch, b.name))).split(".")[-1]
+        if b not in jt.dtypes.BAREBONES:
+            mine = jt.promote_types(getattr(jt, a), b)
+            assert mine.name == str(torch.promote_types(getattr(torch, a),
+                                                        getattr(torch, b.name))).split(".")[-1]
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "int64", "bool", "complex64",

@@ -424,8 +424,6 @@ def test_tensor_errors():
     with pytest.raises(TypeError):
         jt.tensor(np.zeros(2, np.clongdouble))
     with pytest.raises(TypeError):
-        jt.tensor(np.zeros(2, np.uint32))
-    with pytest.raises(TypeError):
         jt.tensor(np.zeros(2, ">f4"))  # non-native byte order
     with pytest.raises(RuntimeError):
         jt.tensor([1 << 63])
@@ -485,7 +483,7 @@ def test_from_numpy_errors():
         jt.from_numpy(np.zeros(4)[::-1])
     with pytest.raises(ValueError):
         jt.from_numpy(np.zeros((3, 3))[:, ::-2])
-    for bad in (np.clongdouble, np.uint16, np.uint32, np.uint64, np.object_, "U2"):
+    for bad in (np.clongdouble, np.object_, "U2"):
         with pytest.raises(TypeError):
             jt.from_numpy(np.zeros(2, bad))
     with pytest.raises(TypeError):

@@ -21,9 +21,6 @@ from ..tensor import Tensor, _wrap
 from . import elementwise as E
 from ._common import broadcast_shapes, write_out
 
-_TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "bool": "Bool", "uint8": "Byte",
-                "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}
-
 
 def _tensor(fn, x):
     if not isinstance(x, Tensor):
@@ -82,7 +79,7 @@ def view_as_complex(input):
     x = _tensor("view_as_complex", input)
     if x._dtype not in (dtypes.float32, dtypes.float64):
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but "
-                           f"got a tensor of scalar type: {_TORCH_NAMES.get(x._dtype.name)}")
+                           f"got a tensor of scalar type: {x._dtype.scalar_name}")
     if x.ndim == 0:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if x.shape[-1] != 2:

@@ -64,6 +64,9 @@ U = {row.name: _Op.of(row) for row in _ROWS if not _is_binary(row) and row.publi
 B = {row.name: _Op.of(row) for row in _ROWS if _is_binary(row)}
 _INTEGER_IDENTITY = {row.name for row in _ROWS if row.int_identity}  # no-ops on integers
 _INT_DIVISION = {"div_trunc", "floor_divide", "remainder", "fmod"}
+# what torch computes for uint16/32/64 besides the ops that convert to float first
+_BAREBONES_OPS = {"mul", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor", "isnan", "isinf",
+                  "isfinite", "isposinf", "isneginf", "signbit", *_INTEGER_IDENTITY}
 for _op in B.values():  # same-dtype operands that need no conversion and no zero/sign checks
     _op.fast = {
         d: (bool_ if _op.rule == BOOL else d, _op.code(d), d.np.type(1))
@@ -78,6 +81,8 @@ for _op in B.values():  # same-dtype operands that need no conversion and no zer
 def _dtypes(op, promoted):
     """(dtype the kernel computes in, dtype of the result) for a promoted operand dtype. Bool
     operands compute as 0/1 integers (`bool_as`); the result stays bool unless the op widens."""
+    if promoted in dtypes.BAREBONES and op.rule != FLOAT and op.name not in _BAREBONES_OPS:
+        raise NotImplementedError(f'"{op.name}" not implemented for \'{promoted.scalar_name}\'')
     if op.family == "bitwise" and promoted.is_floating_point:
         raise TypeError(f'"{op.name}" is not implemented for floating-point tensors '
                         f"({promoted}); it needs integer or bool operands")

@@ -21,7 +21,7 @@ from ._common import broadcast_shapes, same_device, write_out, write_pair
 from .elementwise import maximum, where
 from .linalg import matmul
 from .reduction import _return_type, return_types
-from .shape import cat, scalar_name
+from .shape import cat
 
 # torch's top-level names (jitensor/linalg.py is torch.linalg: every op here)
 __all__ = ["cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "pinverse", "qr",
@@ -56,10 +56,10 @@ def _matrices(fn, A, name="A", square=True):
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if A._dtype in dtypes.NARROW:
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
-                           f"{scalar_name(A._dtype)}")
+                           f"{A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_name(A._dtype)}")
+                           f"{A._dtype.scalar_name}")
     return A
 
 
@@ -69,7 +69,7 @@ def _pair(fn, A, B, equation="AX = B"):
     same_device(fn, A, B)
     if A._dtype is not B._dtype:
         raise RuntimeError(f"{fn}: Expected A and B to have the same dtype, but found A of type "
-                           f"{scalar_name(A._dtype)} and B of type {scalar_name(B._dtype)} instead")
+                           f"{A._dtype.scalar_name} and B of type {B._dtype.scalar_name} instead")
     if B.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation {equation} "
                            f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
@@ -596,7 +596,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
         raise TypeError(f"linalg_pinv(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")
     if A.ndim < 2 or not A._dtype.is_floating_point or A._dtype in dtypes.NARROW:
-        raise RuntimeError(f"{fn}({scalar_name(A._dtype)}{{{list(A.shape)}}}): expected a "
+        raise RuntimeError(f"{fn}({A._dtype.scalar_name}{{{list(A.shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")
     if rcond is not None:
@@ -643,8 +643,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError(f"{fn}: other must have at least 1 dimension.")
     if A._dtype is not B._dtype:
         raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {scalar_name(A._dtype)} and other's dtype "
-                           f"{scalar_name(B._dtype)}")
+                           f"input's dtype {A._dtype.scalar_name} and other's dtype "
+                           f"{B._dtype.scalar_name}")
     _float_or_double(A)
     vector = A.ndim - 1 == B.ndim
     if not vector and A.ndim != B.ndim:

@@ -13,7 +13,7 @@ from ._common import in_place
 from .indexing import masked_fill, nonzero
 from .reduction import sum as _sum
 from .scatter import index_copy, positions
-from .shape import flatten, layout, scalar_name, strided_view
+from .shape import flatten, layout, strided_view
 
 __all__ = ["diag", "diag_embed", "diagflat", "diagonal", "trace", "tril", "tril_indices",
            "triu", "triu_indices"]
@@ -115,7 +115,7 @@ def _triangle_indices(fn, row, col, offset, dtype, device, layout, lower):
     _check_layout(layout, fn=fn)
     dtype = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     if dtype not in (dtypes.int32, dtypes.int64):
-        raise NotImplementedError(f"\"{fn}\" not implemented for '{scalar_name(dtype)}'")
+        raise NotImplementedError(f"\"{fn}\" not implemented for '{dtype.scalar_name}'")
     offsets = _offsets(row, col, device)
     return nonzero(offsets <= offset if lower else offsets >= offset).t().to(dtype)
 

@@ -24,11 +24,8 @@ from ._common import in_place, write_out
 from .reduction import _return_type, return_types
 from .shape import strided_view
 
+
 # -- shared checks ----------------------------------------------------------------------------
-_TORCH_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
-
-
 def _tensor(fn, x, name="input", position=1):
     """x, which must be a Tensor (torch's TypeError otherwise)."""
     if not isinstance(x, Tensor):
@@ -38,7 +35,7 @@ def _tensor(fn, x, name="input", position=1):
 
 
 def _not_for(fn, dtype, fix):
-    return NotImplementedError(f'"{fn}" not implemented for \'{_TORCH_NAMES[dtype.name]}\' '
+    return NotImplementedError(f'"{fn}" not implemented for \'{dtype.scalar_name}\' '
                                f"tensors; {fix}")
 
 
@@ -192,7 +189,7 @@ def float_power(input, exponent, *, out=None):
                         f"{type(input).__name__} and {type(exponent).__name__}")
     if isinstance(out, Tensor) and out._dtype is not dtypes.float64:
         raise RuntimeError(f"the output given to float_power has dtype "
-                           f"{_TORCH_NAMES[out.dtype.name]} but the operation's result requires "
+                           f"{out.dtype.scalar_name} but the operation's result requires "
                            f"dtype Double; pass out with dtype jitensor.float64")
     base = input.to(dtypes.float64) if isinstance(input, Tensor) else float(input)
     exp = exponent.to(dtypes.float64) if isinstance(exponent, Tensor) else exponent
@@ -205,7 +202,7 @@ def _double_base(self):
     """`self`, which float_power_ writes its float64 result into: float64 itself, as torch."""
     if self._dtype is not dtypes.float64:
         raise RuntimeError(f"the base given to float_power_ has dtype "
-                           f"{_TORCH_NAMES[self.dtype.name]} but the operation's result requires "
+                           f"{self.dtype.scalar_name} but the operation's result requires "
                            f"dtype Double; convert it with .double() first")
     return self
 
@@ -239,7 +236,7 @@ def ldexp(input, other, *, out=None):
     e = _tensor("ldexp", other, "other", 2)
     if out is not None and isinstance(out, Tensor) and not out._dtype.is_floating_point:
         raise RuntimeError(f"ldexp can't be cast to the desired output type "
-                           f"{_TORCH_NAMES[out.dtype.name]}; pass a floating-point out")
+                           f"{out.dtype.scalar_name}; pass a floating-point out")
     if x._dtype.is_floating_point and not e._dtype.is_floating_point:
         result = _exact_pow2(x, e.detach())
     else:

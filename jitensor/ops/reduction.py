@@ -30,7 +30,7 @@ from ._common import dims as _dims
 from ._common import write_out as _write_out
 from .elementwise import isnan, logical_xor, ne, sub
 from .indexing import masked_fill
-from .shape import cat, narrow, scalar_name
+from .shape import cat, narrow
 
 __all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cumsum",
            "diff", "log_softmax", "logsumexp", "max", "mean", "min", "nanmean", "nansum", "norm",
@@ -185,10 +185,17 @@ def _reduce(fn, op, input, reduced, keepdim, dtype, out, correction=0.0):
         res = allocate(kept + (2,), dtype.to_real(), input._device)
         backend(input._device).reduction.reduce(op, res._data, parts._data, reduced)
         return _finish(view_as_complex(res), shape, out)
+    input = _int64_sums(input, dtype)
     res = allocate(kept, dtype, input._device)
     backend(input._device).reduction.reduce(op, res._data, input._data, reduced,
                                             correction=correction)
     return _finish(res, shape, out)
+
+
+def _int64_sums(input, dtype):
+    """uint64 input of an int64 sum or product as int64 (wrapping, as torch's sums do): Numba
+    adds a uint64 and an int64 in float64."""
+    return input.to(dtype) if input._dtype is dtypes.uint64 and dtype is dtypes.int64 else input
 
 
 def _arg_reduce(op, input, reduced, keepdim, out_values=None, out_indices=None):
@@ -491,6 +498,7 @@ def _along(fn, op, input, dim, dtype, out=None):
         parts = view_as_real(input.to(dtype))
         res = parts.clone() if d is None else _along(fn, op, parts, d, dtype.to_real())
         return _finish(view_as_complex(res), input._data.shape, out)
+    input = _int64_sums(input, dtype)
     res = allocate(input._data.shape, dtype, input._device)
     if d is None:  # 0-d: along a single element
         backend(input._device).reduction.along(op, res._data.reshape(1),
@@ -575,7 +583,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     _input("nanmean", input)
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {scalar_name(input._dtype)}")
+                           f"but got {input._dtype.scalar_name}")
     dtype = _float_dtype("nanmean", input, _dtype_arg(dtype))
     count = sum(~isnan(input), dim, keepdim)
     return _write_out("nanmean", out, nansum(input, dim, keepdim, dtype=dtype) / count)

@@ -16,7 +16,7 @@ from ._common import broadcast_shapes, same_device, shares_memory
 from ._common import dim as _dim
 from .elementwise import floor_divide, maximum, minimum, where
 from .indexing import _index_tensor, _scatter_source
-from .shape import as_strided, cat, expand, reshape, scalar_name, select
+from .shape import as_strided, cat, expand, reshape, select
 from .sort import argsort
 
 __all__ = ["as_strided_scatter", "diagonal_scatter", "index_add", "index_copy", "index_fill",
@@ -248,8 +248,8 @@ def _index_put(input, indices, values, accumulate, inplace):
         raise TypeError(f"{fn}(): argument 'values' must be Tensor, not {type(values).__name__}")
     if values._dtype is not input._dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{scalar_name(input._dtype)} for the destination and "
-                           f"{scalar_name(values._dtype)} for the source.")
+                           f"{input._dtype.scalar_name} for the destination and "
+                           f"{values._dtype.scalar_name} for the source.")
     same_device(fn, input, values, *indices)
     where = positions(input)[tuple(indices)]  # (checks the indices as t[indices] does)
     return _put(input, inplace, where, _scatter_source(input, values, list(where.shape)),

@@ -71,14 +71,6 @@ def _ints(args, fn, name="size"):
     return out
 
 
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
-                 "float32": "Float", "float64": "Double"}
-
-
-def scalar_name(dtype):
-    """torch's C++ name of `dtype` ('Long', 'Float', ...), which its dtype errors quote."""
-    return _SCALAR_NAMES[dtype.name]
 
 
 def _infer_size(shape, numel):
@@ -588,7 +580,7 @@ def tensor_split(input, indices_or_sections, dim=0):
         if arg._device.type != "cpu":
             raise RuntimeError(f"{what} be on cpu, but it's on {arg._device}")
         if arg._dtype is not dtypes.int64:
-            raise RuntimeError(f"{what} have dtype of long, but got {scalar_name(arg._dtype)}")
+            raise RuntimeError(f"{what} have dtype of long, but got {arg._dtype.scalar_name}")
         if arg.ndim > 1:
             raise RuntimeError(f"{what} be a zero-dimensional or one-dimensional tensor, but got "
                                f"a tensor with {arg.ndim} dims")
@@ -890,7 +882,7 @@ def take_along_dim(input, indices, dim=None):
         return gather(view(input, -1), 0, view(indices, -1))
     if indices._dtype is not dtypes.int64:
         raise RuntimeError(f"take_along_dim(): dtype of indices should be Long but got "
-                           f"{scalar_name(indices._dtype)}")
+                           f"{indices._dtype.scalar_name}")
     if input.ndim != indices.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.ndim} dimensions for input, and "
@@ -991,7 +983,7 @@ def _repeated_positions(repeats, output_size):
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if repeats._dtype not in (dtypes.int32, dtypes.int64):
         raise NotImplementedError(f'"repeat_interleave_{repeats._device.type}" not implemented '
-                                  f"for '{scalar_name(repeats._dtype)}'")
+                                  f"for '{repeats._dtype.scalar_name}'")
     if (repeats < 0).any():
         raise RuntimeError("repeats can not be negative")
     ends = cumsum(repeats, 0)

@@ -27,8 +27,8 @@ if not SIM:  # (the simulator caches nothing) before any kernel is decorated
 BLOCK = 256  # threads per block of the 1-D kernels
 SIM_BLOCK = 8  # the simulator runs one Python thread per GPU thread: keep grids tiny there
 _NUMBA = {np.dtype(t): numba.from_dtype(np.dtype(t)) for t in
-          (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.uint64, np.float16,
-           np.float32, np.float64)}
+          (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32,
+           np.uint64, np.float16, np.float32, np.float64)}
 
 
 class CudaError(RuntimeError):
