@@ -183,3 +183,15 @@ def test_cuda_tensors_move_and_convert():
     assert on.dtype is jt.uint16 and on.cpu().tolist() == x.tolist()
     assert on.long().cpu().tolist() == x.tolist()
     assert jt.zeros(2, dtype=jt.uint32, device="cuda").cpu().tolist() == [0, 0]
+
+
+def test_uint64_extremes_past_int64_match_numpy():
+    # (beyond torch, which has no max of uint64: the folds' merges once compared as int64)
+    rng = np.random.default_rng(0)
+    for shape, dim in (((3, 20), 0), ((5000,), None), ((2, 9000), 1), ((70000,), None)):
+        a = rng.integers(0, 2**64, shape, dtype=np.uint64, endpoint=False)
+        x = jt.from_numpy(a)
+        for mine, theirs in ((x.amax(dim) if dim is not None else x.max(), a.max(dim)),
+                             (x.amin(dim) if dim is not None else x.min(), a.min(dim)),
+                             (x.argmax(dim), a.argmax(dim)), (x.argmin(dim), a.argmin(dim))):
+            assert mine.numpy().tolist() == np.asarray(theirs).tolist()

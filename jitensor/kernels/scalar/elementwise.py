@@ -168,18 +168,20 @@ def shift_right(x, y):
 @register_jitable
 def int_pow(x, y):
     """Integer power by squaring, wrapping like the integer type; a negative exponent gives
-    what torch gives (0 unless the base is 1 or -1)."""
+    what torch gives (0 unless the base is 1 or -1). Every value is cast back to x's type:
+    Numba widens small integers' products to int64 or uint64, and a uint64 meeting an int64
+    is a float64 (53 bits)."""
     if y < 0:
         if x == 1:
             return x
         if x == -1:
-            return x if y % 2 else -x
-        return x - x
-    result = x - x + 1
+            return x if y % 2 else cast_like(-x, x)
+        return cast_like(0, x)
+    result, base = cast_like(1, x), x
     while y > 0:  # (written with % and // so that float operands type-check too)
         if y % 2:
-            result *= x
-        x *= x
+            result = cast_like(result * base, x)
+        base = cast_like(base * base, x)
         y //= 2
     return result
 

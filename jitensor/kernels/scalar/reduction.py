@@ -273,9 +273,12 @@ def finalize(op, state, correction):
 
 
 def acc_dtype(np_dtype):
-    """The accumulator type for results of `np_dtype`: bool, int64 or float64 (host side)."""
-    kind = np.dtype(np_dtype).kind
-    return np.dtype(np.bool_ if kind == "b" else np.float64 if kind == "f" else np.int64)
+    """The accumulator type for results of `np_dtype`: bool, int64, uint64 (whose extremes an
+    int64 would compare as negatives) or float64 (host side)."""
+    np_dtype = np.dtype(np_dtype)
+    kind = np_dtype.kind
+    return np.dtype(np.bool_ if kind == "b" else np.float64 if kind == "f" else
+                    np.uint64 if np_dtype == np.uint64 else np.int64)
 
 
 @functools.cache
