@@ -401,8 +401,14 @@ def _numpy_dtype(np_dtype, fn):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of `data` (nested lists, scalars, NumPy arrays, tensors)."""
+    dtype = None if dtype is None else to_dtype(dtype)
+    if dtype is dtypes.uint64 and not isinstance(data, (np.ndarray, np.generic, Tensor)):
+        try:  # (NumPy makes Python ints past int64's range float64s, 53 bits)
+            data = np.array(data, np.uint64)
+        except OverflowError as e:
+            raise RuntimeError(f"tensor(): {e}; uint64 takes integers 0 to 2**64 - 1") from None
     host, inferred = _host_array(data)
-    dtype = inferred if dtype is None else to_dtype(dtype)
+    dtype = inferred if dtype is None else dtype
     device = _device(device)
     check_requires_grad(requires_grad, dtype)
     if pin_memory:

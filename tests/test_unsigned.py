@@ -56,6 +56,13 @@ def test_creation_matches_torch(name):
     mine, theirs = _pair(name)
     _same(mine, theirs)
     assert mine.numpy().dtype == np.dtype(name)
+    _same(jt.tensor(TOP[name], dtype=d), torch.tensor(TOP[name], dtype=t))  # all 64 bits
+    _same(jt.tensor(TOP[name][1], dtype=d), torch.tensor(TOP[name][1], dtype=t))
+    _same(jt.tensor(TOP[name], dtype=d) == TOP[name][1], torch.tensor(TOP[name], dtype=t) ==
+          TOP[name][1])
+    if name == "uint64":  # (torch: "can't convert negative int to unsigned")
+        with pytest.raises(RuntimeError, match="out of bounds for uint64"):
+            jt.tensor([-1, 3], dtype=d)
     with pytest.raises(RuntimeError, match="overflow"):
         jt.full((1,), 2**64, dtype=d)
     r = jt.randint(0, 5, (100,), dtype=d)

@@ -119,8 +119,9 @@ def _scalar(value, dtype):
         return np.bool_(value)
     if isinstance(value, float):
         raise RuntimeError(f"a float scalar ({value}) cannot be used with integer dtype {dtype}")
-    return np.array(int(value), np.int64).astype(dtype.np)[()] if not isinstance(value, bool) \
-        else dtype.np.type(value)
+    if isinstance(value, bool):
+        return dtype.np.type(value)
+    return np.array(int(value) % 2**64, np.uint64).astype(dtype.np)[()]  # (wraps as a C cast)
 
 
 def _operand(x, compute, shape, b, number=True, opmath=False):
