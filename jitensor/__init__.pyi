@@ -17,6 +17,8 @@ from . import ByteStorage as ByteStorage
 from . import ByteTensor as ByteTensor
 from . import CharStorage as CharStorage
 from . import CharTensor as CharTensor
+from . import ComplexDoubleStorage as ComplexDoubleStorage
+from . import ComplexFloatStorage as ComplexFloatStorage
 from . import DoubleStorage as DoubleStorage
 from . import DoubleTensor as DoubleTensor
 from . import FloatStorage as FloatStorage
@@ -106,6 +108,8 @@ __all__ = [
     "ByteTensor",
     "CharStorage",
     "CharTensor",
+    "ComplexDoubleStorage",
+    "ComplexFloatStorage",
     "DoubleStorage",
     "DoubleTensor",
     "Event",

@@ -25,20 +25,21 @@ from .kernels.registry import backend
 
 __all__ = ["UntypedStorage", "TypedStorage", "is_storage", "StorageBase", "Storage",
            "BoolStorage", "ByteStorage", "CharStorage", "ShortStorage", "IntStorage",
-           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage"]
+           "LongStorage", "HalfStorage", "BFloat16Storage", "FloatStorage", "DoubleStorage",
+           "ComplexFloatStorage", "ComplexDoubleStorage"]
 
 _LEGACY = {"BoolStorage": dtypes.bool_, "ByteStorage": dtypes.uint8, "CharStorage": dtypes.int8,
            "ShortStorage": dtypes.int16, "IntStorage": dtypes.int32,
            "LongStorage": dtypes.int64, "HalfStorage": dtypes.float16,
            "BFloat16Storage": dtypes.bfloat16, "FloatStorage": dtypes.float32,
-           "DoubleStorage": dtypes.float64}
+           "DoubleStorage": dtypes.float64, "ComplexFloatStorage": dtypes.complex64,
+           "ComplexDoubleStorage": dtypes.complex128}
 # torch's names for a dtype in set_'s error: its C++ type and its ScalarType
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
               "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
-_SCALAR_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                 "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
-                 "float32": "Float", "float64": "Double"}
+              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+              "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+              "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
 
 # the live storage object of each base array, so that one memory has one storage object
 _by_root = weakref.WeakValueDictionary()
@@ -55,10 +56,6 @@ def _flat_bytes(root, device):
         n = (sum((k - 1) * s for k, s in zip(root.shape, root.strides, strict=True)) + item) // item
     flat = backend(device).indexing.as_strided(root, (n,), (1,))
     return flat.view(np.uint8)
-
-
-def _element_type_name(dtype):
-    return _SCALAR_NAMES.get(dtype.name, dtype.name)
 
 
 class _Casts:
@@ -779,10 +776,7 @@ class TypedStorage(_Casts):
     def _get_legacy_storage_class(self):
         if self._untyped_storage.device.type != "cpu":
             return None
-        for name, d in _LEGACY.items():
-            if d is self.dtype:
-                return globals()[name]
-        return None
+        return legacy_class(self.dtype)
 
 
 class _LegacyStorageMeta(type):
@@ -803,7 +797,8 @@ def _legacy(name, dtype):
 
 
 BoolStorage, ByteStorage, CharStorage, ShortStorage, IntStorage, LongStorage, HalfStorage, \
-    BFloat16Storage, FloatStorage, DoubleStorage = (_legacy(name, d) for name, d in _LEGACY.items())
+    BFloat16Storage, FloatStorage, DoubleStorage, ComplexFloatStorage, ComplexDoubleStorage = (
+        _legacy(name, d) for name, d in _LEGACY.items())
 
 StorageBase = _StorageBase  # (torch._C.StorageBase: UntypedStorage's base class)
 Storage = FloatStorage  # (torch.Storage is its default storage class)
@@ -816,11 +811,12 @@ def is_storage(obj):
 
 
 def legacy_class(dtype):
-    """The legacy storage class of `dtype` (Tensor.storage_type())."""
+    """The legacy storage class of `dtype` (Tensor.storage_type()); None for uint16/32/64, as
+    in torch."""
     for name, d in _LEGACY.items():
         if d is dtype:
             return globals()[name]
-    raise RuntimeError(f"jitensor has no storage type for {dtype}")
+    return None
 
 
 def set_source(self, source, storage_offset, size, stride):
@@ -831,7 +827,7 @@ def set_source(self, source, storage_offset, size, stride):
         if source.dtype is not self._dtype:
             raise RuntimeError(f"Expected a Storage of type {_CPP_NAMES[self._dtype.name]} or "
                                f"an UntypedStorage, but got type "
-                               f"{_element_type_name(source.dtype)} for argument 1 'storage'")
+                               f"{source.dtype.scalar_name} for argument 1 'storage'")
         source = source._untyped_storage
     if source.device != self._device:
         raise RuntimeError(f"Attempted to set the storage of a tensor on device {self._device} "

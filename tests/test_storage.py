@@ -217,7 +217,15 @@ def test_typed_storage_and_legacy_classes():
         assert jt.zeros(2, dtype=jt.int64).storage_type() is jt.LongStorage
         assert jt.HalfStorage(3).size() == torch.HalfStorage(3).size() == 3
         assert jt.HalfStorage(3).type() == "jitensor.HalfStorage"  # (no float16 CPU values)
-        for name in ("Bool", "Byte", "Char", "Short", "Int", "Long", "Float", "Double"):
+        assert jt.zeros(2, dtype=jt.complex64).storage_type() is jt.ComplexFloatStorage
+        assert jt.zeros(2, dtype=jt.uint16).storage_type() is None  # (as torch's)
+        same_error(lambda: jt.zeros(2).set_(jt.ComplexFloatStorage(2)),
+                   lambda: torch.zeros(2).set_(torch.ComplexFloatStorage(2)), RuntimeError)
+        same_error(lambda: jt.zeros(2, dtype=jt.complex128).set_(jt.FloatStorage(2)),
+                   lambda: torch.zeros(2, dtype=torch.complex128).set_(torch.FloatStorage(2)),
+                   RuntimeError)
+        for name in ("Bool", "Byte", "Char", "Short", "Int", "Long", "Float", "Double",
+                     "ComplexFloat", "ComplexDouble"):
             mine_cls, their_cls = getattr(jt, name + "Storage"), getattr(torch, name + "Storage")
             x, tx = mine_cls([1, 0, 1]), their_cls([1, 0, 1])
             assert type(x) is jt.TypedStorage and isinstance(x, mine_cls)
