@@ -60,6 +60,11 @@ def test_creation_matches_torch(name):
     _same(jt.tensor(TOP[name][1], dtype=d), torch.tensor(TOP[name][1], dtype=t))
     _same(jt.tensor(TOP[name], dtype=d) == TOP[name][1], torch.tensor(TOP[name], dtype=t) ==
           TOP[name][1])
+    for big in (2**64, -(2**63) - 1):  # a number operand past both int64 and uint64
+        with pytest.raises(OverflowError):
+            torch.tensor([1]) + big
+        with pytest.raises(OverflowError, match="int too big to convert"):
+            jt.tensor([1]) + big
     if name == "uint64":  # (torch: "can't convert negative int to unsigned")
         with pytest.raises(RuntimeError, match="out of bounds for uint64"):
             jt.tensor([-1, 3], dtype=d)

@@ -121,7 +121,10 @@ def _scalar(value, dtype):
         raise RuntimeError(f"a float scalar ({value}) cannot be used with integer dtype {dtype}")
     if isinstance(value, bool):
         return dtype.np.type(value)
-    return np.array(int(value) % 2**64, np.uint64).astype(dtype.np)[()]  # (wraps as a C cast)
+    value = int(value)
+    if not -2**63 <= value < 2**64:  # (torch's error)
+        raise OverflowError(f"int too big to convert: {value} is outside int64 and uint64")
+    return np.array(value % 2**64, np.uint64).astype(dtype.np)[()]  # (wraps as a C cast)
 
 
 def _operand(x, compute, shape, b, number=True, opmath=False):
