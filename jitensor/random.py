@@ -3,8 +3,10 @@
 Element i of a draw is a pure function of (seed, offset + i) (`kernels.scalar.uniform`), so a
 parallel kernel, a serial one and a GPU kernel produce the same numbers, and a draw of n values
 just advances the offset by n."""
+import contextlib
 import os
 import threading
+import warnings
 
 import numpy as np
 
@@ -89,3 +91,42 @@ def thread_safe_generator():
     workers are processes, each seeded on its own, so this is None: random ops draw from the
     default generator."""
     return None
+
+
+_fork_rng_warned_already = False
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type=None):
+    """torch.random.fork_rng: the CPU generator's state (and that of `devices` of
+    `device_type`, every one by default) restored when the block ends, however it ends;
+    `enabled=False` forks nothing."""
+    global _fork_rng_warned_already
+    if device_type == "meta" or not enabled:
+        yield
+        return
+    from . import accelerator, get_device_module
+    current = accelerator.current_accelerator()
+    device_type = device_type or (current.type if current is not None else "cuda")
+    device_mod = get_device_module(device_type)
+    if devices is None:
+        count = device_mod.device_count()
+        if count > 1 and not _fork_rng_warned_already:
+            warnings.warn(f"{device_type.upper()} reports that you have {count} available "
+                          f"devices, and you have used {_caller} without explicitly specifying "
+                          f"which devices are being used; every one is forked. Pass "
+                          f"{_devices_kw}= (or set {device_type.upper()}_VISIBLE_DEVICES) to "
+                          f"fork only those you use.", stacklevel=3)
+            _fork_rng_warned_already = True
+        devices = list(range(count))
+    else:
+        devices = list(devices)  # (a generator would be spent by the first pass)
+    cpu_state = get_rng_state()
+    device_states = [device_mod.get_rng_state(d) for d in devices]
+    try:
+        yield
+    finally:
+        set_rng_state(cpu_state)
+        for d, state in zip(devices, device_states, strict=True):
+            device_mod.set_rng_state(state, d)

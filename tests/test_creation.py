@@ -757,6 +757,25 @@ def test_rng_state_round_trip():
     assert isinstance(s, int) and jt.initial_seed() == s
 
 
+@pytest.mark.cuda
+def test_fork_rng_restores_the_generators_however_the_block_ends():
+    jt.manual_seed(7)
+    cuda_before = jt.cuda.get_rng_state()
+    with jt.random.fork_rng():
+        forked = jt.rand(3)
+        jt.randn(4, device="cuda")
+    assert jt.cuda.get_rng_state().tolist() == cuda_before.tolist()
+    assert jt.rand(3).tolist() == forked.tolist()  # the state the block started from
+    state = jt.get_rng_state()
+    with pytest.raises(KeyError), jt.random.fork_rng(devices=[]):
+        jt.rand(5)
+        raise KeyError("the block fails")
+    assert jt.get_rng_state().tolist() == state.tolist()
+    with jt.random.fork_rng(enabled=False):  # forks nothing
+        jt.rand(2)
+    assert jt.get_rng_state().tolist() != state.tolist()
+
+
 def test_draws_after_randn_are_independent_of_it():
     jt.manual_seed(0)
     jt.rand(10)  # any draw that moves the offset off 0

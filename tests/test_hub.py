@@ -609,3 +609,8 @@ def test_a_torch_script_uses_torch_hub_under_jitensor_run(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[[3.0, 3.0]]"
+
+
+def test_model_zoo_is_the_older_name_of_load_state_dict_from_url():
+    from jitensor.utils import model_zoo
+    assert model_zoo.load_url is jt.hub.load_state_dict_from_url
