@@ -537,3 +537,45 @@ def test_swalr_errors_match_torch(kwargs):
     opt, ref = sgd_pair()
     assert_same_error(lambda: swa_utils.SWALR(opt, **kwargs),
                       lambda: torch.optim.swa_utils.SWALR(ref, **kwargs))
+
+
+def _hook_log(lib):
+    """What an optimizer's step, state-dict and global hooks see, in order, under lib."""
+    import importlib
+    log = []
+    module = importlib.import_module(lib.__name__ + ".optim.optimizer")
+    p = lib.nn.Parameter(lib.ones(3))
+    opt = lib.optim.SGD([p], lr=0.1)
+    pre = opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", a[0] is o, a[1:], k)))
+    post = opt.register_step_post_hook(lambda o, a, k: log.append(("post", len(a), k)))
+    gpre = module.register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre"))
+    gpost = module.register_optimizer_step_post_hook(lambda o, a, k: log.append("global post"))
+    sched = lib.optim.lr_scheduler.StepLR(opt, 1)  # (schedulers watch step too)
+    p.grad = lib.ones(3)
+    opt.step()
+    sched.step()
+    pre.remove()
+    gpre.remove()
+    opt.step(closure=None)
+    post.remove()
+    gpost.remove()
+    opt.step()
+    with opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": lambda: log.append("c")})):
+        opt.step()  # a pre-hook's (args, kwargs) replace the step's
+    opt.register_state_dict_pre_hook(lambda o: log.append("state_dict pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1})
+    opt.register_load_state_dict_pre_hook(lambda o, sd: {k: v for k, v in sd.items()
+                                                         if k != "extra"})
+    opt.register_load_state_dict_post_hook(lambda o: log.append("load post"), prepend=True)
+    state = opt.state_dict()
+    log.append(sorted(state))
+    opt.load_state_dict(state)
+    adam = lib.optim.Adam([p])
+    adam.register_step_pre_hook(lambda o, a, k: 3)
+    with pytest.raises(RuntimeError, match="must return None or a tuple"):
+        adam.step()
+    return log, [round(v, 6) for v in p.tolist()]
+
+
+def test_optimizer_hooks_match_torch():
+    assert _hook_log(jt) == _hook_log(torch)

@@ -8,15 +8,58 @@ groups as torch keeps them; they pick among torch's kernels, which compute the s
 `differentiable=True` (autograd through the step itself) is refused: every update here is in
 place under no_grad."""
 import copy
+import functools
 import itertools
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 
 from .. import dtypes
 from ..autograd import enable_grad, no_grad
 from ..creation import tensor
 from ..nn.modules.module import _zero_grads
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+
+_global_pre_hooks = OrderedDict()  # hook(optimizer, args, kwargs) of every optimizer's step
+_global_post_hooks = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Call hook(optimizer, args, kwargs) before every optimizer's step; it may return
+    (new_args, new_kwargs) for the step."""
+    handle = RemovableHandle(_global_pre_hooks)
+    _global_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """Call hook(optimizer, args, kwargs) after every optimizer's step."""
+    handle = RemovableHandle(_global_post_hooks)
+    _global_post_hooks[handle.id] = hook
+    return handle
+
+
+def _hooked(step):
+    """`step` running the step hooks around it (torch's profile_hook_step: the hooks' args
+    hold the optimizer first)."""
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        for hook in itertools.chain(_global_pre_hooks.values(),
+                                    self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                       f"new_kwargs), but got {result}.")
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for hook in itertools.chain(self._optimizer_step_post_hooks.values(),
+                                    _global_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    wrapper.hooked = True
+    return wrapper
 
 
 class Optimizer:
@@ -32,6 +75,12 @@ class Optimizer:
             raise TypeError(f"params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
         self.defaults = defaults
+        for name in ("step_pre", "step_post", "state_dict_pre", "state_dict_post",
+                     "load_state_dict_pre", "load_state_dict_post"):
+            setattr(self, f"_optimizer_{name}_hooks", OrderedDict())
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):  # (the class's own step, once, as torch)
+            cls.step = _hooked(cls.step)
         self.state = defaultdict(dict)
         self.param_groups = []
         groups = list(params)
@@ -94,6 +143,40 @@ class Optimizer:
                 self._step_group(group)
         return loss
 
+    # -- hooks: each registration returns a RemovableHandle ----------------------------------------
+    def _register(self, name, hook, prepend=False):
+        hooks = getattr(self, f"_optimizer_{name}_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) before each step; it may return (args, kwargs)."""
+        return self._register("step_pre", hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) after each step."""
+        return self._register("step_post", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) before state_dict() packs the state."""
+        return self._register("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) after state_dict(); it may return a new state dict."""
+        return self._register("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) before load_state_dict(); it may return the dict to
+        load instead."""
+        return self._register("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) after load_state_dict()."""
+        return self._register("load_state_dict_post", hook, prepend)
+
     def _step_group(self, group):
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
@@ -112,6 +195,8 @@ class Optimizer:
         """torch's format: ``{"state": {index: {...}}, "param_groups": [{..., "params":
         [index, ...]}]}``, parameters numbered in group order. The state's tensors are the
         optimizer's own (not copies), as in torch."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index = {}
         groups = []
         for group in self.param_groups:
@@ -121,12 +206,19 @@ class Optimizer:
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
         state = {index[id(p)] if isinstance(p, Tensor) else p: s for p, s in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        packed = {"state": state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, packed)
+            packed = packed if result is None else result
+        return packed
 
     def load_state_dict(self, state_dict):
         """Restore what state_dict() returned (from this optimizer or one built the same way):
         the groups' options, and copies of the state's tensors on each parameter's device and,
         for floating parameters, in its dtype (the step counter keeps its own)."""
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
         saved = copy.deepcopy(state_dict["param_groups"])
         if len(saved) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -150,6 +242,8 @@ class Optimizer:
         for group, new in zip(self.param_groups, saved, strict=False):
             new["params"] = group["params"]
         self.state, self.param_groups = state, saved
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     def __repr__(self):
         text = type(self).__name__ + " ("
