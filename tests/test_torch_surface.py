@@ -740,3 +740,54 @@ def test_parametrized_module_copies_but_does_not_pickle():
     jp.register_parametrization(fresh, "weight", Symmetric())
     fresh.load_state_dict(lin.state_dict())
     assert np.allclose(fresh.weight.detach().numpy(), lin.weight.detach().numpy())
+
+
+def test_helper_modules_that_layers_and_schedulers_import_as_torchs():
+    pytest.importorskip("torch")
+    from jitensor.nn.modules import utils as mine
+    from torch.nn.modules import utils as theirs
+    for name in ("_single", "_pair", "_triple", "_quadruple"):
+        for value in (3, (1, 2), [4, 5, 6]):
+            assert getattr(mine, name)(value) == getattr(theirs, name)(value)
+    assert mine._reverse_repeat_tuple((1, 2, 3), 2) == theirs._reverse_repeat_tuple((1, 2, 3), 2)
+    assert mine._list_with_default([None, 4], [1, 2, 7, 9]) == \
+        theirs._list_with_default([None, 4], [1, 2, 7, 9])
+    sd_mine, sd_theirs = ({"module.a": 1, "module.b.c": 2, "x": 3} for _ in range(2))
+    mine.consume_prefix_in_state_dict_if_present(sd_mine, "module.")
+    theirs.consume_prefix_in_state_dict_if_present(sd_theirs, "module.")
+    assert sd_mine == sd_theirs
+    from jitensor.nn import common_types
+    assert common_types._size_2_t == int | tuple[int, int]
+    from jitensor.utils.data._utils.collate import default_collate
+    assert default_collate is jt.utils.data.default_collate
+    assert issubclass(jt.optim.lr_scheduler._LRScheduler, jt.optim.lr_scheduler.LRScheduler)
+
+
+@pytest.mark.parametrize("backends", ["MATH", "FLASH_ATTENTION", ["EFFICIENT_ATTENTION",
+                                                                    "CUDNN_ATTENTION"]])
+def test_sdpa_kernel_records_the_choice_as_torch(backends):
+    torch = pytest.importorskip("torch")
+
+    def flags(lib):
+        b = lib.backends.cuda
+        return (b.math_sdp_enabled(), b.flash_sdp_enabled(), b.mem_efficient_sdp_enabled(),
+                b.cudnn_sdp_enabled())
+
+    for lib in (jt, torch):
+        attention = importlib.import_module(f"{lib.__name__}.nn.attention")
+        chosen = [getattr(attention.SDPBackend, b) for b in backends] \
+            if isinstance(backends, list) else getattr(attention.SDPBackend, backends)
+        with attention.sdpa_kernel(chosen) as entered:
+            inside = flags(lib), entered
+        assert flags(lib) == (True,) * 4
+        if lib is jt:
+            mine = inside
+    assert mine == inside
+    attention = importlib.import_module("jitensor.nn.attention")
+    q = jt.randn(1, 2, 4, 8)
+    with attention.sdpa_kernel(attention.SDPBackend.MATH):  # jitensor's one kernel runs
+        assert jt.allclose(jt.nn.functional.scaled_dot_product_attention(q, q, q),
+                           jt.nn.functional.scaled_dot_product_attention(q, q, q))
+    with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
+        with attention.sdpa_kernel("math"):
+            pass

@@ -157,6 +157,10 @@ class LRScheduler:
         self._last_lr = _lrs(self.optimizer)
 
 
+class _LRScheduler(LRScheduler):
+    """The older name of LRScheduler, which schedulers written against torch subclass."""
+
+
 class _FunctionScheduler(LRScheduler):
     """LambdaLR's and MultiplicativeLR's handling of their functions: one per group (a single
     one shared), saved in state_dict() only as the attributes of callable objects (a plain

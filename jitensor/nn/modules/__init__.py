@@ -1,5 +1,6 @@
 """jitensor.nn.modules: the module classes, one file per torch.nn.modules file (the
 same names, the same classes in each), re-exported here and by jitensor.nn."""
+from . import utils  # noqa: F401 (torch.nn.modules.utils: _pair, ...)
 from .activation import (
     CELU,
     ELU,

@@ -1,6 +1,7 @@
 """jitensor.utils.data: torch.utils.data's datasets, samplers, collation and DataLoader, over
 jitensor tensors and jitensor's generators (a seed gives the same shuffles and splits on every
 machine). num_workers > 0 loads in worker processes; see DataLoader."""
+from . import _utils  # noqa: F401 (torch.utils.data._utils.collate: the older path)
 from .collate import collate, default_collate, default_collate_fn_map, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (
