@@ -744,8 +744,9 @@ def test_parametrized_module_copies_but_does_not_pickle():
 
 def test_helper_modules_that_layers_and_schedulers_import_as_torchs():
     pytest.importorskip("torch")
-    from jitensor.nn.modules import utils as mine
     from torch.nn.modules import utils as theirs
+
+    from jitensor.nn.modules import utils as mine
     for name in ("_single", "_pair", "_triple", "_quadruple"):
         for value in (3, (1, 2), [4, 5, 6]):
             assert getattr(mine, name)(value) == getattr(theirs, name)(value)
