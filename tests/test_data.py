@@ -428,3 +428,24 @@ def test_cuda_tensors_batch_on_their_device():
     split = jd.random_split(jd.TensorDataset(x), [0.5, 0.5],
                             generator=jt.Generator().manual_seed(0))
     assert sorted(int(s[i][0][0].item()) for s in split for i in range(3)) == [0, 2, 4, 6, 8, 10]
+
+
+def test_stack_dataset_matches_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (jt, torch):
+        a = lib.utils.data.TensorDataset(lib.arange(6).view(3, 2))
+        b = ["x", "y", "z"]
+        tuples, named = lib.utils.data.StackDataset(a, b), lib.utils.data.StackDataset(x=a, y=b)
+        got = (len(tuples), tuples[1][0][0].tolist(), tuples[1][1], named[2]["y"],
+               [(s[0][0].tolist(), s[1]) for s in tuples.__getitems__([0, 2])],
+               [(s["x"][0].tolist(), s["y"]) for s in named.__getitems__([1])],
+               [(batch["x"][0].tolist(), batch["y"])
+                for batch in lib.utils.data.DataLoader(named, batch_size=2)])
+        errors = []
+        for args, kwargs in (((a,), {"y": b}), ((), {}), ((a, [1]), {})):
+            with pytest.raises(ValueError) as e:
+                lib.utils.data.StackDataset(*args, **kwargs)
+            errors.append(str(e.value))
+        if lib is jt:
+            mine = got, errors
+    assert mine == (got, errors)

@@ -186,3 +186,20 @@ def test_orthogonal_empty_and_errors():
     assert init.orthogonal_(empty) is empty
     _raises_as_torch(lambda: init.orthogonal_(jt.zeros(3)),
                      lambda: torch.nn.init.orthogonal_(torch.zeros(3)))
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "constant", "xavier_uniform",
+                                  "xavier_normal", "kaiming_uniform", "kaiming_normal",
+                                  "orthogonal", "sparse", "dirac"])
+def test_deprecated_names_warn_as_torch_and_run_the_new_ones(name):
+    args = {"constant": (0.5,), "sparse": (0.5,)}.get(name, ())
+    shape = (4, 3, 3) if name == "dirac" else (4, 3)
+    with pytest.warns(FutureWarning) as theirs:
+        getattr(torch.nn.init, name)(torch.empty(shape), *args)
+    jt.manual_seed(3)
+    with pytest.warns(FutureWarning) as mine:
+        got = getattr(init, name)(jt.empty(shape), *args)
+    assert str(mine[0].message) == str(theirs[0].message).replace("torch.", "jitensor.")
+    jt.manual_seed(3)
+    expected = getattr(init, name + "_")(jt.empty(shape), *args)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -303,3 +303,58 @@ def test_unpad_sequence_as_torch(batch_first):
     np.testing.assert_array_equal(values(jpadded), before)
     with pytest.raises(ValueError):  # a length per sequence, as torch's zip(strict=True)
         utils.rnn.unpad_sequence(jpadded, jt.tensor([3, 1]), batch_first)
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_transpose", "linear", "linear_one_feature"])
+def test_fusing_a_batch_norm_matches_torch_and_the_unfused_layers(kind):
+    rng = np.random.default_rng(0)
+
+    def build(lib):
+        lib.manual_seed(0)
+        layer = {"conv": lambda: lib.nn.Conv2d(3, 4, 3),
+                 "conv_transpose": lambda: lib.nn.ConvTranspose2d(3, 4, 3, bias=False),
+                 "linear": lambda: lib.nn.Linear(5, 4),
+                 "linear_one_feature": lambda: lib.nn.Linear(5, 4)}[kind]()
+        bn = (lib.nn.BatchNorm2d(4) if kind.startswith("conv") else
+              lib.nn.BatchNorm1d(1 if kind == "linear_one_feature" else 4))
+        return layer, bn
+
+    mine, theirs = build(jt), build(torch)
+    for m, t in zip(mine, theirs, strict=True):
+        for (name, a), b in zip(m.state_dict().items(), t.state_dict().values(), strict=True):
+            values = rng.standard_normal(a.shape) + (2 if "var" in name else 0)
+            a.copy_(jt.tensor(np.abs(values) if "var" in name else values, dtype=a.dtype))
+            b.copy_(torch.tensor(a.numpy()))
+        m.eval()
+        t.eval()
+    x = rng.standard_normal((2, 3, 6, 6) if kind.startswith("conv") else (3, 5))
+    x = x.astype(np.float32)
+    if kind.startswith("conv"):
+        transpose = kind == "conv_transpose"
+        fused = utils.fuse_conv_bn_eval(*mine, transpose)
+        expected = torch.nn.utils.fuse_conv_bn_eval(*theirs, transpose)
+    else:
+        if kind == "linear_one_feature":  # (torch needs a feature dim for a 1-feature norm)
+            x = x[:, None]
+        fused = utils.fuse_linear_bn_eval(*mine)
+        expected = torch.nn.utils.fuse_linear_bn_eval(*theirs)
+    assert isinstance(fused.weight, nn.Parameter) and fused.weight.requires_grad
+    out = fused(jt.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), expected(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out.detach().numpy(), mine[1](mine[0](jt.tensor(x))).detach()
+                               .numpy(), rtol=1e-5, atol=1e-5)
+    mine[0].train()
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        (utils.fuse_conv_bn_eval if kind.startswith("conv") else utils.fuse_linear_bn_eval)(
+            *mine)
+
+
+def test_skip_init_builds_the_module_and_checks_as_torch():
+    m = utils.skip_init(nn.Linear, 3, 4, bias=False)
+    assert isinstance(m, nn.Linear) and m.weight.shape == (4, 3) and m.bias is None
+    for bad, message in ((nn.ReLU, "must support a 'device' arg"), (int, "Expected a Module")):
+        with pytest.raises((RuntimeError, TypeError)):
+            torch.nn.utils.skip_init(getattr(torch.nn, bad.__name__, int))
+        with pytest.raises((RuntimeError, TypeError), match=message):
+            utils.skip_init(bad)

@@ -228,3 +228,28 @@ def orthogonal_(tensor, gain=1, generator=None):
     with no_grad():
         tensor.view_as(q).copy_(q)
         return tensor.mul_(gain)
+
+
+def _deprecated(method):
+    """torch's old name of an initializer (no trailing underscore): it warns, then runs it."""
+    old = method.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of "
+                      f"`nn.init.{method.__name__}`.", FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"{old}(...): deprecated, see nn.init.{method.__name__}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+dirac = _deprecated(dirac_)

@@ -9,6 +9,7 @@ from .dataset import (
                       ConcatDataset,
                       Dataset,
                       IterableDataset,
+                      StackDataset,
                       Subset,
                       TensorDataset,
                       random_split,
@@ -25,6 +26,6 @@ from .sampler import (
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
            "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
-           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
            "WeightedRandomSampler", "collate", "default_collate", "default_collate_fn_map",
            "default_convert", "get_worker_info", "random_split"]

@@ -8,8 +8,8 @@ import warnings
 from ...ops.sampling import randperm
 from ...random import default_generator
 
-__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
-           "TensorDataset", "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
+           "Subset", "TensorDataset", "random_split"]
 
 
 class Dataset:
@@ -132,6 +132,47 @@ class Subset(Dataset):
 
     def __len__(self):
         return len(self.indices)
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample i is the tuple of their samples i
+    (``StackDataset(a, b)``) or a dict of them (``StackDataset(image=a, label=b)``)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args or kwargs
+        parts = list(args or kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        # each part's own batched read, where it has one
+        named = self.datasets.items() if isinstance(self.datasets, dict) else \
+            enumerate(self.datasets)
+        columns = {}
+        for k, d in named:
+            getitems = getattr(d, "__getitems__", None)
+            items = getitems(indices) if callable(getitems) else [d[i] for i in indices]
+            if len(items) != len(indices):
+                raise ValueError(f"Nested dataset's output size mismatch. Expected "
+                                 f"{len(indices)}, got {len(items)}")
+            columns[k] = items
+        if isinstance(self.datasets, dict):
+            return [{k: items[j] for k, items in columns.items()} for j in range(len(indices))]
+        return [tuple(items[j] for items in columns.values()) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 def random_split(dataset, lengths, generator=default_generator):
