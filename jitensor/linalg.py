@@ -49,8 +49,8 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
-           "vecdot", "vector_norm"]
+           "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 def _floating(fn, x, dtype):
@@ -246,6 +246,35 @@ def cross(input, other, *, dim=-1, out=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """torch.linalg.diagonal: torch.diagonal with the last two dims by default."""
     return _diagonal(A, offset, dim1, dim2)
+
+
+def _square(rows, cols, what):
+    """torch's error when A's two sides, as a matrix, hold different numbers of elements."""
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[{what}:]) "
+                           f"== prod(self.shape[:{what}]), but got {cols} != {rows}")
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """torch.linalg.tensorinv: X with tensordot(A, X, ind) the identity, shaped
+    A.shape[ind:] + A.shape[:ind] (A's first `ind` dims against the rest, as a square matrix)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    m = math.prod(A.shape[:ind])
+    _square(m, math.prod(A.shape[ind:]), "ind")
+    result = inv(A.reshape(m, m)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+    return write_out("linalg.tensorinv", out, result, exact=True)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """torch.linalg.tensorsolve: X (shaped A.shape[B.ndim:]) with tensordot(A, X, X.ndim) == B;
+    `dims` of A are moved to its end first."""
+    if dims is not None:
+        A = A.movedim(tuple(dims), tuple(range(A.ndim - len(dims), A.ndim)))
+    m = B.numel()
+    _square(m, math.prod(A.shape[B.ndim:]), "other.ndim")
+    result = solve(A.reshape(m, m), B.reshape(m)).reshape(tuple(A.shape[B.ndim:]))
+    return write_out("linalg.tensorsolve", out, result, exact=True)
 
 
 def vander(x, *, N=None):

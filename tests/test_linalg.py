@@ -505,3 +505,44 @@ def test_blas_products_are_the_same_bits_at_any_thread_count(batch, m, n, k, dty
     first, *rest = at_thread_counts(lambda: (a @ b).numpy().copy())
     for other in rest:
         np.testing.assert_array_equal(first, other)
+
+
+@pytest.mark.parametrize("case", [("inv", (2, 3, 6), None, {}),
+                                  ("inv", (6, 2, 3), None, {"ind": 1}),
+                                  ("solve", (6, 2, 3), (6,), {}),
+                                  ("solve", (2, 3, 6), (2, 3), {}),
+                                  ("solve", (6, 2, 3), (2, 3), {"dims": (0,)})])
+def test_tensorinv_and_tensorsolve_match_torch_with_gradients(case):
+    torch = pytest.importorskip("torch")
+    kind, a_shape, b_shape, kwargs = case
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(a_shape) + 3 * np.eye(6).reshape(a_shape)]
+    if b_shape:
+        arrays.append(rng.standard_normal(b_shape))
+    results = []
+    for lib in (jt, torch):
+        args = [lib.tensor(a, requires_grad=True) for a in arrays]
+        fn = lib.linalg.tensorinv if kind == "inv" else lib.linalg.tensorsolve
+        out = fn(*args, **kwargs)
+        (out * out).sum().backward()
+        results.append([out.detach().numpy()] + [a.grad.numpy() for a in args])
+    for mine, theirs in zip(*results, strict=True):
+        assert mine.shape == theirs.shape
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-9)
+
+
+def test_tensorinv_and_tensorsolve_errors_and_out_as_torch():
+    torch = pytest.importorskip("torch")
+    for call in (lambda m: m.linalg.tensorinv(m.ones(2, 3, 5)),
+                 lambda m: m.linalg.tensorinv(m.ones(4, 4), ind=0),
+                 lambda m: m.linalg.tensorsolve(m.ones(6, 2, 3), m.ones(5)),
+                 lambda m: m.linalg.tensorsolve(m.ones(2, 3, 6), m.ones(2, 3), dims=(0,))):
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch)
+        with pytest.raises(RuntimeError) as mine:
+            call(jt)
+        assert str(mine.value) == str(theirs.value)
+    out = jt.empty(6, 2, 3, dtype=jt.float64)
+    a = jt.eye(6, dtype=jt.float64).reshape(2, 3, 6) * 2
+    assert jt.linalg.tensorinv(a, out=out) is out and jt.allclose(out.reshape(6, 6),
+                                                                   jt.eye(6).double() / 2)
