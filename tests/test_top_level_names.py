@@ -88,6 +88,22 @@ def test_legacy_type_isinstance_and_aliasing():
         torch.FloatTensor(torch.zeros(2, dtype=torch.int64))
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["FloatTensor", "LongTensor", "HalfTensor", "BoolTensor"])
+def test_cuda_legacy_types_construct_and_convert(name):
+    kind = getattr(jt.cuda, name)
+    assert kind.__module__ == "jitensor.cuda" and kind.dtype is getattr(jt, name).dtype
+    x = kind(2, 3)
+    assert x.device.type == "cuda" and x.dtype is kind.dtype and x.shape == (2, 3)
+    assert isinstance(x, kind) and not isinstance(x, getattr(jt, name))
+    assert not isinstance(jt.zeros(2, dtype=kind.dtype), kind)
+    assert x.type() == f"jitensor.cuda.{name}"
+    y = jt.tensor([1, 0]).type(kind)
+    assert y.device.type == "cuda" and y.dtype is kind.dtype and y.cpu().tolist() == [1, 0]
+    assert kind([1, 0]).cpu().tolist() == [1, 0]
+    assert getattr(torch.cuda, name).__name__ == name  # (torch has them, CUDA or not)
+
+
 def test_tensor_type_converts_by_legacy_type_or_name():
     x = jt.arange(3)
     for spec, tspec in [(jt.FloatTensor, torch.FloatTensor), ("torch.DoubleTensor",) * 2,

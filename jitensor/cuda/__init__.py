@@ -562,4 +562,7 @@ def ipc_collect():
     init()
 
 
+from ..legacy_types import CUDA_TYPES as _LEGACY_TYPES  # noqa: E402
 from . import amp  # noqa: E402,F401 (torch.cuda.amp is there without an import; it needs the above)
+
+globals().update(_LEGACY_TYPES)  # FloatTensor, LongTensor, ... on CUDA (torch's legacy types)
