@@ -166,3 +166,23 @@ def test_register_backward_hook_runs_on_the_input_gradients():
         a, b = seen["jitensor" + suffix], seen["torch" + suffix]
         for u, v in zip(a if suffix == "" else (a,), b if suffix == "" else (b,), strict=True):
             np.testing.assert_allclose(u, v, rtol=1e-6)
+
+
+def test_to_memory_format_lays_out_4d_and_5d_tensors_as_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (jt, torch):
+        conv = lib.nn.Conv2d(3, 4, 3).to(memory_format=lib.channels_last)
+        got = [conv.weight.stride(), conv.bias.stride(), type(conv.weight).__name__]
+        conv3 = lib.nn.Conv3d(3, 4, 3)
+        with pytest.raises(RuntimeError) as e:  # channels_last needs rank 4
+            conv3.to(memory_format=lib.channels_last)
+        conv3.to(lib.float64, memory_format=lib.channels_last_3d)
+        got += [str(e.value), conv3.weight.stride(), str(conv3.weight.dtype).split(".")[1]]
+        got.append(lib.nn.Linear(2, 2).to(memory_format=lib.channels_last).weight.stride())
+        results.append(got)
+    assert results[0] == results[1]
+    x = jt.randn(2, 3, 8, 8)
+    conv = jt.nn.Conv2d(3, 4, 3)
+    before = conv(x)
+    assert jt.equal(conv.to(memory_format=jt.channels_last)(x), before)

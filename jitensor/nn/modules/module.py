@@ -765,15 +765,21 @@ class Module:
                     module._buffers[name] = fn(b)
         return self
 
-    def to(self, *args, non_blocking=False, **kwargs):
+    def to(self, *args, non_blocking=False, memory_format=None, **kwargs):
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: moves every
-        parameter and buffer; a dtype converts only the floating-point ones. Returns self."""
+        parameter and buffer; a dtype converts only the floating-point ones, and a
+        `memory_format` (channels_last, ...) lays out the 4-D and 5-D ones, as torch's.
+        Returns self."""
         device, dtype = _parse_to(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
                             f"dtype={dtype}")
-        return self._apply(lambda t: t.to(device=device,
-                                          dtype=dtype if t.is_floating_point() else None))
+
+        def convert(t):
+            laid_out = memory_format is not None and t.dim() in (4, 5)
+            return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                        **({"memory_format": memory_format} if laid_out else {}))
+        return self._apply(convert)
 
     def cpu(self):
         return self.to("cpu")
