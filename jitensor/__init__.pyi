@@ -3688,6 +3688,7 @@ def scatter(
     src: Tensor | None = None,
     *,
     value: _float | None = None,
+    reduce: Any = None,
 ) -> Tensor:
     """A copy of input with out[index[i][j]][j] = src[i][j] (for dim 0, and so on); `src` is a
     tensor of input's dtype or a number (also `value=`)."""

@@ -1565,12 +1565,24 @@ class Tensor:
         """1 / sqrt(input)."""
     def rsqrt_(self) -> Tensor: ...
     def scatter(
-        input, dim: _int, index: Tensor, src: Tensor | None = None, *, value: _float | None = None
+        input,
+        dim: _int,
+        index: Tensor,
+        src: Tensor | None = None,
+        *,
+        value: _float | None = None,
+        reduce: Any = None,
     ) -> Tensor:
         """A copy of input with out[index[i][j]][j] = src[i][j] (for dim 0, and so on); `src` is
         a tensor of input's dtype or a number (also `value=`)."""
     def scatter_(
-        self, dim: _int, index: Tensor, src: Tensor | None = None, *, value: _float | None = None
+        self,
+        dim: _int,
+        index: Tensor,
+        src: Tensor | None = None,
+        *,
+        value: _float | None = None,
+        reduce: Any = None,
     ) -> Tensor: ...
     def scatter_add(input, dim: _int, index: Tensor, src: Tensor) -> Tensor:
         """A copy of input with src[i][j] added to out[index[i][j]][j] (for dim 0, and so on);

@@ -184,3 +184,27 @@ def test_gradcheck_through_repeated_positions():
     y.scatter_add_(0, index, src)  # in place, with grad: recorded as the out-of-place op
     y.sum().backward()
     assert x.grad.tolist() == [[1.0] * 3] * 2 and src.grad.tolist() == [[1.0] * 3] * 2
+
+
+def test_scatter_reduce_argument_matches_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (jt, torch):
+        index = lib.tensor([[0, 0], [2, 1]])
+        got = []
+        with pytest.warns(UserWarning, match="reduce argument of torch.scatter with Tensor src"):
+            got.append(lib.ones(2, 3).scatter(1, index, lib.full((2, 2), 2.0), reduce="add"))
+        got.append(lib.ones(2, 3).scatter_(1, index, lib.full((2, 2), 3.0), reduce="multiply"))
+        got.append(lib.ones(2, 3, dtype=lib.int64).scatter(1, index, 2, reduce="multiply"))
+        got.append(lib.zeros(2, 3).scatter_(1, index, 1.5, reduce="add"))
+        with pytest.raises(RuntimeError, match="reduce argument must be either add or multiply"):
+            lib.ones(3).scatter(0, lib.tensor([1]), lib.ones(1), reduce="mean")
+        results.append([(t.tolist(), str(t.dtype).split(".")[1]) for t in got])
+    assert results[0] == results[1]
+    x, src = jt.ones(3, requires_grad=True), jt.tensor([2.0, 3.0], requires_grad=True)
+    (x.scatter(0, jt.tensor([1, 1]), src, reduce="add") * jt.tensor([1.0, 2.0, 3.0])).sum() \
+        .backward()  # (scatter_add's gradient; torch has none for reduce=)
+    assert x.grad.tolist() == [1.0, 2.0, 3.0] and src.grad.tolist() == [2.0, 2.0]
+    y = jt.ones(3, requires_grad=True).scatter(0, jt.tensor([1]), 2.0, reduce="multiply")
+    with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
+        y.sum().backward()

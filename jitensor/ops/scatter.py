@@ -7,8 +7,10 @@ size), checks every index, then writes there through the backend's advanced `ind
 adds there through its `accumulate` (atomic adds on CUDA: positions may repeat). The target
 is a fresh copy of the input, or, in place, self itself when it is contiguous (else a copy
 that is then copied back): all checks pass before anything is written."""
+import warnings
+
 from .. import dtypes
-from ..creation import allocate, arange, ones
+from ..creation import allocate, arange, full, ones
 from ..kernels.registry import backend
 from ..kernels.scalar import elementwise as codes
 from ..tensor import Tensor, check_fill_value, contiguous_format
@@ -122,10 +124,24 @@ def _within(src, index):
     return src if src.shape == index.shape else src[tuple(slice(0, n) for n in index.shape)]
 
 
-def _scatter(input, dim, index, src, value, inplace):
+def _scatter(input, dim, index, src, value, inplace, reduce=None):
     if (src is None) == (value is None):
         raise TypeError("scatter(): give exactly one of src (a tensor or a number) and value")
     src = value if src is None else src
+    if reduce is not None:  # torch's older reductions: scatter_add, or a product
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated "
+                          "and will be removed in a future PyTorch release. Use "
+                          "torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=3)
+        else:  # a number: each position takes it once per index pointing there
+            src = full(index.shape, check_fill_value(src, input._dtype), dtype=input._dtype,
+                       device=input._device)
+        if reduce == "add":
+            return _scatter_add(input, dim, index, src, inplace)
+        return _scatter_reduce(input, dim, index, src, "prod", True, inplace)
     if isinstance(src, Tensor):
         _same_dtype("scatter", input, src, "src")
     else:
@@ -187,15 +203,16 @@ def _index_fill(input, dim, index, value, inplace):
 
 
 # -- the public forms (in place: into self; everything is checked before self changes) -------
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of input with out[index[i][j]][j] = src[i][j] (for dim 0, and so on); `src` is
     a tensor of input's dtype or a number (also `value=`). Where index repeats a position,
-    which write lands is unspecified, as in torch."""
-    return _scatter(input, dim, index, src, value, False)
+    which write lands is unspecified, as in torch. `reduce` ("add" or "multiply", torch's
+    older form of scatter_reduce) adds or multiplies src in instead."""
+    return _scatter(input, dim, index, src, value, False, reduce)
 
 
-def scatter_(self, dim, index, src=None, *, value=None):
-    return _scatter(self, dim, index, src, value, True)
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    return _scatter(self, dim, index, src, value, True, reduce)
 
 
 def scatter_add(input, dim, index, src):

@@ -21,7 +21,13 @@ def _padded(got, index, src):
 
 
 @rule("scatter", uses_result=False)
-def _scatter(g, result, input, dim, index, src=None, *, value=None):
+def _scatter(g, result, input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce == "add":  # scatter_add's (torch has no derivative for either reduce)
+        return ((input, g),) + (((src, _gathered(g, dim, index, src)),)
+                                if isinstance(src, Tensor) else ())
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented for "
+                           "reduce='multiply'; use scatter_reduce(..., 'prod')")
     pairs = [(input, scatter.scatter(g, dim, index, 0))]  # overwritten elements get no gradient
     if isinstance(src, Tensor):
         pairs.append((src, _gathered(g, dim, index, src)))
