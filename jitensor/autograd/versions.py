@@ -17,8 +17,10 @@ class Counter(ref):
     __slots__ = ("key", "count")
 
 
-def _drop(counter):
-    _COUNTERS.pop(counter.key, None)
+def _drop(counter, counters=_COUNTERS):
+    # (the dict bound here: at interpreter exit the module's globals may be None already when
+    # the last storages go, and the callback printed "Exception ignored in _drop")
+    counters.pop(counter.key, None)
 
 
 def storage(data):
