@@ -186,3 +186,24 @@ def test_to_memory_format_lays_out_4d_and_5d_tensors_as_torch():
     conv = jt.nn.Conv2d(3, 4, 3)
     before = conv(x)
     assert jt.equal(conv.to(memory_format=jt.channels_last)(x), before)
+
+
+def test_load_state_dict_assign_takes_the_tensors_as_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (jt, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        m[0].weight.requires_grad_(False)
+        sd = {k: v.clone() * 2 if v.is_floating_point() else v.clone()
+              for k, v in m.state_dict().items()}
+        keys = m.load_state_dict(sd, assign=True)
+        got = [type(m[0].weight).__name__, m[0].weight.requires_grad, m[0].bias.requires_grad,
+               m[0].weight.data_ptr() == sd["0.weight"].data_ptr(),
+               m[1].running_mean.data_ptr() == sd["1.running_mean"].data_ptr(), tuple(keys)]
+        linear = lib.nn.Linear(2, 3)
+        sd = linear.state_dict()
+        sd["weight"] = lib.nn.Parameter(sd["weight"].clone(), requires_grad=False)
+        linear.load_state_dict(sd, assign=True)
+        got += [linear.weight is sd["weight"], linear.weight.requires_grad]
+        results.append(got)
+    assert results[0] == results[1]

@@ -666,17 +666,20 @@ class Module:
                            "called. Please file an issue at https://github.com/pytorch/pytorch/"
                            "issues/new?template=bug-report.yml to report this bug.")
 
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy values into the parameters and buffers (converting dtype and device). With
-        `strict`, the keys must match state_dict()'s exactly; size mismatches always raise.
-        Returns the (missing_keys, unexpected_keys) named tuple."""
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy values into the parameters and buffers (converting dtype and device); with
+        `assign`, the state dict's tensors become them instead (as Parameters where the module
+        had one, keeping its requires_grad). With `strict`, the keys must match state_dict()'s
+        exactly; size mismatches always raise. Returns the (missing_keys, unexpected_keys)
+        named tuple."""
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         state_dict = OrderedDict(state_dict)  # a copy: pre-hooks may change it
         missing, unexpected, errors = [], [], []
 
         def load(module, local, prefix):
-            module._load_from_state_dict(local, prefix, {}, True, missing, unexpected, errors)
+            module._load_from_state_dict(local, prefix, {"assign_to_params_buffers": assign},
+                                         True, missing, unexpected, errors)
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
@@ -714,6 +717,7 @@ class Module:
                       if k not in self._non_persistent_buffers_set)
         own = {name: value for name, value in itertools.chain(self._parameters.items(),
                                                               persistent) if value is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
         with no_grad():
             for name, target in own.items():
                 key = prefix + name
@@ -730,6 +734,12 @@ class Module:
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                       f"{value.shape} from checkpoint, the shape in current "
                                       f"model is {target.shape}.")
+                elif assign:
+                    if isinstance(target, Parameter) and not isinstance(value, Parameter):
+                        value = Parameter(value, requires_grad=target.requires_grad)
+                    elif isinstance(target, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    setattr(self, name, value)
                 else:
                     target.copy_(value)
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
