@@ -171,6 +171,7 @@ from .ops.sampling import *  # noqa: F401,F403
 from .ops.scatter import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.sort import *  # noqa: F401,F403
+from .ops.sparse import sparse_coo_tensor, spmm
 from .ops.statistics import *  # noqa: F401,F403
 from .random import (
     Generator,
@@ -192,6 +193,11 @@ from .tensor import (
     contiguous_format,
     legacy_contiguous_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
     strided,
 )
 from .tensor import _Layout as layout
@@ -242,7 +248,8 @@ __all__ += _storage_module.__all__
 __all__ += ["backends", "compile", "compiler", "func", "jit", "linalg", "load",  # noqa: F405
             "multiprocessing", "nn", "onnx", "optim", "save", "special", "testing", "utils",
             "version", "distributions", "vmap", "distributed", "functional", "overrides",
-            "signal", "types", "init_num_threads", "cpu", "futures", "fork", "wait", "hub"]
+            "signal", "types", "init_num_threads", "cpu", "futures", "fork", "wait", "hub",
+            "sparse"]
 __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_device",
             "get_deterministic_debug_mode", "get_float32_matmul_precision",
             "get_num_interop_threads", "inference_mode",
@@ -252,6 +259,8 @@ __all__ += ["accelerator", "are_deterministic_algorithms_enabled", "get_default_
             "use_deterministic_algorithms"]
 __all__ += ["AcceleratorError", "Event", "FatalError", "GradScaler", "Stream", "get_file_path",
             "prepare_multiprocessing_environment", "thread_safe_generator"]
+__all__ += ["sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_coo_tensor", "sparse_csc",
+            "sparse_csr", "spmm"]
 __all__ += ["to_dlpack", "torch_version", "windows"]  # noqa: F405 (loaded by __getattr__)
 __all__ += ["asarray", "empty_permuted", "from_file", "frombuffer", "get_device_module", "is_conj",
             "is_distributed", "is_inference", "is_neg", "range", "resolve_conj", "resolve_neg",
@@ -270,14 +279,14 @@ __all__ += ["amp", "autocast", "bfloat16", "detach", "e", "finfo", "has_lapack",
 
 def __getattr__(name):
     """backends, compiler, cpu, distributed, fft, func, functional, futures, hub, jit, linalg,
-    multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, special,
+    multiprocessing, nn, onnx, optim, overrides, profiler, serialization, signal, sparse, special,
     testing, torch_version, types, utils, version, windows (torch.signal.windows), compile,
     save, load, fork, wait, stft, istft, to_dlpack and vmap (torch.vmap is
     torch.func.vmap) are imported on first use, which keeps `import jitensor` light (they build
     on everything above)."""
     if name in ("backends", "compiler", "cpu", "distributed", "distributions", "fft", "func",
                 "functional", "futures", "hub", "jit", "linalg", "multiprocessing", "nn", "onnx",
-                "optim", "overrides", "profiler", "serialization", "signal", "special",
+                "optim", "overrides", "profiler", "serialization", "signal", "sparse", "special",
                 "testing", "torch_version", "types", "utils", "version"):
         return importlib.import_module(f"{__name__}.{name}")
     if name == "windows":

@@ -61,6 +61,7 @@ from . import overrides as overrides
 from . import profiler as profiler
 from . import random as random
 from . import signal as signal
+from . import sparse as sparse
 from . import special as special
 from . import storage as storage
 from . import streams as streams
@@ -726,9 +727,17 @@ __all__ = [
     "softmax",
     "solve",
     "sort",
+    "sparse",
+    "sparse_bsc",
+    "sparse_bsr",
+    "sparse_coo",
+    "sparse_coo_tensor",
+    "sparse_csc",
+    "sparse_csr",
     "special",
     "split",
     "split_with_sizes",
+    "spmm",
     "sqrt",
     "sqrt_",
     "square",
@@ -848,6 +857,11 @@ newaxis: Any
 pi: _float
 preserve_format: _MemoryFormat
 short: _DType
+sparse_bsc: _Layout
+sparse_bsr: _Layout
+sparse_coo: _Layout
+sparse_csc: _Layout
+sparse_csr: _Layout
 strided: _Layout
 uint16: _DType
 uint32: _DType
@@ -2085,6 +2099,7 @@ def empty(
     requires_grad: _bool = False,
     pin_memory: _bool = False,
     memory_format: _MemoryFormat | None = None,
+    **keyword: Any,
 ) -> Tensor:
     """An uninitialised tensor: allocation only, no kernel runs (its values are whatever the
     memory held; write every element before reading any)."""
@@ -3315,6 +3330,7 @@ def ones(
     device: _Device | str | _int | None = None,
     requires_grad: _bool = False,
     pin_memory: _bool = False,
+    **keyword: Any,
 ) -> Tensor:
     """A tensor of ones: allocation, then the fill kernel."""
 
@@ -3440,6 +3456,7 @@ def rand(
     device: _Device | str | _int | None = None,
     requires_grad: _bool = False,
     pin_memory: _bool = False,
+    **keyword: Any,
 ) -> Tensor:
     """Uniform samples from [0, 1) (of a complex dtype: each part)."""
 
@@ -3492,6 +3509,7 @@ def randn(
     device: _Device | str | _int | None = None,
     requires_grad: _bool = False,
     pin_memory: _bool = False,
+    **keyword: Any,
 ) -> Tensor:
     """Standard normal samples (of a complex dtype: each part of variance 1/2, as torch's)."""
 
@@ -3864,6 +3882,22 @@ def sort(
     """(values, indices): input sorted along `dim` (ascending unless `descending`) and where each
     value came from."""
 
+def sparse_coo_tensor(
+    indices: Tensor | None = None,
+    values: Tensor | None = None,
+    size: _int | Sequence[_int] | None = None,
+    *,
+    dtype: _DType | str | None = None,
+    device: _Device | str | _int | None = None,
+    pin_memory: _bool = False,
+    requires_grad: _bool = False,
+    check_invariants: Any = None,
+    is_coalesced: Any = None,
+) -> Tensor:
+    """A sparse COO tensor of `size` (by default each sparse dim one past its largest index, then
+    values' trailing dims) whose entries are the columns of `indices` (sparse_dim, nnz) with
+    `values` (nnz, ...)."""
+
 def split(
     tensor: Tensor, split_size_or_sections: _int | Sequence[_int], dim: _int = 0
 ) -> tuple[Tensor, ...]:
@@ -3872,6 +3906,9 @@ def split(
 
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor:
     """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
+
+def spmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """sparse matrix @ dense matrix (torch.spmm; dense operands too, as `mm`)."""
 
 def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Square root (integers give floats)."""
@@ -4247,6 +4284,7 @@ def zeros(
     device: _Device | str | _int | None = None,
     requires_grad: _bool = False,
     pin_memory: _bool = False,
+    **keyword: Any,
 ) -> Tensor:
     """A tensor of zeros: allocation, then the fill kernel."""
 

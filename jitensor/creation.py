@@ -24,6 +24,7 @@ from .tensor import (
     check_requires_grad,
     contiguous_format,
     preserve_format,
+    sparse_coo,
     strided,
 )
 
@@ -120,10 +121,24 @@ def _shape(size, fn):
     return tuple(map(operator.index, size))
 
 
+def _keyword_size(fn, size, keyword):
+    """The size of a `*size` routine, which torch also takes as ``size=``."""
+    if keyword.keys() - {"size"}:
+        raise TypeError(f"{fn}() got an unexpected keyword argument "
+                        f"'{min(keyword.keys() - {'size'})}'")
+    if "size" not in keyword:
+        return size
+    if size:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    return (keyword["size"],)
+
+
 def _check_layout(layout, memory_format=None, fn="", allow_preserve=False):
     if layout is not None and layout is not strided:
         raise RuntimeError(f"{fn}(): layout={layout!r} is not supported; jitensor tensors are "
-                           f"dense (layout=jitensor.strided)")
+                           f"dense (layout=jitensor.strided), or sparse COO ones made by "
+                           f"zeros/empty(..., layout=jitensor.sparse_coo) or "
+                           f"sparse_coo_tensor")
     ok = (None, contiguous_format, preserve_format) if allow_preserve else (None, contiguous_format)
     if memory_format not in ok and memory_format not in _CHANNELS_LAST:
         raise RuntimeError(f"{fn}(): memory_format={memory_format!r} is not supported; use "
@@ -221,9 +236,12 @@ def _with_signature(full):
 
 
 def _empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-           pin_memory=False, memory_format=None):
+           pin_memory=False, memory_format=None, **keyword):
     """An uninitialised tensor: allocation only, no kernel runs (its values are whatever the
     memory held; write every element before reading any)."""
+    size = _keyword_size("empty", size, keyword)
+    if layout is sparse_coo:
+        return _sparse_zeros("empty", size, out, dtype, device, requires_grad)
     t = _target("empty", size, out, dtype, layout, device, requires_grad, pin_memory, memory_format)
     if _debug_empty[0]:
         backend(t._device).fill(t._data, _poison(t._dtype))
@@ -259,8 +277,11 @@ _ONE = {d: (True, 1, 1.0, 1 + 0j)[d.category] for d in dtypes.ALL}
 
 
 def _zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-           pin_memory=False):
+           pin_memory=False, **keyword):
     """A tensor of zeros: allocation, then the fill kernel."""
+    size = _keyword_size("zeros", size, keyword)
+    if layout is sparse_coo:
+        return _sparse_zeros("zeros", size, out, dtype, device, requires_grad)
     t = _target("zeros", size, out, dtype, layout, device, requires_grad, pin_memory)
     backend(t._device).fill(t._data, _ZERO[t._dtype])
     return t
@@ -276,8 +297,9 @@ def zeros(*size, **options):
 
 
 def _ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
+          pin_memory=False, **keyword):
     """A tensor of ones: allocation, then the fill kernel."""
+    size = _keyword_size("ones", size, keyword)
     t = _target("ones", size, out, dtype, layout, device, requires_grad, pin_memory)
     backend(t._device).fill(t._data, _ONE[t._dtype])
     return t
@@ -315,9 +337,24 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 
 # -- *_like -----------------------------------------------------------------------------------
+def _sparse_zeros(fn, size, out, dtype, device, requires_grad):
+    """zeros/empty(..., layout=sparse_coo): a sparse COO tensor without entries."""
+    if out is not None:
+        raise RuntimeError(f"{fn}(): out= is not supported with layout=jitensor.sparse_coo")
+    from .ops.sparse import sparse_coo_tensor
+    return sparse_coo_tensor(_shape(size, fn), dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+
 def _like(fn, input, dtype, layout, device, requires_grad, memory_format):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, got {type(input).__name__}")
+    if input.is_sparse or layout is sparse_coo:
+        if fn not in ("empty_like", "zeros_like"):
+            raise NotImplementedError(f"{fn}() of a sparse COO tensor is not implemented (it "
+                                      f"would have no zeros); zeros_like and empty_like are")
+        return _sparse_zeros(fn, input.shape, None, dtype or input.dtype, device or input.device,
+                             requires_grad)
     _check_layout(layout, memory_format, fn, allow_preserve=True)
     dtype = input.dtype if dtype is None else to_dtype(dtype)
     device = input.device if device is None else to_device(device)
@@ -336,7 +373,7 @@ def _like(fn, input, dtype, layout, device, requires_grad, memory_format):
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=preserve_format):
     t = _like("empty_like", input, dtype, layout, device, requires_grad, memory_format)
-    if _debug_empty[0]:
+    if _debug_empty[0] and not t.is_sparse:
         backend(t._device).fill(t._data, _poison(t._dtype))
     return t
 
@@ -351,6 +388,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=preserve_format):
+    if getattr(input, "is_sparse", False) or layout is sparse_coo:
+        return _like("zeros_like", input, dtype, layout, device, requires_grad, memory_format)
     return full_like(input, 0, dtype=dtype, layout=layout, device=device,
                      requires_grad=requires_grad, memory_format=memory_format)
 
@@ -602,16 +641,18 @@ def _draw(t, draw):
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
+         requires_grad=False, pin_memory=False, **keyword):
     """Uniform samples from [0, 1) (of a complex dtype: each part)."""
+    size = _keyword_size("rand", size, keyword)
     t, g = _random("rand", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
     _draw(t, lambda buf: backend(t._device).uniform(buf, *g.take(buf.size), 0.0, 1.0))
     return t
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
+          requires_grad=False, pin_memory=False, **keyword):
     """Standard normal samples (of a complex dtype: each part of variance 1/2, as torch's)."""
+    size = _keyword_size("randn", size, keyword)
     t, g = _random("randn", size, generator, out, dtype, layout, device, requires_grad, pin_memory)
     std = math.sqrt(0.5) if t._dtype.is_complex else 1.0
     _draw(t, lambda buf: backend(t._device).normal(buf, *g.take(2 * buf.size), 0.0, std))

@@ -81,7 +81,8 @@ from .dtypes import BAREBONES, to_dtype
 from .dtypes import dtype as _dtype_type
 from .kernels.registry import backend
 from .nn.parameter import Parameter
-from .tensor import Size, Tensor, strided
+from .ops.sparse import sparse_coo_tensor
+from .tensor import Size, Tensor, sparse_coo, strided
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals",
            "save"]
@@ -252,13 +253,16 @@ class _TorchPicklerMixin:
         if cls is _device_type:
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)
             return _torch("torch", "device"), args
-        if obj is strided:
-            return _torch("torch.serialization", "_get_layout"), ("torch.strided",)
+        if obj is strided or obj is sparse_coo:
+            return _torch("torch.serialization", "_get_layout"), (f"torch.{obj.name}",)
         if isinstance(obj, Tensor):
             return self._reduce_tensor(obj)
         return NotImplemented
 
     def _reduce_tensor(self, t):
+        if t.is_sparse:
+            return (_torch("torch._utils", "_rebuild_sparse_tensor"),
+                    (sparse_coo, (t._indices(), t._values(), t.shape, t.is_coalesced())))
         if isinstance(t, Parameter):
             return (_torch("torch._utils", "_rebuild_parameter"),
                     (t.detach(), t.requires_grad, OrderedDict()))
@@ -546,9 +550,25 @@ def _dtype_by_name(name):
 
 
 def _get_layout(name):
-    if name != "torch.strided":
-        raise _Problem(f"it holds the layout {name!r:.100}; jitensor has only torch.strided")
-    return strided
+    if name not in _LAYOUTS:
+        raise _Problem(f"it holds the layout {name!r:.100}; jitensor has torch.strided and "
+                       f"torch.sparse_coo")
+    return _LAYOUTS[name]
+
+
+_LAYOUTS = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse COO tensor, its indices checked as sparse_coo_tensor checks them."""
+    if layout is not sparse_coo or not isinstance(data, tuple) or len(data) != 4:
+        raise _Problem(f"it builds a sparse tensor of layout {layout!r:.100}; jitensor's are "
+                       f"COO")
+    indices, values, size, coalesced = data
+    if not (isinstance(indices, Tensor) and isinstance(values, Tensor)) or \
+            type(coalesced) is not bool:
+        raise _Problem("a sparse tensor is built from something other than two tensors")
+    return sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
 
 
 def _encode(text, encoding="utf-8"):
@@ -637,6 +657,7 @@ def _torch_globals():
         "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch.Tensor": Tensor, "torch.nn.parameter.Parameter": Parameter,
         "torch.Size": _size, "torch.device": _device,

@@ -62,6 +62,10 @@ class _MemoryFormat:
 
 
 strided = _Layout("strided")
+sparse_coo = _Layout("sparse_coo")  # (ops/sparse.py)
+# torch's compressed and block layouts, named so that code can compare with them
+sparse_csr, sparse_csc, sparse_bsr, sparse_bsc = map(_Layout, ("sparse_csr", "sparse_csc",
+                                                               "sparse_bsr", "sparse_bsc"))
 contiguous_format = _MemoryFormat("contiguous_format")
 preserve_format = _MemoryFormat("preserve_format")
 channels_last = _MemoryFormat("channels_last")  # NCHW tensors stored as NHWC
@@ -203,7 +207,9 @@ class Tensor:
         return self._device.type == "cpu"
 
     # torch's other device types, layouts and kinds of tensor: a jitensor tensor is a dense,
-    # strided, unquantized tensor on the CPU or CUDA, so each is False (as on such a torch one)
+    # unquantized tensor on the CPU or CUDA, so each is False (as on such a torch one), or a
+    # sparse COO one (ops/sparse.py's SparseTensor: its is_sparse is True; the dense paths test
+    # `x.__class__ is not Tensor and x.is_sparse`, which costs a plain tensor one comparison)
     def _false(self):
         return False
 

@@ -21,6 +21,7 @@ channels_last_3d: _MemoryFormat
 contiguous_format: _MemoryFormat
 legacy_contiguous_format: _MemoryFormat
 preserve_format: _MemoryFormat
+sparse_coo: _Layout
 strided: _Layout
 
 class Size(tuple[int, ...]):
@@ -182,6 +183,7 @@ class Tensor:
         layout."""
     def _host(self) -> NDArray[Any]:
         """A NumPy array of the values, copied from the device if needed."""
+    def _indices(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def _new_kw(
         self,
         dtype: _DType | str,
@@ -189,12 +191,14 @@ class Tensor:
         requires_grad: _bool,
         kw: dict[str, Any],
     ) -> dict[str, Any]: ...
+    def _nnz(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def _one(self, kind: str) -> _float | _int | _bool: ...
     def _python_map(self, fn: Callable[..., Any], callable: Any, *others: Any) -> Any: ...
     def _suggest_memory_format(self) -> Any:
         """channels_last(_3d) for a tensor laid out so (and not also C-contiguous), else
         contiguous_format: the format `to(memory_format=...)` compares with."""
     def _typed_storage(self) -> Any: ...
+    def _values(self, *args: Any, **kwargs: Any) -> Tensor: ...
     @property
     def _version(self) -> _int:
         """How many in-place writes this tensor's memory has had, through it or any alias."""
@@ -544,6 +548,7 @@ class Tensor:
         max: Tensor | _float | _int | _bool | None = None,
     ) -> Tensor: ...
     def clone(self, *, memory_format: _MemoryFormat = ...) -> Tensor: ...
+    def coalesce(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def conj(input) -> Tensor:
         """The complex conjugate (a new tensor); a real tensor itself."""
     def conj_physical(input, *, out: Tensor | None = None) -> Tensor:
@@ -897,12 +902,14 @@ class Tensor:
     ) -> Tensor: ...
     def index_select(input, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
         """The entries of `input` at positions `index` (a vector) along `dim`."""
+    def indices(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def inner(input, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         """Sums of products over the last dim of both (shape input.shape[:-1] +
         other.shape[:-1]); with a 0-d operand, the elementwise product, which promotes."""
     def int(self) -> Tensor: ...
     def inverse(input, *, out: Tensor | None = None) -> Tensor:
         """torch.inverse: linalg.inv."""
+    def is_coalesced(self, *args: Any, **kwargs: Any) -> _bool: ...
     def is_complex(input) -> _bool:
         """Whether input's dtype is complex (complex64 or complex128)."""
     def is_conj(self) -> _bool:
@@ -1666,6 +1673,10 @@ class Tensor:
     ) -> return_types.sort:
         """(values, indices): input sorted along `dim` (ascending unless `descending`) and where
         each value came from."""
+    def sparse_dim(self) -> Tensor: ...
+    def sparse_mask(self, mask: Tensor) -> Tensor:
+        """The entries of dense `self` where sparse `mask` has one: a sparse tensor of mask's
+        pattern."""
     def split(
         tensor, split_size_or_sections: _int | Sequence[_int], dim: _int = 0
     ) -> tuple[Tensor, ...]:
@@ -1783,6 +1794,17 @@ class Tensor:
         and ``copy`` is false, otherwise a new tensor."""
     def to_dense(self, dtype: _DType | str | None = None, *, masked_grad: Any = None) -> Any:
         """self, a strided tensor being dense already (in `dtype` when one is given)."""
+    def to_sparse(
+        self,
+        sparse_dim: Any = None,
+        *,
+        layout: _Layout | None = None,
+        blocksize: Any = None,
+        dense_dim: Any = None,
+    ) -> Tensor:
+        """The coalesced sparse COO tensor of a dense one's nonzero entries (with `sparse_dim`,
+        of its nonzero slices over the first sparse_dim dims)."""
+    def to_sparse_coo(self) -> Tensor: ...
     def tolist(self) -> Any: ...
     def topk(
         input, k: _int, dim: _int = -1, largest: _bool = True, sorted: _bool = True
@@ -1876,6 +1898,7 @@ class Tensor:
     def untyped_storage(self) -> Any:
         """The storage (jt.UntypedStorage) of self's memory: its whole base buffer, which it
         aliases; every view of one base has the same one."""
+    def values(self, *args: Any, **kwargs: Any) -> Tensor: ...
     def var(
         input,
         dim: _int | Sequence[_int] | None = None,

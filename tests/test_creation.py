@@ -836,3 +836,15 @@ def test_randint_spans_int64s_whole_range():
     assert x.dtype is jt.int64 and (v < 0).sum() > 1000 and (v > 0).sum() > 1000
     y = np.array(jt.randint(2**62, 2**63, (1000,)).tolist(), dtype=object)
     assert (y >= 2**62).all() and y.max() > 2**62 + 2**61
+
+
+@pytest.mark.parametrize("fn", ["empty", "zeros", "ones", "rand", "randn"])
+def test_size_as_a_keyword(fn):
+    """torch's `*size` routines also take ``size=`` (gat's ``torch.empty(size=(n, m))``)."""
+    make = getattr(jt, fn)
+    assert make(size=(2, 3)).shape == make(size=[2, 3]).shape == (2, 3)
+    assert make(size=(2,), dtype=jt.float64).dtype is jt.float64
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        make(2, size=(2, 3))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sise'"):
+        make(2, sise=3)

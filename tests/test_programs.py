@@ -28,7 +28,7 @@ from conftest import REPO
 pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
-SHIMS = PROGRAMS / "_shims"  # the torchvision stand-in (synthetic MNIST and FakeData)
+SHIMS = PROGRAMS / "_shims"  # torchvision and requests stand-ins (synthetic data sets)
 TIMEOUT = 600  # seconds per run: a cold kernel cache compiles for minutes, a warm one seconds
 
 
@@ -51,7 +51,7 @@ class Program:
     folder: str  # under tests/programs
     runs: tuple
     cwd: str = "."  # the working folder, inside the copy
-    shims: bool = False  # the program imports torchvision: give it tests/programs/_shims
+    shims: bool = False  # the program imports torchvision or requests: give it _shims
     path: tuple = ()  # folders of the copy put on PYTHONPATH (as `pip install -e .` would)
     same: str = ""  # regex of the stdout lines compared with torch's ("": every line)
     gap: tuple = ()  # (the missing jitensor feature, regex of its error): strict xfail
@@ -182,6 +182,19 @@ PROGRAMS_RUN = {
          Run("train.py", ("--steps", "1"), env=(("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1"),),
              expect=(r"^STEP:  0", r"^test loss: \d"), files=("predict0.pdf",))),
         same=r"^(STEP|test loss)"),
+    "gcn": Program(
+        "gcn",  # sparse COO tensors: sparse_coo_tensor, to_sparse, dense + sparse, spmm
+        (Run("main.py", ("--epochs", "3", "--val-every", "1", "--no-accel"),
+             expect=(r"^Epoch: 0003 \(\d+\.\d+s\) loss_train: \d+\.\d+ acc_train: \d",
+                     r"^Test set results: loss \d+\.\d+ accuracy \d")),),
+        shims=True),
+    "gat": Program(
+        "gat",  # graph attention: torch.empty(size=...), masked attention over a dense graph
+        (Run("main.py", ("--epochs", "2", "--val-every", "1", "--hidden-dim", "8",
+                         "--num-heads", "2", "--no-accel"),
+             expect=(r"^Epoch: 0002 \(\d+\.\d+s\) loss_train: \d+\.\d+ acc_train: \d",
+                     r"^Test set results: loss \d+\.\d+ accuracy \d")),),
+        shims=True),
     "regression": Program(
         "regression",
         (Run("main.py", expect=(r"^Loss: 0\.000\d+ after \d+ batches",
@@ -202,6 +215,8 @@ STEP_CASES = {
     "dcgan": ("dcgan",),
     "word_language_model": tuple("word_language_model_" + k for k in _WLM_MAIN),
     "time_sequence_prediction": ("time_sequence_prediction",),
+    "gcn": ("gcn",),
+    "gat": ("gat",),
 }
 # the gaps that stop a harness case under jitensor, where not its program's run's gap
 STEP_GAPS = {"nanogpt": (), "word_language_model": (), "time_sequence_prediction": ()}

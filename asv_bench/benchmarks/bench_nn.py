@@ -82,9 +82,9 @@ class GPTTrainStep:
 
 class ModelStep:
     """One training step of models from public programs on the CPU: nanoGPT's 6-layer character
-    model, the MNIST VAE, a 32x32 DCGAN, makemore's MLP and the word language model's LSTM
-    (jitensor.bench.autograd's *_step)."""
-    params = (LIBRARIES, ("gpt6", "vae", "dcgan", "char_mlp", "lstm_lm"))
+    model, the MNIST VAE, a 32x32 DCGAN, makemore's MLP, the word language model's LSTM and
+    the GCN's sparse products (jitensor.bench.autograd's *_step)."""
+    params = (LIBRARIES, ("gpt6", "vae", "dcgan", "char_mlp", "lstm_lm", "gcn"))
     param_names = ("library", "model")
 
     def setup(self, library, model):

@@ -177,6 +177,8 @@ def take_history(t, made):
 
 
 def _save(t, versions):
+    if t.__class__ is not Tensor and t.is_sparse:  # (its values': never written in place)
+        t = t._vals
     c = counter(t._data)
     versions.append((c, c.count))
 

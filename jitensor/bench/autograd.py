@@ -7,7 +7,8 @@ cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their
 forward-mode AD, per-sample gradients (vmap), a Jacobian and a Hessian, and training steps
 (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny GPT,
 nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
-and the tiny GPT again with another process spinning on one core (a busy machine)."""
+a graph convolutional network on sparse matrices, and the tiny GPT again with another process
+spinning on one core (a busy machine)."""
 import contextlib
 import sys
 
@@ -187,6 +188,37 @@ def lstm_lm_step(lib, vocab=10_000, size=200, layers=2, bptt=35, batch=20, clip=
         nn.utils.clip_grad_norm_(params, clip)
         for p in params:
             p.data.add_(p.grad, alpha=-lr)
+        return loss
+    return step
+
+
+def gcn_step(lib, nodes=2708, words=1433, links=10556, hidden=16, classes=7):
+    """One training step of pytorch/examples' GCN (two graph convolutions: sparse features @
+    W, then the normalised sparse adjacency @ that) with Adam, on a random graph of Cora's
+    sizes: 1.3% of the word features set, `links` links plus self-loops."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    f_idx = np.stack([rng.integers(0, nodes, 49216), rng.integers(0, words, 49216)])
+    ends = rng.integers(0, nodes, (2, links))
+    a_idx = np.concatenate([ends, ends[::-1], np.tile(np.arange(nodes), (2, 1))], 1)
+    degree = np.bincount(a_idx[0], minlength=nodes).astype(np.float32)
+    norm = 1 / np.sqrt(degree[a_idx[0]] * degree[a_idx[1]])  # D^-1/2 A D^-1/2
+    features = lib.sparse_coo_tensor(f_idx, np.ones(f_idx.shape[1], np.float32),
+                                      (nodes, words)).coalesce()
+    adj = lib.sparse_coo_tensor(a_idx, norm, (nodes, nodes)).coalesce()
+    y = lib.tensor(rng.integers(0, classes, nodes))
+    lib.manual_seed(0)
+    weights = [lib.nn.Parameter(lib.randn(i, o) * 0.1) for i, o in ((words, hidden),
+                                                                      (hidden, classes))]
+    opt = lib.optim.Adam(weights, lr=0.01, weight_decay=5e-4)
+
+    def step():
+        opt.zero_grad()
+        x = lib.relu(lib.spmm(adj, lib.mm(features, weights[0])))
+        out = lib.nn.functional.log_softmax(lib.spmm(adj, lib.mm(x, weights[1])), 1)
+        loss = lib.nn.functional.nll_loss(out, y)
+        loss.backward()
+        opt.step()
         return loss
     return step
 
@@ -427,6 +459,7 @@ def measure(quick=False):
              ("DCGAN step (Adam)", "16x3x32x32, width 32", dcgan_step, False),
              ("char MLP step (AdamW)", "32x16 chars, 64-64", char_mlp_step, False),
              ("LSTM LM step (SGD)", "35x20, 2x200, 10k words", lstm_lm_step, False),
+             ("GCN step (Adam), sparse", "Cora's sizes: 2708 nodes", gcn_step, False),
              # all threads with another process spinning on one core (robustness under load)
              ("GPT step, busy machine", "2x64, 8x32 tokens", gpt_step, True))
     for op, shape, step, busy in steps:

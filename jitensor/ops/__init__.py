@@ -28,6 +28,7 @@ from . import (
     scatter,
     shape,
     sort,
+    sparse,
     spectral,
     statistics,
 )
@@ -39,6 +40,6 @@ install((elementwise, indexing, linalg, matrix, reduction, scatter, shape, sort,
 
 for _module in (elementwise, reduction, linalg, shape, indexing, scatter, matrix, sort, factor,
                 factor_legacy, pointwise, sampling, statistics, householder,
-                matrix_function, native_extra, complex_ops, spectral):
+                matrix_function, native_extra, complex_ops, spectral, sparse):
     for _name, _fn in _module.TENSOR_METHODS.items():
         setattr(Tensor, _name, _fn)

@@ -216,6 +216,9 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
     x = _unwrap(x)
     if not isinstance(x, Tensor):
         x = tensor(x)
+    elif x.__class__ is not Tensor and x.is_sparse and inplace is None:
+        from . import sparse
+        return sparse.unary(op.name, x, out=out)
     if x._dtype.is_complex:
         return _complex(op.name, (x,), x._dtype, out, inplace)
     if op.name == "bitwise_not" and x._dtype is bool_:
@@ -237,6 +240,12 @@ def _unary(op, x, out=None, inplace=None, params=(0, 0, 0)):
 
 def _binary(op, x, y, out=None, inplace=None, alpha=1):
     x, y = _unwrap(x), _unwrap(y)
+    if x.__class__ is not Tensor and getattr(x, "is_sparse", False) or \
+            y.__class__ is not Tensor and getattr(y, "is_sparse", False):
+        from . import sparse
+        if inplace is None:
+            return sparse.binary(op.name, x, y, alpha, out)
+        y = sparse.to_dense(y)  # dense op= sparse: as with its dense form (sparse ones: theirs)
     tensors = [t for t in (x, y) if isinstance(t, Tensor)]
     if not tensors:
         x = tensor(x)
@@ -366,6 +375,8 @@ def _fast(op, x, y):
         return None  # the op must be recorded: autograd's wrapper of the function does it
     shape = xd.shape
     if isinstance(y, Tensor):  # (a Parameter too: a bias)
+        if y.__class__ is not Tensor and y.is_sparse:
+            return None
         yd = y._data
         if y._dtype is not dt or y._device is not device:
             return None
@@ -821,6 +832,8 @@ def _fast_inplace(op, x, y):
     if x.__class__ is not Tensor or xd.__class__ is not np.ndarray or not xd.flags.c_contiguous:
         return False  # (CPU tensors only: a CUDA in-place op takes the general path)
     if isinstance(y, Tensor):
+        if y.__class__ is not Tensor and y.is_sparse:
+            return False
         yd, shape = y._data, xd.shape
         if y._dtype is not dt or y._device is not x._device or \
                 yd is not xd and np.may_share_memory(xd, yd):

@@ -169,6 +169,12 @@ def _writable_alone(out, a, b):
 
 def _product(fn, a, b, out):
     """The matmul family's common path, after the argument checks of each front end."""
+    if a.__class__ is not Tensor and a.is_sparse or b.__class__ is not Tensor and b.is_sparse:
+        from . import sparse
+        if fn != "mm":
+            raise NotImplementedError(f"{fn}() is not implemented for sparse COO tensors; use "
+                                      f"mm/matmul, or call .to_dense() first")
+        return sparse.mm(a, b, out)
     if a._dtype.is_complex or b._dtype.is_complex:
         _check_dtypes(fn, a, b)
         from .complex_ops import complex_matmul
@@ -216,6 +222,10 @@ def matmul(input, other, *, out=None):
     (..., m, k) @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):  # (the check costs 0.6 us)
         _check_tensors("matmul", input=input, other=other)
+    if input.__class__ is not Tensor and input.is_sparse or \
+            other.__class__ is not Tensor and other.is_sparse:
+        from . import sparse
+        return sparse.matmul(input, other, out)
     if not (input._data.ndim and other._data.ndim):
         raise RuntimeError(f"matmul(): both arguments to matmul need to be at least 1D, but they "
                            f"are {input.ndim}D and {other.ndim}D; reshape a scalar with "

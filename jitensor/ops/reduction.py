@@ -247,7 +247,11 @@ def _small_path(op, input, dim, keepdim, dtype, out):
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over `dim` (None or () for all dims). Bool and integer input sum to int64. float32
     accumulates in float64; float64 in runs merged with Neumaier's compensation: both have
-    smaller error bounds than NumPy's pairwise summation."""
+    smaller error bounds than NumPy's pairwise summation. A sparse input sums to a sparse
+    tensor while a dim is left (ops/sparse.py)."""
+    if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
+        from . import sparse
+        return sparse.sum(input, dim, keepdim, dtype=dtype, out=out)
     t = _small_path(codes.SUM, input, dim, keepdim, dtype, out)
     if t is not None:
         return t

@@ -288,6 +288,9 @@ def _reordered(input, order):
 
 def transpose(input, dim0, dim1):
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+    if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
+        from . import sparse
+        return sparse.transpose(input, dim0, dim1)
     n = input._data.ndim
     a, b = _dim(dim0, n, "transpose"), _dim(dim1, n, "transpose")
     order = list(range(n))

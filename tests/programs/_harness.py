@@ -320,12 +320,43 @@ def time_sequence_prediction():
     return Case(seq, lambda: criterion(seq(inp), target), step, extra)
 
 
+def graph(program, outdir):
+    """The program's module and its load_cora's (features, labels, adjacency) of the graph the
+    requests stand-in serves, unpacked into outdir."""
+    import tarfile
+
+    import requests
+    mod = program_module(program, "main.py", program + "_main")
+    with requests.get(requests.CORA, stream=True) as got:
+        tarfile.open(fileobj=got.raw, mode="r:gz").extractall(outdir, filter="data")
+    return mod, mod.load_cora(os.path.join(outdir, "cora"))
+
+
+def gcn(outdir):
+    mod, (features, labels, adj) = graph("gcn", outdir)  # sparse features and adjacency
+    model = mod.GCN(features.shape[1], 16, int(labels.max()) + 1, True, 0.0)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)  # main.py's
+    train = torch.arange(300, len(labels))
+    return Case(model, lambda: nn.NLLLoss()(model(features, adj)[train], labels[train]),
+                lambda loss: opt.step(), lambda: {"output": model(features, adj)})
+
+
+def gat(outdir):
+    mod, (features, labels, adj) = graph("gat", outdir)
+    model = mod.GAT(features.shape[1], 8, 2, int(labels.max()) + 1, concat=True, dropout=0.0)
+    opt = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)  # main.py's
+    train = torch.arange(300, len(labels))
+    return Case(model, lambda: nn.NLLLoss()(model(features, adj)[train], labels[train]),
+                lambda loss: opt.step(), lambda: {"output": model(features, adj)})
+
+
 def cases(outdir):
     out = {"nanogpt": lambda: nanogpt(False), "nanogpt_bias": lambda: nanogpt(True),
            "mingpt": mingpt, "mnist": lambda: mnist("mnist", 1.0),
            "mnist_rnn": lambda: mnist("mnist_rnn", 0.1), "vae": vae,
            "mnist_forward_forward": mnist_forward_forward,
-           "dcgan": lambda: dcgan(outdir), "time_sequence_prediction": time_sequence_prediction}
+           "dcgan": lambda: dcgan(outdir), "time_sequence_prediction": time_sequence_prediction,
+           "gcn": lambda: gcn(outdir), "gat": lambda: gat(outdir)}
     for kind in ("transformer", "bigram", "mlp", "rnn", "gru", "bow"):
         out["makemore_" + kind] = lambda kind=kind: makemore(kind)
     for kind in ("LSTM", "GRU", "RNN_TANH", "RNN_RELU", "Transformer"):

@@ -31,6 +31,7 @@ from . import (  # noqa: F401,E501 (op families)
     recurrent,
     reduction,
     sort,
+    sparse,
 )
 from .strided import as_4d
 

@@ -169,4 +169,5 @@ from . import (  # noqa: E402,F401,E501
     pool,
     reduction,
     sort,
+    sparse,
 )
