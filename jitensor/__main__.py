@@ -10,7 +10,7 @@ call in a fresh process), then elementwise, reductions and softmax, matmul, inde
 user kernels, recurrent layers, float16/bfloat16 and FFTs. --only picks sections; --quick runs
 them at fewer sizes, shorter timing.
 
---compile-report [gpt|mlp|cnn] runs one training step instead and lists the kernels Numba
+--compile-report [gpt|mlp|cnn|gcn] runs one training step instead and lists the kernels Numba
 compiled or loaded for it (jitensor/bench/compile_report.py): on an empty kernel cache
 (NUMBA_CACHE_DIR), where a cold start spends its time.
 

@@ -19,7 +19,7 @@ import time
 
 from numba.core import caching, event
 
-WORKLOADS = ("gpt", "mlp", "cnn")
+WORKLOADS = ("gpt", "mlp", "cnn", "gcn")
 
 
 class Recorder(event.Listener):
@@ -193,7 +193,8 @@ def gpt_step(lib, n_layer=2, n_embd=64, n_head=4, block=32, vocab=65, batch=8):
 def workload(name, lib):
     """A step function of workload `name` (WORKLOADS) for lib."""
     from . import autograd
-    return {"gpt": gpt_step, "mlp": autograd._mlp, "cnn": autograd.cnn_step}[name](lib)
+    return {"gpt": gpt_step, "mlp": autograd._mlp, "cnn": autograd.cnn_step,
+            "gcn": autograd.gcn_step}[name](lib)
 
 
 def main(name="gpt"):
