@@ -94,7 +94,7 @@ def test_creation_errors():
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(-5, 5)),
                 max_size=12),
-       st.sampled_from(["float32", "float64", "int64", "int32"]))
+       st.sampled_from(["float32", "float64", "int64", "int32", "float16", "bool"]))
 def test_coalesce_and_to_dense_match_torch(entries, dtype):
     idx = [[e[0] for e in entries], [e[1] for e in entries]]
     val = [e[2] for e in entries]
@@ -278,22 +278,28 @@ def test_dense_only_ops_raise_not_implemented():
             op()
 
 
-def test_spmm_kernel_same_bits_at_any_thread_count():
+def test_kernels_same_bits_at_any_thread_count():
     rng = np.random.default_rng(2)
     m, k, n, nnz = 700, 500, 40, 20000  # parallel above the kernels' serial threshold
     idx = np.stack([rng.integers(0, m, nnz), rng.integers(0, k, nnz)])
     s = jt.sparse_coo_tensor(idx, rng.standard_normal(nnz).astype(np.float32), (m, k))
     d = jt.tensor(rng.standard_normal((k, n)).astype(np.float32))
+    # ~10 entries at each position, with 16 values each: duplicates summed in parallel
+    crowded = jt.sparse_coo_tensor(idx % 45, rng.standard_normal((nnz, 16)).astype(np.float32))
     before = jt.get_num_threads()
     try:
         jt.set_num_threads(1)
-        one = jt.mm(s, d).numpy()
+        one = jt.mm(s, d).numpy(), crowded.coalesce()._values().numpy()
         jt.set_num_threads(max(before, 2))
-        many = jt.mm(s, d).numpy()
+        many = jt.mm(s, d).numpy(), crowded.coalesce()._values().numpy()
     finally:
         jt.set_num_threads(before)
-    np.testing.assert_array_equal(one, many)
-    np.testing.assert_allclose(one, s.to_dense().numpy() @ d.numpy(), rtol=1e-4, atol=1e-4)
+    for a, b in zip(one, many, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(one[0], s.to_dense().numpy() @ d.numpy(), rtol=1e-4, atol=1e-4)
+    theirs = torch.sparse_coo_tensor(torch.tensor(idx % 45), torch.tensor(crowded._values().numpy()))
+    np.testing.assert_allclose(one[1], theirs.coalesce().values().numpy(), rtol=1e-5,
+                               atol=1e-5)
 
 
 @pytest.mark.cuda

@@ -4,23 +4,25 @@ position add up. A tensor is coalesced when its entries are sorted by position, 
 
 A `SparseTensor` is a Tensor (isinstance, dtype, device, shape) without a dense buffer: an op
 that reads one raises NotImplementedError naming the fix, as torch's sparse backends do for
-the ops they lack. The ops below run on its indices and values with the dense ops, on any
-device; sparse @ dense is a kernel of its own (kernels/*/sparse.py: one task per output row,
-so the same bits at any thread count). Dense front ends hand a sparse operand here (they test
+the ops they lack. Sorting entries (coalesce), adding duplicates and sparse @ dense are
+kernels of their own (kernels/*/sparse.py: one task per output row, so the same bits at any
+thread count); the rest runs on the indices and values with the dense ops. Dense front ends hand a sparse operand here (they test
 `is_sparse` of tensors that are not plain Tensors). Sparse tensors take no part in autograd
 themselves; gradients reach the dense operands of products, sums and additions (torch also
 gives sparse ones). docs/design.md, "Sparse COO tensors", says why it is built so."""
 import math
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd import grad_mode
 from ..autograd.versions import version
-from ..creation import arange, empty, zeros
+from ..creation import empty, zeros
 from ..creation import tensor as _tensor
 from ..device import CPU, to_device
 from ..kernels.registry import backend
-from ..tensor import Size, Tensor, _new, _parse_to, sparse_coo
-from . import elementwise, indexing, linalg, reduction, scatter, shape, sort, statistics
+from ..tensor import Size, Tensor, _new, _parse_to, _wrap, sparse_coo
+from . import elementwise, indexing, linalg, reduction, scatter, shape
 from ._common import same_device, write_out
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "spmm"]
@@ -328,7 +330,8 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{nnz}, nnz from values: {got}")
     dense = tuple(values.shape[1:])
-    top = [int(v) for v in reduction.amax(indices, 1).tolist()] if nnz else [-1] * sparse_dim
+    low, top = backend(indices._device).sparse.index_bounds(indices.contiguous()._data) if nnz \
+        else ([0], [-1] * sparse_dim)
     if size is None:
         size = tuple(t + 1 for t in top) + dense  # (torch's sizes of an empty tensor: 0)
     else:
@@ -344,9 +347,9 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
             if t >= n:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {n} "
                                    f"but found index {t}")
-    if nnz and int(reduction.amin(indices).item()) < 0:
-        raise RuntimeError(f"found negative index {int(reduction.amin(indices).item())} in "
-                           f"sparse_coo_tensor(): indices must be >= 0")
+    if min(low, default=0) < 0:
+        raise RuntimeError(f"found negative index {min(low)} in sparse_coo_tensor(): indices "
+                           f"must be >= 0")
     return _make(indices, values, size, bool(is_coalesced) or nnz <= 1 and sparse_dim > 0)
 
 
@@ -376,21 +379,26 @@ def to_sparse_coo(self):
 
 
 # -- structure -----------------------------------------------------------------------------------
-def _positions(s):
-    """Each entry's C-order position among the sparse dims (an int64 tensor)."""
-    idx, sizes = s._idx, s._size[:s.sparse_dim()]
-    pos = idx[0] if len(sizes) else zeros(s._nnz(), dtype=dtypes.int64, device=s._device)
-    for d in range(1, len(sizes)):
-        pos = pos * sizes[d] + idx[d]
-    return pos
+def _runs(indices, sizes):
+    """(order, starts, unique, inverse), int64 tensors, of the entries at `indices` (sd, nnz)
+    in a tensor of `sizes`: the stable order that sorts them by position, where each
+    position's run starts in it (nnz last), the runs' indices, and each entry's run."""
+    parts = backend(indices._device).sparse.coalesce_order(indices.contiguous()._data,
+                                                          np.asarray(sizes, np.int64))
+    return [_wrap(p, dtypes.int64, indices._device) for p in parts]
 
 
-def _unravel(pos, sizes):
-    rows, rest = [], pos
-    for n in reversed(sizes):
-        rows.append(elementwise.remainder(rest, n))
-        rest = elementwise.floor_divide(rest, n)
-    return shape.stack(rows[::-1]) if rows else pos.reshape(0, -1)
+def _segment_sum(values, order, starts):
+    """The sums of values' rows order[starts[u]:starts[u + 1]], each in that order."""
+    runs, dense = starts.shape[0] - 1, tuple(values.shape[1:])
+    wide = dtypes.float32 if values.dtype in (dtypes.float16, dtypes.bfloat16) else values.dtype
+    src = values.to(wide).contiguous()
+    out = empty((runs,) + dense, dtype=wide, device=values.device)
+    width = math.prod(dense)
+    backend(values._device).sparse.segment_sum(out._data.reshape(runs, width),
+                                               src._data.reshape(src.shape[0], width),
+                                               order._data, starts._data)
+    return out.to(values.dtype)
 
 
 def coalesce(s):
@@ -404,10 +412,8 @@ def coalesce(s):
         if csr is not None:
             out._memo = {"csr": (version(out._idx._data), csr)}
         return out
-    pos, inverse = statistics.unique(_positions(s), return_inverse=True)
-    values = zeros((pos.shape[0],) + tuple(s._vals.shape[1:]), dtype=s._dtype, device=s._device)
-    values = scatter.index_add(values, 0, inverse, s._vals)
-    return _make(_unravel(pos, s._size[:s.sparse_dim()]), values, s._size, True)
+    order, starts, unique, _ = _runs(s._idx, s._size[:s.sparse_dim()])
+    return _make(unique, _segment_sum(s._vals, order, starts), s._size, True)
 
 
 def to_dense(s, dtype=None):
@@ -441,8 +447,8 @@ def transpose(s, dim0, dim1):
 def _sorting(s):
     """(the order that sorts the entries of s, which has no position twice; for a matrix, the
     CSR structure of the sorted entries, else None)."""
-    order = sort.argsort(_positions(s), stable=True)
-    return order, _csr_structure(s._idx[:, order], s._size) if s.ndim == 2 else None
+    order, _, unique, _ = _runs(s._idx, s._size[:s.sparse_dim()])
+    return order, _csr_structure(unique, s._size) if s.ndim == 2 else None
 
 
 def t(s):
@@ -522,15 +528,14 @@ def binary(name, x, y, alpha=1, out=None):
         return binary(name, y, x)  # (mul: dense * sparse is sparse * dense)
     _same_device(name, x, y)
     _same_size(name, x, y)
-    if y_sparse:  # the entries of x where y has one too
+    if y_sparse:  # where both have an entry: the runs of two among both's entries
         x, y = coalesce(x), coalesce(y)
-        pos_x, pos_y = _positions(x), _positions(y)
-        at = statistics.searchsorted(pos_y, pos_x)
-        at = elementwise.minimum(at, max(y._nnz() - 1, 0))
-        hit = elementwise.eq(pos_y[at], pos_x) if y._nnz() else elementwise.ne(pos_x, pos_x)
-        keep = indexing.nonzero(hit).reshape(-1)
-        return _make(x._idx[:, keep], elementwise.mul(x._vals[keep], y._vals[at[keep]]),
-                     x._size, True)
+        order, starts, unique, _ = _runs(shape.cat([x._idx, y._idx], 1), x._size[:x.sparse_dim()])
+        both = indexing.nonzero(elementwise.eq(starts[1:] - starts[:-1], 2)).reshape(-1)
+        first = starts[both]  # (the stable order puts x's entry first)
+        product = elementwise.mul(x._vals[order[first]],
+                                  y._vals[order[first + 1] - x._nnz()])
+        return _make(unique[:, both], product, x._size, True)
     op = getattr(elementwise, name)  # entry by entry (linear in x: no coalescing)
     return _make(x._idx, op(x._vals, y[tuple(x._idx)]), x._size, x._coalesced)
 
@@ -587,7 +592,8 @@ def _csr(s):
 def _csr_structure(indices, size):
     """(crow, col) of a matrix's sorted entries at `indices` (2, nnz)."""
     rows, col = indices.contiguous()
-    return statistics.searchsorted(rows, arange(size[0] + 1, device=rows.device)), col
+    crow = backend(rows._device).sparse.row_starts(rows._data, size[0])
+    return _wrap(crow, dtypes.int64, rows._device), col
 
 
 def _spmm(s, d):
@@ -659,12 +665,8 @@ def softmax(s, dim, dtype=None, log=False):
         op = dense_log_softmax if log else dense_softmax
         return _make(s._idx, op(values, d - sd + 1), s._size, True)
     others = [k for k in range(sd) if k != d]
-    line = zeros(s._nnz(), dtype=dtypes.int64, device=s._device)
-    for k in others:
-        line = line * s._size[k] + s._idx[k]
-    _, line = statistics.unique(line, return_inverse=True)
-    n_lines = int(reduction.amax(line).item()) + 1 if s._nnz() else 0
-    lines = (n_lines,) + tuple(values.shape[1:])
+    _, starts, _, line = _runs(s._idx[others], [s._size[k] for k in others])
+    lines = (starts.shape[0] - 1,) + tuple(values.shape[1:])
     index = line.reshape((-1,) + (1,) * (values.ndim - 1)).expand(values.shape)
     top = scatter.scatter_reduce(zeros(lines, dtype=values.dtype, device=s._device), 0, index,
                                  values, "amax", include_self=False)
