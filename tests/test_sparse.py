@@ -297,7 +297,8 @@ def test_kernels_same_bits_at_any_thread_count():
     for a, b in zip(one, many, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(one[0], s.to_dense().numpy() @ d.numpy(), rtol=1e-4, atol=1e-4)
-    theirs = torch.sparse_coo_tensor(torch.tensor(idx % 45), torch.tensor(crowded._values().numpy()))
+    theirs = torch.sparse_coo_tensor(torch.tensor(idx % 45),
+                                     torch.tensor(crowded._values().numpy()))
     np.testing.assert_allclose(one[1], theirs.coalesce().values().numpy(), rtol=1e-5,
                                atol=1e-5)
 

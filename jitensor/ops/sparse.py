@@ -6,10 +6,11 @@ A `SparseTensor` is a Tensor (isinstance, dtype, device, shape) without a dense 
 that reads one raises NotImplementedError naming the fix, as torch's sparse backends do for
 the ops they lack. Sorting entries (coalesce), adding duplicates and sparse @ dense are
 kernels of their own (kernels/*/sparse.py: one task per output row, so the same bits at any
-thread count); the rest runs on the indices and values with the dense ops. Dense front ends hand a sparse operand here (they test
-`is_sparse` of tensors that are not plain Tensors). Sparse tensors take no part in autograd
-themselves; gradients reach the dense operands of products, sums and additions (torch also
-gives sparse ones). docs/design.md, "Sparse COO tensors", says why it is built so."""
+thread count); the rest runs on the indices and values with the dense ops. Dense front ends
+hand a sparse operand here (they test `is_sparse` of tensors that are not plain Tensors).
+Sparse tensors take no part in autograd themselves; gradients reach the dense operands of
+products, sums and additions (torch also gives sparse ones). docs/design.md, "Sparse COO
+tensors", says why it is built so."""
 import math
 
 import numpy as np
