@@ -1,7 +1,8 @@
-"""torch's legacy tensor types: `FloatTensor`, `LongTensor`, ... (CPU) and
-`jitensor.cuda.FloatTensor`, ... (CUDA). Each is a constructor of its dtype and device and an
-isinstance check (`isinstance(x, jt.FloatTensor)` is True for a float32 CPU tensor), and
-`Tensor.type()` names a tensor's type with them."""
+"""torch's legacy tensor types: `FloatTensor`, `LongTensor`, ... (CPU),
+`jitensor.cuda.FloatTensor`, ... (CUDA) and `jitensor.sparse.FloatTensor`, ... (sparse COO on
+the CPU). Each is a constructor of its dtype, device and layout and an isinstance check
+(`isinstance(x, jt.FloatTensor)` is True for a dense float32 CPU tensor), and `Tensor.type()`
+names a tensor's type with them."""
 from . import dtypes
 from .tensor import Size, Tensor
 
@@ -16,12 +17,16 @@ _BY_DTYPE = {d: name for name, d in _NAMES.items()}
 class tensortype(type):
     """The class of the legacy types (torch.tensortype)."""
 
+    sparse = False
+
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and \
-            obj.device.type == cls.device_type
+            obj.device.type == cls.device_type and obj.is_sparse == cls.sparse
 
     def __call__(cls, *args, device=None):
         from .creation import empty, tensor
+        if cls.sparse:
+            return _sparse(cls, args, device)
 
         if device is not None and _device_type(device) != cls.device_type:
             raise RuntimeError(f"{cls.__module__}.{cls.__name__}: expected a {cls.device_type} "
@@ -47,19 +52,39 @@ class tensortype(type):
         return tensor(data, dtype=cls.dtype, device=where)
 
 
+def _sparse(cls, args, device):
+    """torch.sparse.FloatTensor(indices, values[, size]) or (*sizes): deprecated in torch,
+    with its warning."""
+    import warnings
+
+    from .ops.sparse import sparse_coo_tensor
+    sizes = not args or all(isinstance(a, int) for a in args) or isinstance(args[0], Size)
+    form = "shape" if sizes else "indices, values" + ", shape" * (len(args) > 2)
+    warnings.warn(f"torch.sparse.SparseTensor({form}, *, device=) is deprecated.  Please use "
+                  f"torch.sparse_coo_tensor({form}, dtype=, device=).", UserWarning,
+                  stacklevel=3)
+    if sizes:
+        return sparse_coo_tensor(Size(args[0] if args and isinstance(args[0], Size) else args),
+                                 dtype=cls.dtype, device=device)
+    return sparse_coo_tensor(*args, dtype=cls.dtype, device=device)
+
+
 def _device_type(device):
     from .device import device as as_device
     return as_device(device).type
 
 
-def _make(name, dtype, device_type, module):
-    return tensortype(name, (), {"dtype": dtype, "device_type": device_type,
+def _make(name, dtype, device_type, module, sparse=False):
+    kind = "sparse COO tensors" if sparse else "tensors"
+    return tensortype(name, (), {"dtype": dtype, "device_type": device_type, "sparse": sparse,
                                  "is_cuda": device_type == "cuda", "__module__": module,
-                                 "__doc__": f"{dtype} tensors on {device_type} (legacy type)."})
+                                 "__doc__": f"{dtype} {kind} on {device_type} (legacy type)."})
 
 
 CPU_TYPES = {name: _make(name, d, "cpu", "jitensor") for name, d in _NAMES.items()}
 CUDA_TYPES = {name: _make(name, d, "cuda", "jitensor.cuda") for name, d in _NAMES.items()}
+SPARSE_TYPES = {name: _make(name, d, "cpu", "jitensor.sparse", sparse=True)
+                for name, d in _NAMES.items() if name != "BoolTensor"}
 
 
 def of(t):
@@ -68,9 +93,10 @@ def of(t):
 
 
 def type_name(t):
-    """'jitensor.FloatTensor', 'jitensor.cuda.LongTensor', ...: `Tensor.type()`."""
+    """'jitensor.FloatTensor', 'jitensor.cuda.LongTensor', 'jitensor.sparse.FloatTensor',
+    ...: `Tensor.type()`."""
     prefix = "jitensor.cuda." if t.device.type == "cuda" else "jitensor."
-    return prefix + _BY_DTYPE[t.dtype]
+    return prefix + "sparse." * t.is_sparse + _BY_DTYPE[t.dtype]
 
 
 def parse(value):

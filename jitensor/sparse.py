@@ -1,10 +1,12 @@
 """torch.sparse: the functions of sparse COO tensors (the tensors themselves: ops/sparse.py)."""
+from .legacy_types import SPARSE_TYPES as _SPARSE_TYPES
 from .ops import linalg as _linalg
 from .ops import sparse as _sparse
 from .ops.sparse import SparseTensor  # noqa: F401 (the type of sparse tensors)
 from .tensor import Tensor as _Tensor
 
-__all__ = ["addmm", "log_softmax", "mm", "softmax", "sum"]
+__all__ = ["addmm", "log_softmax", "mm", "softmax", "sum", *_SPARSE_TYPES]
+globals().update(_SPARSE_TYPES)  # FloatTensor, LongTensor, ... (torch's legacy sparse types)
 
 
 def mm(mat1, mat2, reduce="sum"):

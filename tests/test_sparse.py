@@ -388,3 +388,20 @@ def test_products_follow_in_place_edits_of_indices_and_values():
             np.testing.assert_allclose(got.numpy(), want.numpy())
         s._values().mul_(2)
         s._indices()[1].copy_(jt.tensor([2, 1, 0, 1]))  # (still sorted, no position twice)
+
+
+def test_legacy_sparse_types():
+    with pytest.warns(UserWarning, match="deprecated"):
+        s = jt.sparse.FloatTensor(jt.tensor(IDX), jt.tensor(VAL), jt.Size([2, 3]))
+    with pytest.warns(UserWarning, match="deprecated"):
+        ts = torch.sparse.FloatTensor(torch.tensor(IDX), torch.tensor(VAL), torch.Size([2, 3]))
+    same(s, ts)
+    assert isinstance(s, jt.sparse.FloatTensor) and not isinstance(s, jt.FloatTensor)
+    assert not isinstance(jt.ones(2), jt.sparse.FloatTensor)
+    assert s.type() == ts.type().replace("torch.", "jitensor.")
+    with pytest.warns(UserWarning, match="deprecated"):
+        inferred = jt.sparse.DoubleTensor(jt.tensor(IDX), jt.tensor(VAL))
+    assert inferred.dtype is jt.float64 and inferred.shape == (2, 3)
+    assert all(type(n) is int for n in inferred.shape)
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert jt.sparse.LongTensor(2, 3).shape == (2, 3)

@@ -331,8 +331,9 @@ def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, devic
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{nnz}, nnz from values: {got}")
     dense = tuple(values.shape[1:])
-    low, top = backend(indices._device).sparse.index_bounds(indices.contiguous()._data) if nnz \
+    bounds = backend(indices._device).sparse.index_bounds(indices.contiguous()._data) if nnz \
         else ([0], [-1] * sparse_dim)
+    low, top = ([int(v) for v in b] for b in bounds)
     if size is None:
         size = tuple(t + 1 for t in top) + dense  # (torch's sizes of an empty tensor: 0)
     else:
