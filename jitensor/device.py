@@ -63,6 +63,21 @@ class device:
             raise AttributeError("device objects are immutable")
         object.__setattr__(self, name, value)
 
+    # ``with jt.device("cuda"):`` makes it the default device inside the block, as torch's
+    # (process-wide here, as set_default_device is)
+    def __enter__(self):
+        from .creation import _default_device, set_default_device
+        _entered.append(_default_device[0])
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from .creation import set_default_device
+        set_default_device(_entered.pop())
+
+
+_entered = []  # the default devices that the entered device blocks replaced, innermost last
+
 
 CPU = device("cpu")
 _parsed = {"cpu": CPU, None: CPU}

@@ -98,9 +98,10 @@ class _AutogradMeta:
     # output_nr: which output of grad_fn this tensor is (the version counter belongs to the
     # storage: autograd/versions.py); hooks: a leaf's (pre, post-accumulate) hook dicts, or None
     # (a non-leaf's hooks belong to its grad_fn, as torch's); fw_grad: the tangent of forward
-    # AD (autograd/forward_ad.py), or None
+    # AD (autograd/forward_ad.py), or None; accumulator: a weak reference to a leaf's
+    # AccumulateGrad node, set on first use (autograd/graph.py)
     __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
-                 "fw_grad", "__weakref__")
+                 "fw_grad", "accumulator", "__weakref__")
 
     def __init__(self, requires_grad=False, grad=None, grad_fn=None, output_nr=0):
         self.requires_grad, self.grad, self.grad_fn = requires_grad, grad, grad_fn

@@ -1381,3 +1381,23 @@ def test_a_graph_alive_at_exit_prints_nothing():
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True,
                           text=True, timeout=300, check=False)
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_next_functions_as_torch():
+    """Each tensor input's (grad_fn or AccumulateGrad, output number), None for one that needs
+    no gradient: the walk torch's autograd tutorial does, and graph viewers do."""
+    torch = pytest.importorskip("torch")
+    for lib in (jt, torch):
+        a = lib.ones(3, requires_grad=True)
+        b = lib.sin(a)
+        leaf = b.grad_fn.next_functions[0][0]
+        assert type(leaf).__name__ == "AccumulateGrad" and leaf.variable is a
+        assert leaf.next_functions == () and leaf is b.grad_fn.next_functions[0][0]
+        assert leaf.name() == "torch::autograd::AccumulateGrad"
+        product = lib.mm(a.view(1, 3), lib.ones(3, 2))
+        view, constant = product.grad_fn.next_functions
+        assert type(view[0]).__name__ == "ViewBackward0" and constant == (None, 0)
+        assert view[0].next_functions[0][0] is leaf
+        (b * a).sum().backward()
+        np.testing.assert_allclose(np.asarray(a.grad.tolist()),
+                                   np.sin(1.0) + np.cos(1.0), rtol=1e-6)

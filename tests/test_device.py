@@ -246,3 +246,19 @@ def test_constructing_cuda_device_objects_does_not_need_cuda():
     # only using one raises: the value object alone is fine
     d = jt.device("cuda:7")
     assert d.index == 7 and str(d) == "cuda:7"
+
+
+def test_device_as_a_context_manager():
+    """``with device:`` makes it the default device inside the block, nested ones too."""
+    assert jt.get_default_device() == jt.device("cpu")
+    with jt.device("cpu") as d:
+        assert d == jt.device("cpu") and jt.zeros(2).device == d
+        jt.set_default_device("cpu")
+    assert jt.get_default_device() == jt.device("cpu")
+    if jt.cuda.is_available():
+        with jt.device("cuda"):
+            assert jt.zeros(1).device.type == "cuda" and jt.nn.Linear(1, 1).weight.is_cuda
+            with jt.device("cpu"):
+                assert jt.zeros(1).device.type == "cpu"
+            assert jt.ones(1).device.type == "cuda"
+        assert jt.zeros(1).device.type == "cpu"

@@ -9,6 +9,7 @@ input's shape (broadcasting) and dtype, so rules are written as if nothing broad
 """
 import functools
 import threading
+import weakref
 
 from ..tensor import Tensor, _AutogradMeta, _new, contiguous_format
 from . import anomaly_mode, grad_mode
@@ -37,12 +38,48 @@ class Node:
 
     @property
     def next_functions(self):
-        return tuple((t, nr) if isinstance(t, Node) else (t, 0)
-                     for t, nr in (e if isinstance(e, tuple) else (e, 0)
-                                   for e in self.edges.values()))
+        """(node, output number) for each tensor input, in order: its grad_fn, a leaf's
+        AccumulateGrad, or None where it needs no gradient."""
+        found = []
+        for a in self.args + tuple(self.kwargs.values()):
+            for t in a if a.__class__ is list or a.__class__ is tuple else (a,):
+                if isinstance(t, Tensor):
+                    edge = self.edges.get(id(t))
+                    found.append((None, 0) if edge is None else edge if edge.__class__ is tuple
+                                 else (accumulator(edge), 0))
+        return tuple(found)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """The node that adds a leaf's gradient into its `.grad`, as torch names it in
+    `next_functions`: one per leaf (`accumulator`), `variable` being the leaf."""
+
+    __slots__ = ("variable", "__weakref__")
+    next_functions = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def accumulator(leaf):
+    """The AccumulateGrad node of a leaf that requires grad: one while it is held anywhere.
+    (The leaf's meta refers to it weakly, as torch's tensor does: the node refers to the leaf.)"""
+    meta = leaf._meta
+    kept = getattr(meta, "accumulator", None)
+    node = None if kept is None else kept()
+    if node is None:
+        node = AccumulateGrad(leaf)
+        meta.accumulator = weakref.ref(node)
+    return node
 
 
 def node_class(name, rule, uses_inputs=True, uses_result=True):

@@ -13,6 +13,7 @@ import contextlib
 import numpy as np
 
 from ...autograd import is_grad_enabled, no_grad
+from ...autograd.graph import AccumulateGrad
 from ...tensor import Tensor
 from ..modules.module import Module
 
@@ -51,8 +52,8 @@ def _reached(output):
             continue
         seen.add(id(node))
         for nxt, _ in node.next_functions:
-            if isinstance(nxt, Tensor):
-                leaves.add(id(nxt))
+            if isinstance(nxt, AccumulateGrad):
+                leaves.add(id(nxt.variable))
             elif nxt is not None:
                 stack.append(nxt)
     return leaves
