@@ -1927,6 +1927,7 @@ class _AutogradMeta:
     """What only tensors taking part in autograd carry (as torch keeps it apart too): most
     tensors have none, which keeps creating a tensor to four attribute stores."""
 
+    accumulator: Any
     fw_grad: Any
     grad: Tensor | None
     grad_fn: Any
