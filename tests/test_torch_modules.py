@@ -1,6 +1,8 @@
 """torch modules scripts import at their top and jitensor has in their eager form: jit (script
 and trace run the code as written), onnx (export refuses clearly), version, and
 utils.data.DistributedSampler (each rank's share of the dataset, as torch's)."""
+import typing
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,36 @@ def test_distributed_sampler_epochs_and_errors():
         DistributedSampler([1, 2], 2, 2)
     assert np.array_equal(sorted(list(DistributedSampler(list(range(6)), 1, 0))), range(6))
     assert jt.utils.data.DistributedSampler is DistributedSampler
+
+
+def test_freeze_and_the_fusion_settings_as_torch():
+    model = jt.jit.script(jt.nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="eval mode"):
+        jt.jit.freeze(model)
+    frozen = jt.jit.freeze(model.eval())
+    x = jt.ones(3, 2)
+    assert jt.equal(frozen(x), model(x)) and jt.jit.optimize_for_inference(frozen) is frozen
+    with pytest.raises(RuntimeError, match="ScriptModule"):
+        jt.jit.freeze(lambda x: x)
+    assert jt.jit.onednn_fusion_enabled() is False
+    jt.jit.enable_onednn_fusion(True)
+    assert jt.jit.onednn_fusion_enabled() is True
+    jt.jit.enable_onednn_fusion(False)
+    previous = jt.jit.set_fusion_strategy([("DYNAMIC", 3)])
+    assert previous == [("STATIC", 2), ("DYNAMIC", 10)]
+    assert jt.jit.set_fusion_strategy(previous) == [("DYNAMIC", 3)]
+    with jt.jit.fuser("fuser1"), jt.jit.optimized_execution(False), jt.jit.strict_fusion():
+        assert jt.equal(frozen(x), model(x))
+    with pytest.raises(Exception, match="unrecognized fuser"), jt.jit.fuser("fuser9"):
+        pass
+    assert issubclass(jt.jit.TracerWarning, Warning) and issubclass(jt.jit.Error, Exception)
+
+
+@pytest.mark.parametrize("value, kind, expected", [
+    ([1, 2], list[int], True), ([1, "a"], list[int], False), ({"a": 1}, dict[str, int], True),
+    ({"a": "b"}, dict[str, int], False), ((1, "a"), tuple[int, str], True),
+    ((1, 2), tuple[int, str], False), (None, typing.Optional[int], True),  # noqa: UP045
+    (None, int | None, True), (2.5, int | None, False), (3, int, True),
+    ([jt.ones(1)], list[jt.Tensor], True)])
+def test_jit_isinstance_checks_element_types(value, kind, expected):
+    assert jt.jit.isinstance(value, kind) is expected
