@@ -1,9 +1,7 @@
 """torch.linalg: the factorisations and solvers of ops/factor.py (LU with partial pivoting,
 Cholesky, triangular solves, Householder QR, the symmetric eigenproblem by Jacobi rotations;
-their kernels are jitensor's own, on both devices) and the norms and products composed from
-other ops.
-
-Not here yet: eig and eigvals."""
+their kernels are jitensor's own, on both devices; the general eigenproblem, eig and eigvals,
+is LAPACK's geev on the CPU, as torch's) and the norms and products composed from other ops."""
 import math
 
 from . import dtypes
@@ -16,7 +14,9 @@ from .ops.factor import (
     cholesky,
     cholesky_ex,
     det,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     inv,
     inv_ex,
@@ -45,8 +45,9 @@ from .ops.reduction import norm as _norm
 from .ops.statistics import vander as _vander
 from .tensor import Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu",
+           "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv",
            "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",

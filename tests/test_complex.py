@@ -350,3 +350,14 @@ def test_cuda_refuses_complex_tensors_naming_the_fix():
                  lambda: jt.tensor([1j], device="cuda")):
         with pytest.raises(TypeError, match="complex tensors .* live on the CPU only"):
             make()
+
+
+@pytest.mark.parametrize("name", ["mH", "H", "adjoint"])
+def test_conjugate_transposes_conjugate(name):
+    values = _values(np.random.default_rng(5), (3, 3), "complex128")
+    t, j = _pair(values)
+    mine = getattr(j, name)() if name == "adjoint" else getattr(j, name)
+    theirs = getattr(t, name)() if name == "adjoint" else getattr(t, name)
+    _same(mine, theirs, 0)
+    real = jt.arange(4.0).reshape(2, 2)  # (a real tensor: the plain transpose)
+    assert jt.equal(real.adjoint() if name == "adjoint" else getattr(real, name), real.t())

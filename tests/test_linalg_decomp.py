@@ -583,3 +583,103 @@ def test_rank_pinv_cond_lstsq_on_cuda_as_on_the_cpu():
     P.sum().backward()
     torch.linalg.pinv(tA).sum().backward()
     check(A.grad.cpu(), tA.grad)
+
+
+# -- the general eigenproblem (LAPACK's geev, as torch's) ----------------------------------------
+EIG_DTYPES = ["float32", "float64", "complex64", "complex128"]
+
+
+def general(batch, n, seed, dtype):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(tuple(batch) + (n, n))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(a.shape)
+    return a.astype(dtype)
+
+
+def check_eig(a, w, V, theirs_w, dtype):
+    """A V = V diag(w), unit columns whose largest component is real (geev's normalisation),
+    the eigenvalues torch's as a set (their order is each LAPACK's)."""
+    tol = 1e-4 if dtype in ("float32", "complex64") else 1e-10
+    w, v, a = w.numpy(), V.numpy(), a.astype(np.complex128)
+    assert w.shape == a.shape[:-1] and v.shape == a.shape
+    if not v.size:
+        return
+    assert str(w.dtype) == {"float32": "complex64", "float64": "complex128"}.get(dtype, dtype)
+    scale = max(1.0, np.abs(a).max(initial=0)) * a.shape[-1]
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * scale)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, atol=tol)
+    top = np.take_along_axis(v, np.abs(v).argmax(-2)[..., None, :], -2)
+    np.testing.assert_allclose(top.imag, 0, atol=tol)
+    np.testing.assert_allclose(np.sort_complex(w.reshape(-1, w.shape[-1])),
+                               np.sort_complex(theirs_w.numpy().reshape(-1, w.shape[-1])),
+                               atol=tol * scale)
+
+
+@settings(max_examples=20, deadline=None)
+@given(batch=batches, n=st.integers(0, 6), dtype=st.sampled_from(EIG_DTYPES),
+       seed=st.integers(0, 99))
+def test_eig_matches_torch(batch, n, dtype, seed):
+    a = general(batch, n, seed, dtype)
+    A, tA = both(a)
+    w, V = jt.linalg.eig(A)
+    tw, _ = torch.linalg.eig(tA)
+    check_eig(a, w, V, tw, dtype)
+    values = jt.linalg.eigvals(A)
+    assert values.dtype is w.dtype and values.shape == w.shape
+    np.testing.assert_allclose(np.sort_complex(values.numpy().reshape(-1, max(n, 1))),
+                               np.sort_complex(w.numpy().reshape(-1, max(n, 1))), atol=1e-4)
+
+
+def test_eig_of_real_matrices_gives_exact_conjugate_pairs():
+    w = jt.linalg.eigvals(jt.tensor([[0.0, 1.0], [-1.0, 0.0]]))
+    assert w.dtype is jt.complex64 and sorted(w.tolist(), key=lambda z: z.imag) == [-1j, 1j]
+    w = jt.linalg.eigvals(jt.tensor(general((), 5, 3, "float64")))
+    real = w.numpy()[np.abs(w.numpy().imag) < 1e-12]
+    assert (real.imag == 0).all()  # (a real eigenvalue of a real matrix has no imaginary part)
+
+
+@pytest.mark.parametrize("dtype", EIG_DTYPES)
+def test_eig_gradients_match_torch(dtype):
+    a = general((2,), 4, 7, dtype)
+    A, tA = both(a, grad=True)
+    weights = np.arange(4.0)
+    for lib, X in ((jt, A), (torch, tA)):
+        w, V = lib.linalg.eig(X)  # a loss that does not depend on the vectors' phases
+        loss = (w * (1 + 2j)).real.sum() + (V.abs() ** 2 * lib.tensor(weights)).sum() + \
+            (lib.linalg.eigvals(X).abs() ** 2).sum()
+        loss.backward()
+    tol = 1e-4 if dtype in ("float32", "complex64") else 1e-9
+    assert A.grad.dtype is A.dtype
+    np.testing.assert_allclose(A.grad.numpy(), tA.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("call", [
+    lambda la, lib: la.eig(lib.ones(2, 3)), lambda la, lib: la.eig(lib.ones(3)),
+    lambda la, lib: la.eigvals(lib.ones(2, 3)),
+    lambda la, lib: la.eig(lib.tensor([[float("nan"), 0.0], [0.0, 1.0]])),
+    lambda la, lib: la.eig(lib.tensor([[float("inf")]]))])
+def test_eig_errors_match_torch(call):
+    linalg_errors_match_torch(call)
+
+
+def test_eig_of_empty_and_out():
+    w, V = jt.linalg.eig(jt.ones(0, 0))
+    assert w.shape == (0,) and V.shape == (0, 0) and w.dtype is jt.complex64
+    out = (jt.empty(0, dtype=jt.complex128), jt.empty(0, dtype=jt.complex128))
+    got = jt.linalg.eig(jt.tensor(general((), 3, 1, "float64")), out=out)
+    assert got[0] is out[0] and got[1] is out[1] and out[0].shape == (3,)
+
+
+def test_complex_input_to_the_real_factorisations_says_so():
+    a = jt.tensor(general((), 3, 2, "complex128"))
+    for call in (lambda: jt.linalg.solve(a, a), lambda: jt.linalg.inv(a),
+                 lambda: jt.linalg.cholesky(a)):
+        with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
+            call()
+
+
+def test_eigvals_of_non_finite_input_is_nan_as_torch():
+    for a in ([[float("inf")]], [[float("nan"), 0.0], [0.0, 1.0]]):
+        mine, theirs = jt.linalg.eigvals(jt.tensor(a)), torch.linalg.eigvals(torch.tensor(a))
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

@@ -40,6 +40,7 @@ for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
                        ("linalg_inv_ex", ("inverse", "info")),
                        ("linalg_cholesky_ex", ("L", "info")), ("linalg_qr", ("Q", "R")),
                        ("qr", ("Q", "R")), ("linalg_eigh", ("eigenvalues", "eigenvectors")),
+                       ("linalg_eig", ("eigenvalues", "eigenvectors")),
                        ("linalg_svd", ("U", "S", "Vh")),
                        ("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))):
     setattr(return_types, _name, _return_type(_name, _fields))
@@ -57,6 +58,10 @@ def _matrices(fn, A, name="A", square=True):
     if A._dtype in dtypes.NARROW:
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
                            f"{A._dtype.scalar_name}")
+    if A._dtype.is_complex:
+        raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
+                                  f"factorisations (linalg.eig and eigvals take them); got "
+                                  f"{A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{A._dtype.scalar_name}")
@@ -470,6 +475,50 @@ def eigh(A, UPLO="L", *, out=None):
     backend(A._device).factor.eigh(a, V._data.reshape(t, n, n), w._data.reshape(t, n))
     return write_pair(fn, out, (w, V), return_types.linalg_eigh, "tuple of Tensors",
                       fn.replace(".", "_"))
+
+
+def _general_eigen(fn, A, vectors):
+    """(eigenvalues, eigenvectors or None) of A's matrices by LAPACK's geev, complex."""
+    if not isinstance(A, Tensor) or not A._dtype.is_complex:
+        _matrices(fn, A)  # (its checks of real input; complex matrices are checked below)
+    if A.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if vectors and not bool(A.isfinite().all()):  # (torch's eigvals returns NaN instead)
+        raise RuntimeError(f"torch.{fn}: input tensor should not contain infs or NaNs.")
+    n, batch = A.shape[-1], tuple(A.shape[:-2])
+    _, a = _own(A, tuple(A.shape))
+    cdtype = A._dtype if A._dtype.is_complex else A._dtype.to_complex()
+    w = allocate(batch + (n,), cdtype, A._device)
+    V = allocate(tuple(A.shape), cdtype, A._device) if vectors else None
+    t = math.prod(batch)
+    info = backend(A._device).factor.eig(a, w._data.reshape(t, n),
+                                         None if V is None else V._data.reshape(t, n, n))
+    if info:
+        raise LinAlgError(f"{fn}: The algorithm failed to converge because the input matrix is "
+                          f"ill-conditioned or has too many repeated eigenvalues (error code: "
+                          f"{info}).")
+    return w, V
+
+
+def eig(A, *, out=None):
+    """torch.linalg.eig: (eigenvalues (*, n), eigenvectors as columns (*, n, n)) of square
+    matrices, complex (LAPACK's geev: each eigenvector of unit norm with its largest component
+    real; the order is geev's)."""
+    fn = "linalg.eig"
+    w, V = _general_eigen(fn, A, True)
+    return write_pair(fn, out, (w, V), return_types.linalg_eig, "tuple of Tensors",
+                      fn.replace(".", "_"))
+
+
+def eigvals(A, *, out=None):
+    """torch.linalg.eigvals: eig's eigenvalues, computed without the eigenvectors (as torch's
+    when no gradient is needed), so they may differ from eig's in the last bits; the gradient
+    computes the eigenvectors then."""
+    return write_out("linalg.eigvals", out, _general_eigen("linalg.eigvals", A, False)[0],
+                     exact=True)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

@@ -1225,23 +1225,31 @@ def t_(self):
     return _become(self, t(self))
 
 
-# -- conjugate transposes (jitensor's dtypes are real: plain transposes) -----------------------
+# -- conjugate transposes: views of real tensors; complex ones are conjugated (a copy: jitensor
+# has no lazy conjugate bit, ops/complex_ops.py)
+def _conjugated(x):
+    if not x._dtype.is_complex:
+        return x
+    from .complex_ops import conj
+    return conj(x)
+
+
 def _H(self):
     if self.ndim == 0:
         warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
                       UserWarning, stacklevel=2)
-        return t(self)
+        return _conjugated(t(self))
     if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{self.ndim}-D tensor.")
-    return transpose(self, 0, 1)
+    return _conjugated(transpose(self, 0, 1))
 
 
 def _matrix_transpose(self, what):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of "
                            f"matrices. Got {self.ndim}-D tensor.")
-    return transpose(self, -2, -1)
+    return _conjugated(transpose(self, -2, -1))
 
 
 def _mH(self):

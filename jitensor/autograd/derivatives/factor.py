@@ -1,7 +1,7 @@
 """The rules of ops/factor.py's ops, the factorisations and solvers. (An _ex form's result is
 (value, info): info, an integer, has no gradient.)"""
 from ... import creation
-from ...ops import factor, linalg, matrix, reduction, shape
+from ...ops import complex_ops, factor, linalg, matrix, reduction, shape
 from ._common import _zero, rule
 
 
@@ -241,6 +241,54 @@ def _eigh(g, result, A, UPLO="L", *, out=None):
     if gw is not None:
         inner = inner + matrix.diag_embed(gw)
     return ((A, linalg.matmul(linalg.matmul(V, inner), Vt)),)
+
+
+def _solve_complex(M, B):
+    """X with M X = B for complex M, as the real system [[Mr, -Mi], [Mi, Mr]] [Xr; Xi] =
+    [Br; Bi] (the LU kernels are real)."""
+    Mr, Mi, Br, Bi = M.real, M.imag, B.real, B.imag
+    big = shape.cat([shape.cat([Mr, -Mi], -1), shape.cat([Mi, Mr], -1)], -2)
+    X = factor.solve(big, shape.cat([Br, Bi], -2))
+    n = M.shape[-1]
+    return complex_ops.complex(X[..., :n, :], X[..., n:, :])
+
+
+def _eig_backward(gL, gV, L, V):
+    """gA = V^-H (gL on the diagonal, (V^H gV - V^H V Re diag(V^H gV)) / conj(L_j - L_i) off
+    it) V^H (torch's linalg_eig_backward); a real A takes the real part (the engine)."""
+    Vh = V.mH
+    n = L.shape[-1]
+    if gV is None:
+        inner = _zero(V)
+    else:
+        inner = linalg.matmul(Vh, gV)
+        re_diag = inner.diagonal(0, -2, -1).real.to(V.dtype)
+        inner = inner - linalg.matmul(Vh, V * shape.unsqueeze(re_diag, -2))
+        gaps = (shape.unsqueeze(L, -2) - shape.unsqueeze(L, -1)).conj() \
+            + creation.eye(n, dtype=V.dtype, device=V.device)
+        inner = inner / gaps
+    if gL is not None:
+        eye = creation.eye(n, dtype=V.dtype, device=V.device)
+        inner = inner * (1 - eye) + matrix.diag_embed(gL)
+    return _solve_complex(Vh, linalg.matmul(inner, Vh))
+
+
+# The engine hands a rule its complex operands conjugated when the gradient is complex (its
+# real-coefficient rules need conj(f'(z)): graph.call_rule); this formula is torch's own, on the
+# operands as they are, so the rules conjugate them back.
+@rule("eig", uses_inputs=False)
+def _eig(g, result, A, *, out=None):
+    gL, gV = g
+    L, V = (complex_ops.conj(r) for r in result)
+    return ((A, _eig_backward(gL, gV, L, V)),)
+
+
+@rule("eigvals", uses_result=False)
+def _eigvals(g, result, A, *, out=None):
+    L, V = factor.eig(A)  # (the eigenvectors the forward did not compute)
+    if A.is_complex():  # (A came conjugated, and so are its eigenvalues and vectors)
+        L, V = complex_ops.conj(L), complex_ops.conj(V)
+    return ((A, _eig_backward(g, None, L, V)),)
 
 
 def _svd_backward(gU, gS, gV, U, sv, V):

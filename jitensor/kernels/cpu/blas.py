@@ -57,9 +57,13 @@ _LAPACK = ("LAPACKE_sgetrf_work", "LAPACKE_dgetrf_work", "LAPACKE_spotrf_work",
            "LAPACKE_sgesdd_work", "LAPACKE_dgesdd_work")
 
 
-def _register_lapack(lib):
-    """Register _LAPACK's functions under jitensor's names; True when all were found."""
-    for name in _LAPACK:
+# the general eigenproblem (linalg.eig), apart: without it the others still serve
+_GEEV = ("LAPACKE_sgeev_work", "LAPACKE_dgeev_work", "LAPACKE_cgeev_work", "LAPACKE_zgeev_work")
+
+
+def _register_lapack(lib, names=_LAPACK):
+    """Register LAPACK functions (`names`) under jitensor's names; True when all were found."""
+    for name in names:
         fn = getattr(lib, f"scipy_{name}64_", None) or getattr(lib, f"{name}64_", None)
         if fn is None:
             return False
@@ -70,6 +74,7 @@ def _register_lapack(lib):
 _lib = _openblas()
 AVAILABLE = _lib is not None and _register(_lib)
 LAPACK = _lib is not None and _register_lapack(_lib)
+GEEV = LAPACK and _register_lapack(_lib, _GEEV)
 
 
 def _thread_functions(lib):
@@ -163,3 +168,13 @@ sgesdd = _lapack("LAPACKE_sgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i6
                  _i64, _ptr, _i64, _ptr, _i64, _ptr)
 dgesdd = _lapack("LAPACKE_dgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
                  _i64, _ptr, _i64, _ptr, _i64, _ptr)
+# ?geev_work(layout, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork) for real
+# matrices; the complex ones have one array w of eigenvalues and a last argument rwork (2n reals)
+sgeev = _lapack("LAPACKE_sgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                _ptr, _i64, _ptr, _i64, _ptr, _i64)
+dgeev = _lapack("LAPACKE_dgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                _ptr, _i64, _ptr, _i64, _ptr, _i64)
+cgeev = _lapack("LAPACKE_cgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                _i64, _ptr, _i64, _ptr, _i64, _ptr)
+zgeev = _lapack("LAPACKE_zgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                _i64, _ptr, _i64, _ptr, _i64, _ptr)

@@ -418,3 +418,98 @@ def svd(a, v, s):
         _lapack_decompose(2, a, s, v)
     else:
         _svd(a, v, s, float(np.finfo(a.dtype).eps))
+
+
+# -- the general eigenproblem: LAPACK's geev, as torch's CPU kernel -----------------------------
+@register_jitable
+def _column_major(a, s, x):
+    """x (n, n) = matrix s of a, transposed: x's memory is the matrix column-major."""
+    n = a.shape[1]
+    for i in range(n):
+        for j in range(n):
+            x[j, i] = a[s, i, j]
+
+
+@register_jitable
+def _geev_real(a, job, n, x, wr, wi, vr, work, lwork):
+    ld = max(n, 1)
+    if a.itemsize == 4:
+        return blas.sgeev(blas.COL_MAJOR, ord("N"), job, n, x, ld, wr, wi, 0, 1, vr, ld, work,
+                          lwork)
+    return blas.dgeev(blas.COL_MAJOR, ord("N"), job, n, x, ld, wr, wi, 0, 1, vr, ld, work,
+                      lwork)
+
+
+@register_jitable
+def _geev_complex(a, job, n, x, ws, vr, work, lwork, rwork):
+    ld = max(n, 1)
+    if a.itemsize == 8:
+        return blas.cgeev(blas.COL_MAJOR, ord("N"), job, n, x, ld, ws, 0, 1, vr, ld, work, lwork,
+                          rwork)
+    return blas.zgeev(blas.COL_MAJOR, ord("N"), job, n, x, ld, ws, 0, 1, vr, ld, work, lwork,
+                      rwork)
+
+
+@njit(cache=True)
+def _eig_real(a, w, v, vectors):
+    n = a.shape[1]
+    job = ord("V") if vectors else ord("N")
+    x, vr = np.empty((n, n), a.dtype), np.empty((n, n), a.dtype)
+    wr, wi, query = np.empty(n, a.dtype), np.empty(n, a.dtype), np.zeros(1, a.dtype)
+    _geev_real(a, job, n, x.ctypes.data, wr.ctypes.data, wi.ctypes.data, vr.ctypes.data,
+               query.ctypes.data, -1)
+    work = np.empty(_size(query), a.dtype)
+    for s in range(a.shape[0]):
+        _column_major(a, s, x)
+        info = _geev_real(a, job, n, x.ctypes.data, wr.ctypes.data, wi.ctypes.data,
+                          vr.ctypes.data, work.ctypes.data, work.size)
+        if info != 0:
+            return info
+        for j in range(n):
+            w[s, j] = wr[j] + 1j * wi[j]
+        j = 0
+        while vectors and j < n:  # vr's row j is column j; a pair's is re, im in j, j + 1
+            if wi[j] == 0:
+                for i in range(n):
+                    v[s, i, j] = vr[j, i]
+                j += 1
+            else:
+                for i in range(n):
+                    v[s, i, j] = vr[j, i] + 1j * vr[j + 1, i]
+                    v[s, i, j + 1] = vr[j, i] - 1j * vr[j + 1, i]
+                j += 2
+    return 0
+
+
+@njit(cache=True)
+def _eig_complex(a, w, v, vectors):
+    n = a.shape[1]
+    job = ord("V") if vectors else ord("N")
+    x, vr = np.empty((n, n), a.dtype), np.empty((n, n), a.dtype)
+    ws, query = np.empty(n, a.dtype), np.zeros(1, a.dtype)
+    rwork = np.empty(max(2 * n, 1), np.float64)  # (2n reals: room for cgeev's float32 too)
+    _geev_complex(a, job, n, x.ctypes.data, ws.ctypes.data, vr.ctypes.data, query.ctypes.data,
+                  -1, rwork.ctypes.data)
+    work = np.empty(max(int(query[0].real * (1 + 1e-6)) + 1, 1), a.dtype)
+    for s in range(a.shape[0]):
+        _column_major(a, s, x)
+        info = _geev_complex(a, job, n, x.ctypes.data, ws.ctypes.data, vr.ctypes.data,
+                             work.ctypes.data, work.size, rwork.ctypes.data)
+        if info != 0:
+            return info
+        w[s] = ws
+        if vectors:
+            _transpose(vr, v[s])
+    return 0
+
+
+def eig(a, w, v):
+    """w (t, n) = the eigenvalues of each matrix of a (t, n, n), complex; v (t, n, n) their
+    unit eigenvectors as columns, each with its largest component real (LAPACK's geev), or
+    None for the eigenvalues alone. Returns LAPACK's info: 0, or > 0 where the QR algorithm
+    did not converge."""
+    if not blas.GEEV:
+        raise NotImplementedError("linalg.eig needs LAPACK's geev, from the OpenBLAS NumPy's "
+                                  "wheels ship; this NumPy has none")
+    kernel = _eig_complex if a.dtype.kind == "c" else _eig_real
+    return kernel(a, w, w[:, :, None] if v is None else v, v is not None)
