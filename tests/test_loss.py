@@ -261,3 +261,63 @@ def test_kernels_load_from_the_disk_cache():
     run_python(code)
     misses, hits = map(int, run_python(code).split())
     assert misses == 0 and hits == 4
+
+
+@pytest.mark.parametrize("case", [
+    dict(), dict(linear_bias=True), dict(weight=True, reduction="sum"),
+    dict(label_smoothing=0.1, reduction="none"), dict(ignore_index=2),
+    dict(out_features=(3,), linear_bias=True), dict(probabilities=True), dict(unbatched=True)])
+def test_linear_cross_entropy_matches_torch(case):
+    """torch 2.13's fused linear + cross entropy: the loss and every gradient."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    n, d, c, out = 5, 4, 6, case.get("out_features", ())
+    x, w = rng.standard_normal((n, d)), rng.standard_normal((c, *out, d))
+    if case.get("unbatched"):
+        x = x[0]
+    shape = (c, *out) if x.ndim == 1 else (n, c, *out)
+    target = rng.random(shape) if case.get("probabilities") else \
+        rng.integers(0, c, shape[:1] + shape[2:] if x.ndim == 2 else ())
+    b, cw = rng.standard_normal((c, *out)), rng.random(c)
+    results = []
+    for lib in (jt, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        ws = lib.tensor(w, requires_grad=True)
+        bs = lib.tensor(b, requires_grad=True) if case.get("linear_bias") else None
+        kw = dict(linear_bias=bs, weight=lib.tensor(cw) if case.get("weight") else None,
+                  reduction=case.get("reduction", "mean"),
+                  label_smoothing=case.get("label_smoothing", 0.0),
+                  ignore_index=case.get("ignore_index"))
+        loss = lib.nn.functional.linear_cross_entropy(xs, ws, lib.tensor(target), **kw)
+        loss.sum().backward()
+        results.append([loss, xs.grad, ws.grad] + ([bs.grad] if bs is not None else []))
+    for mine, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_linear_cross_entropy_module_and_errors_match_torch():
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True,
+                                             dtype=torch.float64)
+    mine = jt.nn.LinearCrossEntropyLoss(4, 3, out_features=(2,), bias=True, dtype=jt.float64)
+    mine.load_state_dict({k: jt.tensor(v.numpy()) for k, v in theirs.state_dict().items()})
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    assert repr(mine).replace("jitensor", "torch") == repr(theirs)
+    x = np.random.default_rng(0).standard_normal((5, 4))
+    t = np.random.default_rng(1).integers(0, 3, (5, 2))
+    np.testing.assert_allclose(mine(jt.tensor(x), jt.tensor(t)).item(),
+                               theirs(torch.tensor(x), torch.tensor(t)).item(), rtol=1e-12)
+    opts = jt.nn.LinearCrossEntropyOptions(batch_chunk_size=2)
+    assert jt.nn.functional.linear_cross_entropy(jt.tensor(x), mine.linear.weight[:3],
+                                                 jt.tensor(t[:, 0]), options=opts).ndim == 0
+    for call in (lambda lib: lib.nn.functional.linear_cross_entropy(
+                     lib.ones(2, 4), lib.ones(3, 5), lib.zeros(2, dtype=lib.long)),
+                 lambda lib: lib.nn.functional.linear_cross_entropy(
+                     lib.ones(4), lib.ones(3, 2, 4), lib.zeros(2, dtype=lib.long)),
+                 lambda lib: lib.nn.LinearCrossEntropyLoss(4, 3, weight=lib.ones(2))):
+        with pytest.raises(RuntimeError) as theirs_error:
+            call(torch)
+        with pytest.raises(RuntimeError) as mine_error:
+            call(jt)
+        assert str(mine_error.value) == str(theirs_error.value)

@@ -7,6 +7,7 @@ one_hot, the vector similarities and scaled_dot_product_attention are composed (
 path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
 ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
 rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
+import dataclasses
 import itertools
 import math
 import operator
@@ -50,7 +51,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "boolean_dispatch", "celu",
            "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
            "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cosine_similarity",
-           "cross_entropy", "ctc_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
+           "cross_entropy", "ctc_loss", "linear_cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu",
            "elu_", "embedding", "embedding_bag", "feature_alpha_dropout", "fold",
            "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
            "fractional_max_pool3d_with_indices", "gaussian_nll_loss", "gelu", "glu", "grid_sample",
@@ -862,6 +863,55 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _loss.class_loss(input, target, d, weight, ignore_index, reduction, label_smoothing,
                             False)
 
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): `linear_weight` is
+    (C, *out_features, in_features) and gives logits (N, C, *out_features) for a K-dimensional
+    loss. jitensor computes this reference form whatever `options` say (torch's options chunk
+    the batch to save memory: the same loss)."""
+    if options is not None and not isinstance(options, LinearCrossEntropyOptions):
+        raise TypeError(f"linear_cross_entropy(): options must be LinearCrossEntropyOptions or "
+                        f"None, got {type(options).__name__}")
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batch, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    flat = math.prod(out_features) * classes
+    logits = linear(input, linear_weight.reshape(flat, in_features),
+                    None if linear_bias is None else linear_bias.reshape(flat))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's options of linear_cross_entropy's batch-chunked computation (memory for
+    speed); jitensor computes the reference form, the same loss, whatever they say."""
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
 
 def _along(weight, d, ndim):
     """The (C,) class weights shaped to broadcast along dim `d` of an `ndim`-d input."""
