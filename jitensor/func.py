@@ -38,8 +38,9 @@ from .tensor import Tensor
 
 _TENSORS = (Tensor, BatchedTensor)
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "stack_module_state", "vjp", "vmap"]
+__all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value",
+           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "stack_module_state", "vjp", "vmap"]
 
 
 # -- pytrees: tuples, lists, dicts and namedtuples of leaves, as torch.utils._pytree ----------
@@ -863,3 +864,47 @@ def stack_module_state(models):
             result[k] = s.detach().requires_grad_() if all(wants) else s
         return result
     return stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers())
+
+
+# -- functorch's helpers -------------------------------------------------------------------------
+_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove="mutations"):
+    """`func` itself: functionalizing rewrites a traced program's in-place ops out of place
+    with the same results (inputs mutated at the end), and jitensor runs `func` eagerly."""
+    if remove not in _REMOVE:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for "
+            f"remove={remove}. Valid options are:\n     remove='mutations': all inplace and "
+            f"out= operators will be removed from the program, and replaced with their "
+            f"out-of-place equivalents.\n     remove='mutations_and_views': In addition to the "
+            f"above, all aliasing operators {{view}} will be replaced with their non-aliasing "
+            f"counterparts, {{view}}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+    return functionalized
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor inside vmap's BatchedTensor (all of its levels with `recurse`); a plain
+    tensor as it is."""
+    while isinstance(tensor, batching.BatchedTensor):
+        tensor = tensor.value
+        if not recurse:
+            break
+    return tensor
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module of `root` stop tracking running statistics (running mean
+    and variance None), as vmap over a batch norm needs; returns root."""
+    from .nn.modules.batchnorm import _BatchNorm
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.running_mean = module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -466,3 +466,26 @@ def test_partial_names_in_messages():
     f = functools.partial(lambda a, b: a + b, 1.0)
     with pytest.raises(ValueError, match=r"vmap\(functools.partial\(<lambda>, ...\)"):
         jt.func.vmap(f, in_dims=[0])(jt.tensor(BX))
+
+
+def test_functorch_helpers_as_torch():
+    for lib in (jt, torch):
+        def f(x):
+            y = x.clone()
+            y.add_(1)
+            x.mul_(2)
+            return y
+        x = lib.ones(2)
+        assert lib.func.functionalize(f)(x).tolist() == [2.0, 2.0] and x.tolist() == [2.0, 2.0]
+        with pytest.raises(RuntimeError, match="invalid argument for remove=bad"):
+            lib.func.functionalize(f, remove="bad")
+        model = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.BatchNorm1d(3))
+        assert lib.func.replace_all_batch_norm_modules_(model) is model
+        bn = model[1]
+        assert bn.running_mean is None and bn.running_var is None
+        assert bn.num_batches_tracked is None and not bn.track_running_stats
+        assert "running_mean" not in dict(model.named_buffers())
+        assert lib.func.debug_unwrap(x) is x
+    seen = []
+    jt.func.vmap(lambda t: seen.append(jt.func.debug_unwrap(t).shape) or t)(jt.ones(4, 2))
+    assert seen == [(4, 2)]  # (the batched value inside vmap)
