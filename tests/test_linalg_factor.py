@@ -487,3 +487,44 @@ def test_the_scalar_kernels_match_lapack(monkeypatch):
     assert jt.linalg.solve_ex(jt.tensor(a), jt.tensor(b)).result[2].isnan().all().item()
     monkeypatch.setattr(factor, "SMALL", 0)
     assert jt.linalg.solve_ex(jt.tensor(a), jt.tensor(b)).result[2].isnan().any().item()
+
+
+# -- complex matrices: the LU family ---------------------------------------------------------------
+COMPLEX_LU = {
+    "solve": lambda L, A, B: L.linalg.solve(A, B),
+    "solve_right": lambda L, A, B: L.linalg.solve(A, B.mT, left=False).mT,
+    "inv": lambda L, A, B: L.linalg.inv(A) @ B,
+    "det": lambda L, A, B: L.linalg.det(A)[..., None, None] * B,
+    "slogdet": lambda L, A, B: (L.linalg.slogdet(A)[0] * L.linalg.slogdet(A)[1])[..., None,
+                                                                                   None] * B,
+    "logdet": lambda L, A, B: L.logdet(A)[..., None, None] * B,
+    "lu_factor": lambda L, A, B: L.linalg.lu_factor(A)[0] @ B,
+    "lu": lambda L, A, B: L.linalg.lu(A)[1] @ L.linalg.lu(A)[2] @ B,
+    "lu_solve": lambda L, A, B: L.linalg.lu_solve(*L.linalg.lu_factor(A), B),
+    "solve_triangular": lambda L, A, B: L.linalg.solve_triangular(
+        A + 4 * L.eye(A.shape[-1], dtype=A.dtype), B, upper=True),
+}
+
+
+@pytest.mark.parametrize("n", [3, 12])  # (scalar kernels, and sizes LAPACK takes when real)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", sorted(COMPLEX_LU))
+def test_complex_lu_family_matches_torch(op, dtype, n):
+    """Values and gradients of complex solves, inverses and determinants against torch's
+    (LAPACK's pivoting by |re| + |im|, so the LU factors themselves agree too)."""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))).astype(dtype)
+    b = (rng.standard_normal((2, n, 2)) + 1j * rng.standard_normal((2, n, 2))).astype(dtype)
+    w = rng.standard_normal((2, n, 2))
+    results = []
+    for lib in (jt, torch):
+        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = COMPLEX_LU[op](lib, A, B)
+        (out.real * lib.tensor(w) + out.imag).sum().backward()
+        results.append([out.detach(), A.grad, B.grad])
+    tol = 2e-4 if dtype == "complex64" else 1e-10
+    for mine, theirs in zip(*results, strict=True):
+        theirs = theirs.resolve_conj().numpy()
+        scale = max(1.0, np.abs(theirs).max())
+        assert mine.dtype.name == str(theirs.dtype)
+        np.testing.assert_allclose(mine.numpy(), theirs, rtol=tol, atol=tol * scale)

@@ -47,7 +47,7 @@ for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
 
 
 # -- argument checks -----------------------------------------------------------------------------
-def _matrices(fn, A, name="A", square=True):
+def _matrices(fn, A, name="A", square=True, complex_ok=False):
     if not isinstance(A, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
@@ -59,9 +59,11 @@ def _matrices(fn, A, name="A", square=True):
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
                            f"{A._dtype.scalar_name}")
     if A._dtype.is_complex:
+        if complex_ok:
+            return A
         raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"factorisations (linalg.eig and eigvals take them); got "
-                                  f"{A._dtype.scalar_name}")
+                                  f"QR, Cholesky, eigh and SVD (LU, solve, inv, det, eig and "
+                                  f"eigvals take them); got {A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{A._dtype.scalar_name}")
@@ -136,7 +138,7 @@ _SINGULAR = "The solver failed because the input matrix is singular."
 
 
 def _lu_factor(fn, A, pivot):
-    _matrices(fn, A, square=False)
+    _matrices(fn, A, square=False, complex_ok=True)
     if not pivot:
         raise RuntimeError(f"{fn}: LU without pivoting is not implemented on the "
                            f"{A.device.type.upper()}")
@@ -220,8 +222,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """torch.linalg.lu_solve: X with A X = B (X A = B where not `left`; A^H for `adjoint`)
     from lu_factor's (LU, pivots)."""
     fn = "linalg.lu_solve"
-    _matrices(fn, LU, "LU")
-    _matrices(fn, B, "B", square=False)
+    _matrices(fn, LU, "LU", complex_ok=True)
+    _matrices(fn, B, "B", square=False, complex_ok=True)
     _no_out(fn, out)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
@@ -246,7 +248,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 def _solve(fn, A, B, left):
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     if not isinstance(B, Tensor):
         raise TypeError(f"{fn}(): argument 'B' must be Tensor, not {type(B).__name__}")
     vector = _vector_case(A, B)
@@ -278,7 +280,7 @@ def solve(A, B, *, left=True, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     """torch.linalg.inv_ex: (inverse, info)."""
     fn = "linalg.inv_ex"
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     _no_out(fn, out)
     LU, piv, info = _factored(A)
     n = A.shape[-1]
@@ -296,7 +298,7 @@ def _singular_inverse(k):
 def inv(A, *, out=None):
     """torch.linalg.inv: A^-1 by LU with partial pivoting; a singular A raises."""
     fn = "linalg.inv"
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     LU, piv, info = _factored(A)
     _raise(fn, info, _singular_inverse)
     n = A.shape[-1]
@@ -312,6 +314,17 @@ def inverse(input, *, out=None):
 # -- determinants --------------------------------------------------------------------------------
 
 
+def _product(d):
+    """The product over the last dim (complex: column by column, as `prod` takes no complex
+    input)."""
+    if not d.is_complex():
+        return d.prod(-1)
+    total = ones(d.shape[:-1], dtype=d.dtype, device=d.device)
+    for k in range(d.shape[-1]):
+        total = total * d[..., k]
+    return total
+
+
 def _lu_diagonal(A):
     """(U's diagonal, the sign of the row swaps' permutation) of A's LU: det(A) is their
     product."""
@@ -323,23 +336,26 @@ def _lu_diagonal(A):
 def det(A, *, out=None):
     """torch.linalg.det: the product of U's diagonal, signed by the swaps (0 when singular)."""
     fn = "linalg.det"
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     d, parity = _lu_diagonal(A)
-    return write_out(fn, out, d.prod(-1) * parity, exact=True)
+    return write_out(fn, out, _product(d) * parity, exact=True)
 
 
 def slogdet(A, *, out=None):
     """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
     fn = "linalg.slogdet"
     _no_out(fn, out)
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     d, parity = _lu_diagonal(A)
-    return return_types.linalg_slogdet((d.sign().prod(-1) * parity), d.abs().log().sum(-1))
+    return return_types.linalg_slogdet(_product(d.sgn()) * parity, d.abs().log().sum(-1))
 
 
 def logdet(input):
-    """torch.logdet: log(det), NaN where det < 0, -inf where it is 0."""
+    """torch.logdet: log(det), NaN where det < 0, -inf where it is 0 (of a complex matrix,
+    the complex logarithm)."""
     sign, logabs = slogdet(input)
+    if sign.is_complex():
+        return logabs + sign.log()
     return where(sign < 0, float("nan"), logabs)
 
 
@@ -385,8 +401,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """torch.linalg.solve_triangular: X with T X = B (X T = B where not `left`), T the upper or
     lower triangle of A (with ones on its diagonal where `unitriangular`)."""
     fn = "linalg.solve_triangular"
-    _matrices(fn, A)
-    _matrices(fn, B, "B", square=False)
+    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, B, "B", square=False, complex_ok=True)
     if not left:  # X T = B  <=>  T^T X^T = B^T
         return write_out(fn, out, solve_triangular(A.mT, B.mT, upper=not upper,
                                                    unitriangular=unitriangular).mT, exact=True)

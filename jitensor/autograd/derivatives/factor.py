@@ -89,12 +89,24 @@ def _det(g, d, A, *, out=None):
 
 @rule("slogdet", uses_result=False)
 def _slogdet(g, result, A, *, out=None):
-    """g A^-T; at a singular A (log|det| = -inf) inf and NaN, as torch's: no derivative."""
-    g = g[1]  # sign is piecewise constant
-    if g is None:
-        return ()
-    # (A^T's LU, as torch's: its infs and NaNs at a singular A fall where torch's do)
-    return ((A, _matrices_of(g) * factor.inv_ex(shape.transpose(A, -2, -1)).inverse),)
+    """g A^-T; at a singular A (log|det| = -inf) inf and NaN, as torch's: no derivative. A
+    complex A's sign has one too: gA = (g_logabsdet - i Im(conj(g_sign) sign)) A^-H (torch's
+    linalg_slogdet_backward)."""
+    g_sign, g = g
+    if not A.is_complex():
+        if g is None:  # (a real sign is piecewise constant)
+            return ()
+        # (A^T's LU, as torch's: its infs and NaNs at a singular A fall where torch's do)
+        return ((A, _matrices_of(g) * factor.inv_ex(shape.transpose(A, -2, -1)).inverse),)
+    # the engine hands A conjugated where a gradient is complex (graph.call_rule): g_sign is
+    original = A if g_sign is None else complex_ops.conj(A)
+    c = creation.zeros(tuple(A.shape[:-2]), dtype=A.dtype, device=A.device) if g is None \
+        else g.to(A.dtype)
+    if g_sign is not None:
+        sign = factor.slogdet(original).sign
+        c = c - 1j * (complex_ops.conj(g_sign) * sign).imag
+    inverse = factor.inv_ex(original).inverse
+    return ((A, _matrices_of(c) * complex_ops.conj(shape.transpose(inverse, -2, -1))),)
 
 
 @rule("cholesky", uses_inputs=False)

@@ -203,7 +203,9 @@ SMALL = 8  # up to 8 x 8 the scalar kernels win (2000 4x4 inverses: 0.26 ms, by 
 
 
 def _lapack_for(a):
-    return blas.LAPACK and max(a.shape[1], a.shape[2]) > SMALL
+    """Whether LAPACK runs a's matrices: large real ones (complex ones run the scalar
+    definitions, which are written for any number type)."""
+    return blas.LAPACK and a.dtype.kind != "c" and max(a.shape[1], a.shape[2]) > SMALL
 
 
 @narrow.in_float32

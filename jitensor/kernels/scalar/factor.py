@@ -22,15 +22,21 @@ def _swap_rows(a, o, width, i, j):
 
 
 @register_jitable
+def _magnitude(x):
+    """LAPACK's pivoting measure: |x| of a real, |re| + |im| of a complex (i?amax's cabs1)."""
+    return abs(x.real) + abs(x.imag)
+
+
+@register_jitable
 def lu(a, o, m, n, piv, po):
     """a (m x n) = P L U in place by Gaussian elimination with partial pivoting (the largest
     magnitude in the column; the first of equals, as LAPACK's i?amax); min(m, n) pivots."""
     info = 0
     for k in range(min(m, n)):
         p = k
-        best = abs(a[o + k * n + k])
+        best = _magnitude(a[o + k * n + k])
         for i in range(k + 1, m):
-            v = abs(a[o + i * n + k])
+            v = _magnitude(a[o + i * n + k])
             if v > best:
                 best = v
                 p = i
