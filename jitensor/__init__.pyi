@@ -2858,7 +2858,8 @@ def logcumsumexp(input: Tensor, dim: _int, *, out: Tensor | None = None) -> Tens
     """log(cumsum(exp(input))) along `dim`, without overflow: a scan of logaddexp."""
 
 def logdet(input: Tensor) -> Tensor:
-    """torch.logdet: log(det), NaN where det < 0, -inf where it is 0."""
+    """torch.logdet: log(det), NaN where det < 0, -inf where it is 0 (of a complex matrix, the
+    complex logarithm)."""
 
 def logical_and(
     input: Tensor, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None

@@ -1069,7 +1069,8 @@ class Tensor:
     def logcumsumexp(input, dim: _int, *, out: Tensor | None = None) -> Tensor:
         """log(cumsum(exp(input))) along `dim`, without overflow: a scan of logaddexp."""
     def logdet(input) -> Tensor:
-        """torch.logdet: log(det), NaN where det < 0, -inf where it is 0."""
+        """torch.logdet: log(det), NaN where det < 0, -inf where it is 0 (of a complex matrix,
+        the complex logarithm)."""
     def logical_and(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
     ) -> Tensor:
