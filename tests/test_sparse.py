@@ -164,8 +164,13 @@ def test_add_sub_mul_div():
     product = s * other  # (torch keeps the pattern of one operand, zeros too: compare values)
     assert product.is_sparse
     same(product.to_dense(), (ts * tother).to_dense())
-    with pytest.raises(RuntimeError, match="add\\(dense, sparse\\)"):
-        s + dj
+    for op in (lambda a, x: a + x, lambda a, x: a - x, lambda a, x: a.add(x, alpha=2)):
+        with pytest.raises(RuntimeError, match="\\(dense, sparse\\) instead"):
+            op(s, dj)
+        with pytest.raises(RuntimeError, match="\\(dense, sparse\\) instead"):
+            op(ts, dt)
+    same(dj - s, dt - ts)
+    same(jt.sub(dj, s, alpha=3), torch.sub(dt, ts, alpha=3))
     with pytest.raises(RuntimeError, match="same size"):
         s + jt.sparse_coo_tensor([[0], [0]], [1.0], (3, 3))
 

@@ -495,14 +495,14 @@ def binary(name, x, y, alpha=1, out=None):
     x_sparse = isinstance(x, Tensor) and x.is_sparse
     y_sparse = isinstance(y, Tensor) and y.is_sparse
     if name in ("add", "sub"):
+        if not y_sparse:
+            raise RuntimeError(f"{name}(sparse, dense) is not supported. Use {name}(dense, "
+                               f"sparse) instead.")
         if alpha != 1 or name == "sub":
             y = binary("mul", y, -alpha if name == "sub" else alpha)
         if not x_sparse:  # dense + sparse: the dense result, duplicates added first
             return elementwise.add(x, to_dense(y), out=out)
-        if not y_sparse:
-            raise RuntimeError(f"{name}(sparse, dense) is not supported. Use {name}(dense, "
-                               f"sparse) instead.")
-        _same_device(name, x, y)
+        same_device(name, x, y)
         _same_size(name, x, y)
         _no_out(name, out)
         if x.dense_dim() != y.dense_dim():
@@ -528,7 +528,7 @@ def binary(name, x, y, alpha=1, out=None):
         return _make(x._idx, op(x._vals, y), x._size, x._coalesced)
     if not x_sparse:
         return binary(name, y, x)  # (mul: dense * sparse is sparse * dense)
-    _same_device(name, x, y)
+    same_device(name, x, y)
     _same_size(name, x, y)
     if y_sparse:  # where both have an entry: the runs of two among both's entries
         x, y = coalesce(x), coalesce(y)
@@ -540,10 +540,6 @@ def binary(name, x, y, alpha=1, out=None):
         return _make(unique[:, both], product, x._size, True)
     op = getattr(elementwise, name)  # entry by entry (linear in x: no coalescing)
     return _make(x._idx, op(x._vals, y[tuple(x._idx)]), x._size, x._coalesced)
-
-
-def _same_device(fn, *tensors):
-    same_device(fn, *tensors)
 
 
 def _no_grad(fn, *operands):
@@ -615,7 +611,7 @@ def mm(a, b, out=None, fn="mm"):
         if m.ndim != 2 or m.is_sparse and m.dense_dim():
             raise RuntimeError(f"{fn}(): {name} must be a matrix (2 sparse dims for a sparse one), "
                                f"got shape {list(m.shape)}")
-    _same_device(fn, a, b)
+    same_device(fn, a, b)
     if a.shape[1] != b.shape[0]:
         raise RuntimeError(f"{fn}(): mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
                            f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
