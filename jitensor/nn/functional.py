@@ -7,7 +7,6 @@ one_hot, the vector similarities and scaled_dot_product_attention are composed (
 path for the last), as are the convolutions, poolings and batch_norm (argument checks, then the
 ops of ops/conv.py, ops/pool.py and ops/norm.py); the sections after the losses say how the
 rest is built. The module classes (nn/modules/) call these; this file imports none of them."""
-import dataclasses
 import itertools
 import math
 import operator
@@ -872,9 +871,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     (C, *out_features, in_features) and gives logits (N, C, *out_features) for a K-dimensional
     loss. jitensor computes this reference form whatever `options` say (torch's options chunk
     the batch to save memory: the same loss)."""
-    if options is not None and not isinstance(options, LinearCrossEntropyOptions):
-        raise TypeError(f"linear_cross_entropy(): options must be LinearCrossEntropyOptions or "
-                        f"None, got {type(options).__name__}")
     if input.dim() < 1 or input.dim() > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -903,16 +899,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index=-100 if ignore_index is None else ignore_index,
                          reduction=reduction, label_smoothing=label_smoothing)
 
-
-@dataclasses.dataclass(frozen=True)
-class LinearCrossEntropyOptions:
-    """torch's options of linear_cross_entropy's batch-chunked computation (memory for
-    speed); jitensor computes the reference form, the same loss, whatever they say."""
-    allow_retain_graph: bool = False
-    batch_chunk_size: int | None = None
-    chunking_method: str | None = "auto"
-    acc_policy: str = "auto"
-    acc_dtype: object = None
 
 def _along(weight, d, ndim):
     """The (C,) class weights shaped to broadcast along dim `d` of an `ndim`-d input."""

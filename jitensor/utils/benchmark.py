@@ -196,7 +196,8 @@ class Timer:
         return Measurement(number, [self._block(number)], self._task_spec)
 
     def _block_size(self):
-        """Runs per block: the first power of ten whose block takes at least 10 ms (bounded)."""
+        """Runs per block: the first power of ten whose block takes at least a hundredth of a
+        second (bounded)."""
         number = 1
         while number < 10**7 and self._block(number) < 0.01:
             number *= 10

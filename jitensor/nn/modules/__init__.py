@@ -72,6 +72,7 @@ from .instancenorm import (
 )
 from .lazy import LazyModuleMixin  # noqa: F401 (nn.modules.lazy's, not an nn class)
 from .linear import Bilinear, Identity, LazyLinear, Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -166,7 +167,8 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
            "LSTMCell", "LayerNorm", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-           "LazyLinear", "LeakyReLU", "Linear", "LinearCrossEntropyLoss", "LocalResponseNorm",
+           "LazyLinear", "LeakyReLU", "Linear", "LinearCrossEntropyLoss",
+           "LinearCrossEntropyOptions", "LocalResponseNorm",
            "LogSigmoid", "LogSoftmax",
            "MSELoss", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
            "MaxUnpool2d", "MaxUnpool3d", "Mish", "Module", "ModuleDict", "ModuleList",
