@@ -16,7 +16,8 @@ def test_timer_measures_a_statement():
     assert "mul: 64" in repr(m) and "1 measurement, 50 runs , 1 thread" in repr(m)
     blocked = t.blocked_autorange(min_run_time=0.05)
     assert sum(blocked.raw_times) >= 0.05 and blocked.number_per_run >= 1
-    assert "measurements" in repr(blocked) and "IQR" in repr(blocked)
+    # (one block can be the whole run on a loaded machine: then the repr is a single time's)
+    assert ("IQR" in repr(blocked)) == (len(blocked.times) > 1)
     adaptive = t.adaptive_autorange(threshold=0.5, max_run_time=0.5)
     assert len(adaptive.times) > 3 or sum(adaptive.raw_times) >= 0.5
 

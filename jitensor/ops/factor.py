@@ -495,13 +495,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 def _general_eigen(fn, A, vectors):
     """(eigenvalues, eigenvectors or None) of A's matrices by LAPACK's geev, complex."""
-    if not isinstance(A, Tensor) or not A._dtype.is_complex:
-        _matrices(fn, A)  # (its checks of real input; complex matrices are checked below)
-    if A.ndim < 2:
-        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    _matrices(fn, A, complex_ok=True)
     if vectors and not bool(A.isfinite().all()):  # (torch's eigvals returns NaN instead)
         raise RuntimeError(f"torch.{fn}: input tensor should not contain infs or NaNs.")
     n, batch = A.shape[-1], tuple(A.shape[:-2])

@@ -174,21 +174,14 @@ class Timer:
             exec(global_setup, namespace)
         self._timer = _timeit.Timer(stmt=stmt, setup=setup, timer=timer, globals=namespace)
 
-    def _threads(self):
-        from ..threads import get_num_threads, set_num_threads
-
-        class _Threads:
-            def __enter__(inner):
-                inner.before = get_num_threads()
-                set_num_threads(self._task_spec.num_threads)
-
-            def __exit__(inner, *exc):
-                set_num_threads(inner.before)
-        return _Threads()
-
     def _block(self, number):
-        with self._threads():
+        from ..threads import get_num_threads, set_num_threads
+        before = get_num_threads()
+        set_num_threads(self._task_spec.num_threads)
+        try:
             return self._timer.timeit(number)
+        finally:
+            set_num_threads(before)
 
     def timeit(self, number=1000000):
         """One block of `number` runs (after one untimed run)."""

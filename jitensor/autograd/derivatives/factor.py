@@ -255,16 +255,6 @@ def _eigh(g, result, A, UPLO="L", *, out=None):
     return ((A, linalg.matmul(linalg.matmul(V, inner), Vt)),)
 
 
-def _solve_complex(M, B):
-    """X with M X = B for complex M, as the real system [[Mr, -Mi], [Mi, Mr]] [Xr; Xi] =
-    [Br; Bi] (the LU kernels are real)."""
-    Mr, Mi, Br, Bi = M.real, M.imag, B.real, B.imag
-    big = shape.cat([shape.cat([Mr, -Mi], -1), shape.cat([Mi, Mr], -1)], -2)
-    X = factor.solve(big, shape.cat([Br, Bi], -2))
-    n = M.shape[-1]
-    return complex_ops.complex(X[..., :n, :], X[..., n:, :])
-
-
 def _eig_backward(gL, gV, L, V):
     """gA = V^-H (gL on the diagonal, (V^H gV - V^H V Re diag(V^H gV)) / conj(L_j - L_i) off
     it) V^H (torch's linalg_eig_backward); a real A takes the real part (the engine)."""
@@ -282,7 +272,7 @@ def _eig_backward(gL, gV, L, V):
     if gL is not None:
         eye = creation.eye(n, dtype=V.dtype, device=V.device)
         inner = inner * (1 - eye) + matrix.diag_embed(gL)
-    return _solve_complex(Vh, linalg.matmul(inner, Vh))
+    return factor.solve(Vh, linalg.matmul(inner, Vh))
 
 
 # The engine hands a rule its complex operands conjugated when the gradient is complex (its
