@@ -108,6 +108,11 @@ class _AutogradMeta:
         self.output_nr, self.retains_grad, self.hooks, self.fw_grad = output_nr, False, None, None
 
 
+def _graph():
+    from .autograd import graph  # (it imports this module)
+    return graph
+
+
 def _wrap(data, dtype, device, requires_grad=False):
     """A Tensor around a backend buffer; the cheap constructor every op ends with."""
     t = _new(Tensor)
@@ -341,7 +346,8 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return None if self._meta is None else self._meta.grad_fn
+        node = None if self._meta is None else self._meta.grad_fn
+        return node if node is None else _graph().torch_named(node)
 
     def _autograd(self):
         if self._meta is None:

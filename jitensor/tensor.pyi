@@ -1960,6 +1960,7 @@ def _channels_last_rank(memory_format: _MemoryFormat, ndim: Any) -> Any:
     """The dims' order in memory of a channels-last format, checking the rank as torch does."""
 
 def _contiguous_strides(shape: Sequence[_int]) -> tuple[_int, ...]: ...
+def _graph() -> Any: ...
 def _parse_to(
     args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[_Device | None, _DType | None]:

@@ -30,11 +30,12 @@ class Node:
                  "taken", "hooks", "__weakref__")
     rule = None
     uses_inputs = uses_result = True
+    op = None  # the op's name (node_class)
     tangent = None  # how forward AD computes the op's tangents (forward_ad.py; None: not yet known)
     is_view = False  # (view ops: `forward` is the op, to take the view again)
 
     def name(self):
-        return type(self).__name__
+        return type(torch_named(self)).__name__
 
     @property
     def next_functions(self):
@@ -45,12 +46,14 @@ class Node:
             for t in a if a.__class__ is list or a.__class__ is tuple else (a,):
                 if isinstance(t, Tensor):
                     edge = self.edges.get(id(t))
-                    found.append((None, 0) if edge is None else edge if edge.__class__ is tuple
+                    found.append((None, 0) if edge is None else
+                                 (torch_named(edge[0]), edge[1]) if edge.__class__ is tuple
                                  else (accumulator(edge), 0))
-        return tuple(found)
+        order = node_names.NEXT.get(type(self).op)
+        return tuple(found) if order is None else order(self, found)
 
     def __repr__(self):
-        return f"<{type(self).__name__} object at {id(self):#x}>"
+        return f"<{type(torch_named(self)).__name__} object at {id(self):#x}>"
 
 
 class AccumulateGrad:
@@ -86,7 +89,28 @@ def node_class(name, rule, uses_inputs=True, uses_result=True):
     camel = "".join(part.capitalize() for part in name.strip("_").split("_"))
     return type(f"{camel}Backward0", (Node,), {"__slots__": (), "rule": staticmethod(rule),
                                                "uses_inputs": uses_inputs,
-                                               "uses_result": uses_result})
+                                               "uses_result": uses_result, "op": name})
+
+
+_renamed = {}  # (node class, torch's name) -> its subclass of that name
+
+
+def torch_named(node):
+    """`node`, its class switched (once) to a subclass named as torch names the node of this
+    call, where torch's name differs from the op's (node_names.py): `x.sum(1)`'s node is
+    SumBackward1, `x[0]`'s SelectBackward0. Done where a node is shown, not when it is recorded
+    (on the path of every op); a node freed by backward keeps its name."""
+    pick = node_names.PICKS.get(type(node).__dict__.get("op"))
+    if pick is None or node.args is None:
+        return node
+    name = pick(*node.args, **node.kwargs) if callable(pick) else pick
+    cls = type(node)
+    if name is not None and name != cls.__name__:
+        sub = _renamed.get((cls, name))
+        if sub is None:
+            sub = _renamed[cls, name] = type(name, (cls,), {"__slots__": ()})
+        node.__class__ = sub
+    return node
 
 
 # -- recording ----------------------------------------------------------------------------------
@@ -106,6 +130,60 @@ def differentiable(fn, cls):
         return fn(*args, **kwargs)
     op.node_class = cls
     return op
+
+
+class _Composed:
+    """What a `composite` node keeps: the function, the call, its result computed from
+    detached inputs (with the graph of its ops) and (input, detached input) pairs."""
+    __slots__ = ("fn", "args", "kwargs", "out", "pairs")
+
+
+def composite(name):
+    """Decorator: a function composed of recorded ops, recorded as one node named as torch's
+    fused op (`composite("mse_loss")`: MseLossBackward0), whose next_functions are the
+    function's tensor arguments, as torch shows them. Its ops run on detached inputs and its
+    backward is theirs (`run` on that inner graph); under create_graph it composes them again
+    from the inputs, so that higher derivatives reach them."""
+    # (reads no input itself, but uses_inputs so that backward frees it, as torch its node)
+    cls = node_class(name, _composed_rule, uses_inputs=lambda state, *inputs: (),
+                     uses_result=False)
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            if not _grad.enabled or dual[0] or not needs_grad(args, kwargs):
+                return fn(*args, **kwargs)
+            state = _Composed()
+            state.fn, state.args, state.kwargs, state.pairs = fn, args, kwargs, []
+
+            def detached(a):
+                if _requires(a) and a.__class__ is Tensor:
+                    d = a.detach().requires_grad_()
+                    state.pairs.append((a, d))
+                    return d
+                return a
+            state.out = fn(*map(detached, args), **{k: detached(v) for k, v in kwargs.items()})
+            if not state.pairs or state.out.__class__ is not Tensor or \
+                    state.out.grad_fn is None:  # (a subclass operand, or no float result)
+                return fn(*args, **kwargs)
+            return record(cls, _composed_result, (state, *(a for a, _ in state.pairs)), {})
+        return op
+    return wrap
+
+
+def _composed_result(state, *inputs):
+    return _alias(state.out)
+
+
+def _composed_rule(g, result, state, *inputs):
+    if grad_mode._state.enabled:  # create_graph: the gradient as a function of the inputs
+        from . import grad
+        out = state.fn(*state.args, **state.kwargs)
+        return list(zip(inputs, grad(out, inputs, g, allow_unused=True, create_graph=True),
+                        strict=True))
+    found = {id(d): None for _, d in state.pairs}
+    run([((state.out._meta.grad_fn, state.out._meta.output_nr), g)], True, capture=found)
+    return [(a, found[id(d)]) for a, d in state.pairs]
 
 
 def _requires(t):
@@ -429,6 +507,7 @@ def run(roots, retain_graph, capture=None):
     create_graph = grad_mode._state.enabled
     hook = profile_node  # (a profiler's, while one is active: jitensor/profiler)
     ready = [n for n in starts if n not in deps]
+    needed = None if capture is None else _needed(starts, capture)
     while ready:
         node = ready.pop()
         grads = buffers.pop(node, None)
@@ -448,7 +527,8 @@ def run(roots, retain_graph, capture=None):
                 if g is not None and meta.grad_fn is node:
                     meta.grad = keep(g) if meta.grad is None else meta.grad + g
         g = grads[0] if node.n_outputs == 1 else tuple(grads)
-        if g is not None and (node.n_outputs == 1 or any(x is not None for x in grads)):
+        if g is not None and (node.n_outputs == 1 or any(x is not None for x in grads)) and \
+                (needed is None or node in needed):
             if node.versions:
                 _check_versions(node)
             result = node.result
@@ -488,6 +568,32 @@ def run(roots, retain_graph, capture=None):
             if meta.hooks is not None:
                 for hook in tuple(meta.hooks[1].values()):
                     hook(leaf)
+
+
+def _needed(starts, capture):
+    """The nodes from which a path leads to a captured tensor: autograd.grad runs only those,
+    as torch's (no work, and no hook of a tensor, beyond what it was asked for)."""
+    found, seen = set(), set(starts)
+    for start in starts:
+        stack = [(start, iter(start.edges.values()))]
+        while stack:
+            node, todo = stack[-1]
+            for e in todo:
+                if e.__class__ is not tuple:
+                    if id(e) in capture:
+                        found.add(node)
+                    continue
+                if e in capture or e[0] in found:
+                    found.add(node)
+                if e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append((e[0], iter(e[0].edges.values())))
+                    break
+            else:
+                stack.pop()
+                if stack and node in found:
+                    found.add(stack[-1][0])
+    return found
 
 
 # -- saved tensor hooks ---------------------------------------------------------------------------
@@ -540,4 +646,4 @@ def _saved_hooks_error(cls):
                         f"recorded inside the block; run it outside, or under no_grad()")
 
 
-from . import forward_ad  # noqa: E402 (it imports this module's names)
+from . import forward_ad, node_names  # noqa: E402 (forward_ad imports this module's names)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import no_grad
+from ..autograd.graph import composite
 from ..creation import arange, empty_like, full, ones, ones_like, rand, tensor, zeros, zeros_like
 from ..dtypes import bool_, float16, float32, float64, int32, int64
 from ..ops import activation as _activation
@@ -694,6 +695,7 @@ def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     return _reduce(loss, reduction)
 
 
+@composite("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error; `target` broadcasts against `input` (with torch's warning)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -708,6 +710,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted((input - target).abs(), weight, input, reduction)
 
 
+@composite("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta (l1_loss at beta=0).
     One fused kernel each way, as the other pointwise losses."""
@@ -722,6 +725,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                                         float(beta)), reduction)
 
 
+@composite("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta)."""
     reduction = _legacy_reduction(None, None, reduction)
@@ -757,6 +761,7 @@ def _fits(fn, input, **weights):
                                f"{list(broadcast_shapes(input.shape, w.shape))}")
 
 
+@composite("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-w (y log x + (1 - y) log(1 - x)) of probabilities x, each log clamped at -100 as torch
@@ -774,6 +779,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@composite("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """binary_cross_entropy of sigmoid(input), computed from the logits without overflow;
@@ -1478,6 +1484,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (values, at) if return_indices else values
 
 
+@composite("avg_pool2d")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """The mean of each window: divided by the window's size within the padded input
@@ -2463,6 +2470,7 @@ def _float_input(fn, input):
                            f"type {input.dtype.name}; convert the input with .float()")
 
 
+@composite("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target input)), the logistic loss of targets 1 and -1 (torch's formula as
     written, so it overflows to inf where -target input passes ~88 in float32, as torch's);
@@ -2518,6 +2526,7 @@ def _in_range(fn, target, low, high, message):
                            f"[{target.min().item()}, {target.max().item()}]")
 
 
+@composite("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """The multi-class hinge loss: for each sample x of class y, the sum over the other
@@ -2557,6 +2566,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@composite("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """The multi-label hinge loss: each sample's target row lists its classes (int64), ended
     by the first -1; the loss sums max(0, 1 - x[j] + x[i]) over its listed classes j (a class

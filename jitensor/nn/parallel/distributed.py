@@ -48,9 +48,9 @@ def _reached(output):
             stack.append(t.grad_fn)
     while stack:
         node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+        if node in seen:  # (the nodes themselves: next_functions may make stand-ins, whose
+            continue      # ids a later one could reuse once they are freed)
+        seen.add(node)
         for nxt, _ in node.next_functions:
             if isinstance(nxt, AccumulateGrad):
                 leaves.add(id(nxt.variable))
