@@ -673,8 +673,7 @@ def test_eig_of_empty_and_out():
 
 def test_complex_input_to_the_real_factorisations_says_so():
     a = jt.tensor(general((), 3, 2, "complex128"))
-    for call in (lambda: jt.linalg.qr(a), lambda: jt.linalg.svd(a),
-                 lambda: jt.linalg.cholesky(a), lambda: jt.linalg.eigh(a)):
+    for call in (lambda: jt.linalg.qr(a), lambda: jt.linalg.svd(a), lambda: jt.linalg.eigh(a)):
         with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
             call()
 

@@ -528,3 +528,53 @@ def test_complex_lu_family_matches_torch(op, dtype, n):
         scale = max(1.0, np.abs(theirs).max())
         assert mine.dtype.name == str(theirs.dtype)
         np.testing.assert_allclose(mine.numpy(), theirs, rtol=tol, atol=tol * scale)
+
+
+# -- complex matrices: Cholesky ------------------------------------------------------------------
+COMPLEX_CHOLESKY = {
+    "cholesky": lambda L, A, B, upper: L.linalg.cholesky(A, upper=upper) @ B,
+    "cholesky_ex": lambda L, A, B, upper: L.linalg.cholesky_ex(A, upper=upper)[0] @ B,
+    "cholesky_solve": lambda L, A, B, upper: L.cholesky_solve(
+        B, L.linalg.cholesky(A, upper=upper), upper=upper),
+    "cholesky_inverse": lambda L, A, B, upper: L.cholesky_inverse(
+        L.linalg.cholesky(A, upper=upper), upper=upper) @ B,
+}
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("n", [1, 3, 12])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", sorted(COMPLEX_CHOLESKY))
+def test_complex_cholesky_family_matches_torch(op, dtype, n, upper):
+    """Values and gradients of the Cholesky factor of Hermitian positive-definite matrices, and
+    of the solves and inverses made from it, against torch's."""
+    rng = np.random.default_rng(n)
+    m = rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))
+    a = (m @ m.conj().swapaxes(-1, -2) + n * np.eye(n)).astype(dtype)
+    b = (rng.standard_normal((2, n, 2)) + 1j * rng.standard_normal((2, n, 2))).astype(dtype)
+    w = rng.standard_normal((2, n, 2))
+    results = []
+    for lib in (jt, torch):
+        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = COMPLEX_CHOLESKY[op](lib, A, B, upper)
+        (out.real * lib.tensor(w) + out.imag).sum().backward()
+        results.append([out.detach(), A.grad, B.grad])
+    tol = 2e-4 if dtype == "complex64" else 1e-10
+    for mine, theirs in zip(*results, strict=True):
+        theirs = theirs.resolve_conj().numpy()
+        scale = max(1.0, np.abs(theirs).max())
+        assert mine.dtype.name == str(theirs.dtype)
+        np.testing.assert_allclose(mine.numpy(), theirs, rtol=tol, atol=tol * scale)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("n", [2, 10])  # (scalar kernel; LAPACK's potrf where real)
+def test_cholesky_ex_of_an_indefinite_matrix_leaves_what_torch_leaves(dtype, n):
+    """The factor up to the failing minor, that minor's pivot on the diagonal, the rest of the
+    lower triangle as it was, and info naming the minor."""
+    a = np.ones((n, n)) + 0.5 * np.eye(n)
+    a[n // 2, n // 2] = -3
+    a = a.astype(dtype)
+    mine, theirs = jt.linalg.cholesky_ex(jt.tensor(a)), torch.linalg.cholesky_ex(torch.tensor(a))
+    assert int(mine.info) == int(theirs.info) == n // 2 + 1
+    np.testing.assert_allclose(mine.L.numpy(), theirs.L.numpy(), rtol=1e-12, atol=1e-12)

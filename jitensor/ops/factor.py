@@ -62,7 +62,7 @@ def _matrices(fn, A, name="A", square=True, complex_ok=False):
         if complex_ok:
             return A
         raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"QR, Cholesky, eigh and SVD (LU, solve, inv, det, eig and "
+                                  f"QR, eigh and SVD (LU, solve, inv, det, Cholesky, eig and "
                                   f"eigvals take them); got {A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -365,7 +365,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     one where `upper`), info 0 or the order of the first leading minor that is not
     positive-definite."""
     fn = "linalg.cholesky_ex"
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     _no_out(fn, out)
     L, info = _cholesky(A, upper)
     if check_errors:
@@ -375,11 +375,11 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 def _cholesky(A, upper):
     batch = tuple(A.shape[:-2])
-    # upper: U^T U = A, U^T the lower factor of A^T (A's upper triangle, transposed)
-    L, a = _own(A.mT if upper else A, tuple(A.shape))
+    # upper: U^H U = A, U^H the lower factor of A^H (A's upper triangle, conjugate transposed)
+    L, a = _own(A.mH if upper else A, tuple(A.shape))
     info = _info(batch, A._device)
     backend(A._device).factor.cholesky(a, info._data.reshape(-1))
-    return (L.mT if upper else L), info
+    return (L.mH if upper else L), info
 
 
 def _not_definite(k):
@@ -391,7 +391,7 @@ def cholesky(A, *, upper=False, out=None):
     """torch.linalg.cholesky: L lower with A = L L^T (U = L^T where `upper`); A must be
     symmetric positive-definite (only one triangle is read), else LinAlgError."""
     fn = "linalg.cholesky"
-    _matrices(fn, A)
+    _matrices(fn, A, complex_ok=True)
     L, info = _cholesky(A, upper)
     _raise(fn, info, _not_definite)
     return write_out(fn, out, L, exact=True)
@@ -419,18 +419,18 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 def cholesky_solve(B, L, upper=False, *, out=None):
     """torch.cholesky_solve: X with A X = B from A's Cholesky factor L (U where `upper`)."""
     fn = "cholesky_solve"
-    _matrices(fn, L, "L")
-    _matrices(fn, B, "B", square=False)
+    _matrices(fn, L, "L", complex_ok=True)
+    _matrices(fn, B, "B", square=False, complex_ok=True)
     if upper:
-        X = solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+        X = solve_triangular(L, solve_triangular(L.mH, B, upper=False), upper=True)
     else:
-        X = solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+        X = solve_triangular(L.mH, solve_triangular(L, B, upper=False), upper=True)
     return write_out(fn, out, X)  # (torch's out= here takes any dtype X casts into)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
-    _matrices("cholesky_inverse", L, "L")
+    _matrices("cholesky_inverse", L, "L", complex_ok=True)
     n = L.shape[-1]
     return cholesky_solve(eye(n, dtype=L.dtype, device=L.device).expand(L.shape), L, upper,
                           out=out)

@@ -111,13 +111,15 @@ def _slogdet(g, result, A, *, out=None):
 
 @rule("cholesky", uses_inputs=False)
 def _cholesky(g, result, A, *, upper=False, out=None):
-    # A = L L^T: gA = sym(L^-T Phi(L^T gL) L^-1), Phi the lower triangle with half its diagonal
-    L, gL = (shape.transpose(result, -2, -1), shape.transpose(g, -2, -1)) if upper else (result, g)
-    phi = matrix.tril(linalg.matmul(shape.transpose(L, -2, -1), gL))
-    phi = phi - 0.5 * matrix.diag_embed(matrix.diagonal(phi, 0, -2, -1))
-    X = factor.solve_triangular(L, phi, upper=False, left=False)  # Phi L^-1
-    gA = factor.solve_triangular(shape.transpose(L, -2, -1), X, upper=True)  # L^-T Phi L^-1
-    return ((A, 0.5 * (gA + shape.transpose(gA, -2, -1))),)
+    # A = L L^H: gA = L^-H S L^-1, S = (P + tril(P, -1)^H) / 2 for P = tril(L^H gL): torch's
+    # cholesky_backward (so a complex gA keeps the imaginary part of P's diagonal, as torch's).
+    # A complex L came conjugated: see _eig's note.
+    L = complex_ops.conj(result) if result.is_complex() else result
+    L, gL = (L.mH, g.mH) if upper else (L, g)
+    P = matrix.tril(linalg.matmul(L.mH, gL))
+    S = 0.5 * (P + matrix.tril(P, -1).mH)
+    gA = factor.solve_triangular(L.mH, S, upper=True)  # L^-H S
+    return ((A, factor.solve_triangular(L, gA, upper=False, left=False)),)
 
 
 @rule("cholesky_ex", uses_inputs=False)

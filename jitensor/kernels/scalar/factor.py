@@ -93,25 +93,31 @@ def lu_solve(a, o, n, piv, po, b, bo, k):
 @register_jitable
 def cholesky(a, o, n):
     """a = L (lower, with the upper triangle zeroed) where a's lower triangle is that of a
-    positive-definite A = L L^T; else 0 < the order of the first leading minor that is not
-    positive-definite (a NaN counts as not), a left partly factored."""
+    positive-definite A = L L^H; else 0 < the order k of the first leading minor that is not
+    positive-definite (a NaN counts as not), a partly factored as LAPACK's potrf leaves it
+    (its k-th pivot on the diagonal). Real or complex (the diagonal's imaginary parts are not
+    read, as potrf's)."""
+    info = 0
     for j in range(n):
-        s = a[o + j * n + j]
+        s = a[o + j * n + j].real
         for c in range(j):
-            s -= a[o + j * n + c] * a[o + j * n + c]
+            x = a[o + j * n + c]
+            s -= (x * x.conjugate()).real
         if not s > 0:
-            return j + 1
+            a[o + j * n + j] = s
+            info = j + 1
+            break
         d = libm.sqrt(s)
         a[o + j * n + j] = d
         for i in range(j + 1, n):
             v = a[o + i * n + j]
             for c in range(j):
-                v -= a[o + i * n + c] * a[o + j * n + c]
+                v -= a[o + i * n + c] * a[o + j * n + c].conjugate()
             a[o + i * n + j] = v / d
     for i in range(n):
         for j in range(i + 1, n):
             a[o + i * n + j] = 0
-    return 0
+    return info
 
 
 @register_jitable
