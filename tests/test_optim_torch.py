@@ -153,6 +153,34 @@ def test_matches_torch(name, kwargs, dtype):
     assert_same_values(opt.state_dict(), torch_state_dict(ref, kwargs), dtype)
 
 
+@pytest.mark.parametrize("input_grad", [True, False])
+@pytest.mark.parametrize("name, kwargs", [c for c in CASES if not (c[1].get("foreach") or
+                                                                   c[1].get("fused"))], ids=str)
+def test_a_step_counts_its_writes_as_torch(name, kwargs, input_grad):
+    """A step writes the parameters in place, and their version counters count those writes as
+    torch's do: a graph that saved a parameter the step changed cannot be
+    backpropagated through (the GAN mistake of stepping D before G's backward through D), and
+    one that did not save it (the layer's input needs no gradient) can, as under torch. (The
+    single-tensor implementations': torch's foreach and fused kernels count otherwise.)"""
+    seen = []
+    for lib in (jt, torch):
+        lin = lib.nn.Linear(3, 1)
+        opt = getattr(lib.optim, name)(lin.parameters(), **kwargs)
+        y = lib.sigmoid(lin(lib.ones(4, 3, requires_grad=input_grad)))
+        y.mean().backward(retain_graph=True)
+        if name == "LBFGS":
+            opt.step(lambda lin=lin, lib=lib: lin(lib.ones(4, 3)).sum())
+        else:
+            opt.step()
+        try:
+            (-y).mean().backward()
+            raised = None
+        except RuntimeError as e:
+            raised = "modified by an inplace operation" in str(e)
+        seen.append((raised, lin.weight._version, lin.bias._version))
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name, kwargs", [c for c in CASES if set(c[1]) & {"foreach", "fused"}],
                          ids=str)

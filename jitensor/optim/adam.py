@@ -1,5 +1,6 @@
 """Adam and AdamW: torch's single-tensor update, operation for operation, fused into one kernel
 pass per parameter (`kernels/scalar/optim.py`), so results match torch.optim step for step."""
+from ..autograd.versions import bump
 from ..creation import zeros_like
 from ..kernels.registry import backend
 from ..tensor import Tensor, contiguous_format
@@ -50,8 +51,19 @@ class Adam(Optimizer):
             backend(p.device).optim.adam(
                 data._data, p.grad.to(p.dtype).contiguous()._data, state["exp_avg"]._data,
                 v._data, state.get("max_exp_avg_sq", v)._data, hyper, flags)
+            # the in-place writes torch's update counts (the weights' decay, mul_, and
+            # addcdiv_), so that a graph that saved p sees it changed, as torch's does
+            writes = 1 + bool(flags[1] and weight_decay)
             if data is not p:
-                p.copy_(data)
+                p.copy_(data)  # (one write)
+                writes -= 1
+            for _ in range(writes):
+                bump(p._data)
+            bump(state["exp_avg"]._data)
+            bump(v._data)
+            bump(v._data)
+            if flags[2]:
+                bump(state["max_exp_avg_sq"]._data)
 
 
 class AdamW(Adam):

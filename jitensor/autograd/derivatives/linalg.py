@@ -21,7 +21,8 @@ def _matmul(g, result, a, b, *, out=None):
     return pairs
 
 
-@rule("linear", uses_result=False)
+@rule("linear", uses_inputs=lambda input, weight, bias=None: _other_operands(input, weight),
+      uses_result=False)
 def _linear(g, result, input, weight, bias=None):
     x = shape.reshape(input, (-1, input.shape[-1]))  # every row of input
     pairs = [(bias, g)]  # the engine sums g over the rows for the bias
