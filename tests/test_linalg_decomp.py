@@ -673,7 +673,7 @@ def test_eig_of_empty_and_out():
 
 def test_complex_input_to_the_real_factorisations_says_so():
     a = jt.tensor(general((), 3, 2, "complex128"))
-    for call in (lambda: jt.linalg.qr(a), lambda: jt.linalg.svd(a), lambda: jt.linalg.eigh(a)):
+    for call in (lambda: jt.linalg.qr(a), lambda: jt.linalg.svd(a)):
         with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
             call()
 
@@ -682,3 +682,43 @@ def test_eigvals_of_non_finite_input_is_nan_as_torch():
     for a in ([[float("inf")]], [[float("nan"), 0.0], [0.0, 1.0]]):
         mine, theirs = jt.linalg.eigvals(jt.tensor(a)), torch.linalg.eigvals(torch.tensor(a))
         np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+# -- complex Hermitian eigenproblems -------------------------------------------------------------
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("shape", [(0, 0), (1, 1), (3, 3), (2, 12, 12)])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_eigh_matches_torch(dtype, shape, uplo):
+    """Real eigenvalues and their gradient, and the eigenvectors up to each column's phase
+    (|V|^2 and a loss of it, which the phase leaves alone), against torch's; only the UPLO
+    triangle is read, the diagonal's imaginary parts not at all (LAPACK's heevd, as torch)."""
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    m = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    a = (m + m.conj().swapaxes(-1, -2)).astype(dtype)
+    n = shape[-1]
+    a[..., np.arange(n), np.arange(n)] += 0.3j
+    a[..., np.triu_indices(n, 1)[0] if uplo == "L" else np.tril_indices(n, -1)[0],
+      np.triu_indices(n, 1)[1] if uplo == "L" else np.tril_indices(n, -1)[1]] = 7  # unread
+    weights = rng.standard_normal(shape)
+    results = []
+    for lib in (jt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        w, V = lib.linalg.eigh(A, UPLO=uplo)
+        density = V.abs() ** 2
+        ((w * lib.arange(n, dtype=w.dtype)).sum() + (density * lib.tensor(weights).to(w.dtype))
+         .sum()).backward()
+        results.append([w.detach(), density.detach(), A.grad,
+                        lib.linalg.eigvalsh(A.detach(), UPLO=uplo)])
+    tol = 2e-3 if dtype == "complex64" else 1e-9
+    for mine, theirs in zip(*results, strict=True):
+        assert mine.dtype.name == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+
+
+def test_complex_eigh_refuses_a_loss_of_the_eigenvectors_phase_as_torch():
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    for lib in (jt, torch):
+        A = lib.tensor(m + m.conj().T, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"specified up to multiplication by e\^\{i phi\}"):
+            lib.linalg.eigh(A)[1].real.sum().backward()

@@ -62,7 +62,7 @@ def _matrices(fn, A, name="A", square=True, complex_ok=False):
         if complex_ok:
             return A
         raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"QR, eigh and SVD (LU, solve, inv, det, Cholesky, eig and "
+                                  f"QR and SVD (LU, solve, inv, det, Cholesky, eigh, eig and "
                                   f"eigvals take them); got {A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -468,25 +468,28 @@ def qr(input, some=True, *, out=None):
 
 
 def _symmetric(fn, A, UPLO):
-    """A's triangle `UPLO` mirrored into a full symmetric matrix (torch reads only that one)."""
-    _matrices(fn, A)
+    """A's triangle `UPLO` mirrored into a full symmetric (Hermitian) matrix (torch reads only
+    that one)."""
+    _matrices(fn, A, complex_ok=True)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     if UPLO == "L":
-        return A.tril() + A.tril(-1).mT
-    return A.triu() + A.triu(1).mT
+        return A.tril() + A.tril(-1).mH
+    return A.triu() + A.triu(1).mH
 
 
 def eigh(A, UPLO="L", *, out=None):
     """torch.linalg.eigh: (eigenvalues ascending (*, n), eigenvectors as columns (*, n, n)) of
     the symmetric matrices whose `UPLO` triangle A holds, by cyclic Jacobi rotations (scalar
-    kernel, both devices): eigenvalues as accurate as LAPACK's, eigenvectors up to sign."""
+    kernel, both devices) or LAPACK's syevd: eigenvalues as accurate as LAPACK's, eigenvectors
+    up to sign. Complex Hermitian ones by LAPACK's heevd (the CPU's), eigenvectors up to a
+    phase: real eigenvalues."""
     fn = "linalg.eigh"
     S = _symmetric(fn, A, UPLO)
     n, batch = A.shape[-1], tuple(A.shape[:-2])
     S, a = _own(S, tuple(S.shape))
     V = allocate(tuple(A.shape), A._dtype, A._device)
-    w = allocate(batch + (n,), A._dtype, A._device)
+    w = allocate(batch + (n,), A._dtype.to_real(), A._device)
     t = math.prod(batch)
     backend(A._device).factor.eigh(a, V._data.reshape(t, n, n), w._data.reshape(t, n))
     return write_pair(fn, out, (w, V), return_types.linalg_eigh, "tuple of Tensors",

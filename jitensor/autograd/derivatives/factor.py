@@ -241,20 +241,29 @@ def _linalg_qr(g, result, A, mode="reduced", *, out=None):
 
 @rule("eigh", uses_inputs=False)
 def _eigh(g, result, A, UPLO="L", *, out=None):
-    """gA = V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T (torch's linalg_eigh_backward): a
-    symmetric gradient, infinite where eigenvalues repeat and gV does not vanish there."""
+    """gA = V (diag(gw) + skewh(V^H gV) / (w_j - w_i)) V^H (torch's linalg_eigh_backward): a
+    Hermitian gradient, infinite where eigenvalues repeat and gV does not vanish there. A
+    complex V is defined up to a phase per column: a loss that depends on it is refused, as
+    torch refuses it."""
     w, V = result
     gw, gV = g
-    Vt = shape.transpose(V, -2, -1)
-    inner = _zero(V) if gV is None else linalg.matmul(Vt, gV)
+    if V.is_complex():  # (it came conjugated: see _eig's note)
+        V = complex_ops.conj(V)
+    Vh = V.mH
+    inner = _zero(V) if gV is None else linalg.matmul(Vh, gV)
     if gV is not None:
+        if V.is_complex() and not bool(reduction.all(
+                matrix.diagonal(inner, 0, -2, -1).imag.abs() <= 1e-2)):
+            raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are "
+                               "specified up to multiplication by e^{i phi}. The specified "
+                               "loss function depends on this quantity, so it is ill-defined.")
         n = w.shape[-1]
         gaps = shape.unsqueeze(w, -2) - shape.unsqueeze(w, -1) \
             + creation.eye(n, dtype=w.dtype, device=w.device)
-        inner = 0.5 * (inner - shape.transpose(inner, -2, -1)) / gaps
+        inner = 0.5 * (inner - inner.mH) / gaps
     if gw is not None:
         inner = inner + matrix.diag_embed(gw)
-    return ((A, linalg.matmul(linalg.matmul(V, inner), Vt)),)
+    return ((A, linalg.matmul(linalg.matmul(V, inner), Vh)),)
 
 
 def _eig_backward(gL, gV, L, V):

@@ -57,8 +57,10 @@ _LAPACK = ("LAPACKE_sgetrf_work", "LAPACKE_dgetrf_work", "LAPACKE_spotrf_work",
            "LAPACKE_sgesdd_work", "LAPACKE_dgesdd_work")
 
 
-# the general eigenproblem (linalg.eig), apart: without it the others still serve
+# the general eigenproblem (linalg.eig) and the Hermitian one (complex linalg.eigh), apart:
+# without them the others still serve
 _GEEV = ("LAPACKE_sgeev_work", "LAPACKE_dgeev_work", "LAPACKE_cgeev_work", "LAPACKE_zgeev_work")
+_HEEVD = ("LAPACKE_cheevd_work", "LAPACKE_zheevd_work")
 
 
 def _register_lapack(lib, names=_LAPACK):
@@ -75,6 +77,7 @@ _lib = _openblas()
 AVAILABLE = _lib is not None and _register(_lib)
 LAPACK = _lib is not None and _register_lapack(_lib)
 GEEV = LAPACK and _register_lapack(_lib, _GEEV)
+HEEVD = LAPACK and _register_lapack(_lib, _HEEVD)
 
 
 def _thread_functions(lib):
@@ -178,3 +181,9 @@ cgeev = _lapack("LAPACKE_cgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64
                 _i64, _ptr, _i64, _ptr, _i64, _ptr)
 zgeev = _lapack("LAPACKE_zgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
                 _i64, _ptr, _i64, _ptr, _i64, _ptr)
+# ?heevd_work(layout, jobz, uplo, n, a, lda, w, work, lwork, rwork, lrwork, iwork, liwork): w
+# and rwork real
+cheevd = _lapack("LAPACKE_cheevd_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64)
+zheevd = _lapack("LAPACKE_zheevd_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64)

@@ -401,11 +401,49 @@ def qr(a, tau, q):
         _qr(a, tau, q)
 
 
+@register_jitable
+def _heevd(a, n, x, w, work, lwork, rwork, lrwork, iwork, liwork):
+    if a.itemsize == 8:
+        return blas.cheevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                           rwork, lrwork, iwork, liwork)
+    return blas.zheevd(blas.COL_MAJOR, ord("V"), ord("L"), n, x, max(n, 1), w, work, lwork,
+                       rwork, lrwork, iwork, liwork)
+
+
+@njit(cache=True)
+def _eigh_complex(a, v, w):
+    """heevd on each Hermitian matrix of a, as torch's CPU kernel; what it could not compute
+    (NaN in the input) is NaN."""
+    n = a.shape[1]
+    x = np.empty((n, n), a.dtype)
+    query, rquery, iquery = np.zeros(1, a.dtype), np.zeros(1, w.dtype), np.zeros(1, np.int64)
+    _heevd(a, n, x.ctypes.data, w.ctypes.data, query.ctypes.data, -1, rquery.ctypes.data, -1,
+           iquery.ctypes.data, -1)
+    work = np.empty(max(int(query[0].real * (1 + 1e-6)) + 1, 1), a.dtype)
+    rwork = np.empty(max(int(rquery[0] * (1 + 1e-6)) + 1, 1), w.dtype)
+    iwork = np.empty(max(iquery[0], 1), np.int64)
+    for s in range(a.shape[0]):
+        _column_major(a, s, x)
+        info = _heevd(a, n, x.ctypes.data, w[s].ctypes.data, work.ctypes.data, work.size,
+                      rwork.ctypes.data, rwork.size, iwork.ctypes.data, iwork.size)
+        if info != 0:
+            w[s] = np.nan
+            v[s] = np.nan
+        else:
+            _transpose(x, v[s])
+
+
 @narrow.in_float32
 def eigh(a, v, w):
-    """w (t, n) = the ascending eigenvalues of the symmetric a (t, n, n; destroyed), v (t, n, n)
-    their unit eigenvectors as columns."""
-    if _lapack_for(a):
+    """w (t, n) = the ascending eigenvalues of the symmetric (Hermitian) a (t, n, n;
+    destroyed), v (t, n, n) their unit eigenvectors as columns."""
+    if a.dtype.kind == "c":
+        if not blas.HEEVD:
+            raise NotImplementedError("linalg.eigh of complex matrices needs LAPACK's heevd, "
+                                      "from the OpenBLAS NumPy's wheels ship; this NumPy has "
+                                      "none")
+        _eigh_complex(a, v, w)
+    elif _lapack_for(a):
         _lapack_decompose(1, a, w, v)
     else:
         _eigh(a, v, w, float(np.finfo(a.dtype).eps))
