@@ -62,7 +62,7 @@ def _matrices(fn, A, name="A", square=True, complex_ok=False):
         if complex_ok:
             return A
         raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"QR and SVD (LU, solve, inv, det, Cholesky, eigh, eig and "
+                                  f"SVD (LU, solve, inv, det, QR, Cholesky, eigh, eig and "
                                   f"eigvals take them); got {A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
@@ -445,7 +445,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
-    _matrices(fn, A, square=False)
+    _matrices(fn, A, square=False, complex_ok=True)
     m, n = A.shape[-2:]
     k, batch = min(m, n), tuple(A.shape[:-2])
     t = math.prod(batch)

@@ -202,16 +202,19 @@ def _lu_solve(g, X, LU, pivots, B, *, left=True, adjoint=False, out=None):
 
 
 def _qr_square(gQ, gR, Q, R):
-    """gA for A = Q R, m >= n, Q (m x n) with orthonormal columns: with C = Q^T dA R^-1, Q^T dQ
-    is the skew part of C's strict lower triangle and dR R^-1 the rest, which gives gA = (gQ +
-    Q copyltu(M)) R^-T, M = gR R^T - Q^T gQ's upper triangle mirrored (torch's
+    """gA for A = Q R, m >= n, Q (m x n) with orthonormal columns: with C = Q^H dA R^-1, Q^H dQ
+    is the skew-Hermitian part of C's strict lower triangle (and the imaginary part of its
+    diagonal) and dR R^-1 the rest, which gives gA = (gQ + Q copyltu(M)) R^-H, M = gR R^H -
+    Q^H gQ's upper triangle mirrored, conjugated, with the real part of its diagonal (torch's
     linalg_qr_backward, as its own derivation writes it)."""
-    C = _zero(R) if gR is None else linalg.matmul(gR, shape.transpose(R, -2, -1))
+    C = _zero(R) if gR is None else linalg.matmul(gR, R.mH)
     if gQ is not None:
-        C = C - linalg.matmul(shape.transpose(Q, -2, -1), gQ)
-    C = matrix.triu(C) + shape.transpose(matrix.triu(C, 1), -2, -1)
+        C = C - linalg.matmul(Q.mH, gQ)
+    diagonal = matrix.diagonal(C, 0, -2, -1)
+    C = matrix.triu(C, 1) + matrix.triu(C, 1).mH + matrix.diag_embed(
+        diagonal.real.to(C.dtype) if C.is_complex() else diagonal)
     X = linalg.matmul(Q, C) if gQ is None else gQ + linalg.matmul(Q, C)
-    return factor.solve_triangular(shape.transpose(R, -2, -1), X, upper=False, left=False)
+    return factor.solve_triangular(R.mH, X, upper=False, left=False)
 
 
 @rule("linalg_qr", uses_inputs=False)
@@ -226,13 +229,16 @@ def _linalg_qr(g, result, A, mode="reduced", *, out=None):
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
     gQ, gR = g
+    if Q.is_complex():  # (they came conjugated: see _eig's note)
+        Q, R = complex_ops.conj(Q), complex_ops.conj(R)
     if m >= n:
         return ((A, _qr_square(gQ, gR, Q, R)),)
     # A = [X | Y], R = [U | V]: X = Q U is square, and Y = Q V feeds Q's gradient through V
     gU = None if gR is None else gR[..., :m]
     gV = None if gR is None else gR[..., m:]
     if gV is not None:
-        gYQ = linalg.matmul(A[..., m:], shape.transpose(gV, -2, -1))
+        Y = A[..., m:]
+        gYQ = linalg.matmul(complex_ops.conj(Y) if Y.is_complex() else Y, gV.mH)
         gQ = gYQ if gQ is None else gQ + gYQ
     gX = _qr_square(gQ, gU, Q, R[..., :m])
     gY = _zero(A[..., m:]) if gV is None else linalg.matmul(Q, gV)

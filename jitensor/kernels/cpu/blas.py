@@ -61,6 +61,8 @@ _LAPACK = ("LAPACKE_sgetrf_work", "LAPACKE_dgetrf_work", "LAPACKE_spotrf_work",
 # without them the others still serve
 _GEEV = ("LAPACKE_sgeev_work", "LAPACKE_dgeev_work", "LAPACKE_cgeev_work", "LAPACKE_zgeev_work")
 _HEEVD = ("LAPACKE_cheevd_work", "LAPACKE_zheevd_work")
+_COMPLEX_QR = ("LAPACKE_cgeqrf_work", "LAPACKE_zgeqrf_work", "LAPACKE_cungqr_work",
+               "LAPACKE_zungqr_work")
 
 
 def _register_lapack(lib, names=_LAPACK):
@@ -78,6 +80,7 @@ AVAILABLE = _lib is not None and _register(_lib)
 LAPACK = _lib is not None and _register_lapack(_lib)
 GEEV = LAPACK and _register_lapack(_lib, _GEEV)
 HEEVD = LAPACK and _register_lapack(_lib, _HEEVD)
+COMPLEX_QR = LAPACK and _register_lapack(_lib, _COMPLEX_QR)
 
 
 def _thread_functions(lib):
@@ -159,6 +162,12 @@ COL_MAJOR = 102  # (the decompositions take column-major matrices: LAPACKE's row
 # asks for the workspace's size, written to work[0] (and iwork[0])
 sgeqrf = _lapack("LAPACKE_sgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
 dgeqrf = _lapack("LAPACKE_dgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
+cgeqrf = _lapack("LAPACKE_cgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
+zgeqrf = _lapack("LAPACKE_zgeqrf_work", _i64, _i32, _i64, _i64, _ptr, _i64, _ptr, _ptr, _i64)
+cungqr = _lapack("LAPACKE_cungqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64)
+zungqr = _lapack("LAPACKE_zungqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64)
 sorgqr = _lapack("LAPACKE_sorgqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,
                  _i64)
 dorgqr = _lapack("LAPACKE_dorgqr_work", _i64, _i32, _i64, _i64, _i64, _ptr, _i64, _ptr, _ptr,

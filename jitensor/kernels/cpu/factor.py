@@ -391,11 +391,57 @@ def _lapack_decompose(op, a, vec, mat):
     blas.set_num_threads(threads)
 
 
+@register_jitable
+def _geqrf_complex(a, m, n, x, tau, work, lwork):
+    if a.itemsize == 8:
+        return blas.cgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+    return blas.zgeqrf(blas.COL_MAJOR, m, n, x, max(m, 1), tau, work, lwork)
+
+
+@register_jitable
+def _ungqr(a, m, k, r, x, tau, work, lwork):
+    if a.itemsize == 8:
+        return blas.cungqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+    return blas.zungqr(blas.COL_MAJOR, m, k, r, x, max(m, 1), tau, work, lwork)
+
+
+@njit(cache=True)
+def _qr_complex(a, tau, q):
+    """_qr_lapack's steps with LAPACK's complex geqrf and ungqr, for each matrix of a."""
+    m, n = a.shape[1], a.shape[2]
+    r, k = tau.shape[1], q.shape[2]
+    w = np.empty((n, m), a.dtype)  # A column-major
+    qc = np.zeros((k, m), a.dtype)  # Q column-major
+    query = np.zeros(2, a.dtype)
+    _geqrf_complex(a, m, n, w.ctypes.data, tau.ctypes.data, query.ctypes.data, -1)
+    if k:
+        _ungqr(a, m, k, r, qc.ctypes.data, tau.ctypes.data, query[1:].ctypes.data, -1)
+    lwork = max(_size(query[:1].real), _size(query[1:].real))
+    work = np.empty(lwork, a.dtype)
+    for s in range(a.shape[0]):
+        t = _at(tau, s, r)
+        _transpose(a[s], w)
+        _geqrf_complex(a, m, n, w.ctypes.data, t, work.ctypes.data, lwork)
+        _transpose(w, a[s])
+        if k:
+            qc[:] = 0
+            qc[:r] = w[:r]  # the reflectors: A's first r columns
+            _ungqr(a, m, k, r, qc.ctypes.data, t, work.ctypes.data, lwork)
+            _transpose(qc, q[s])
+
+
 @narrow.in_float32
 def qr(a, tau, q):
     """a (t, m, n) = its Householder QR in place (geqrf's form), tau (t, min(m, n)) out, q
-    (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted)."""
-    if _lapack_for(a):
+    (t, m, k) out: Q's first k columns (k = 0 where Q is not wanted). Complex matrices by
+    LAPACK's complex geqrf/ungqr, as torch's."""
+    if a.dtype.kind == "c":
+        if not blas.COMPLEX_QR:
+            raise NotImplementedError("linalg.qr of complex matrices needs LAPACK's geqrf and "
+                                      "ungqr, from the OpenBLAS NumPy's wheels ship; this NumPy "
+                                      "has none")
+        _qr_complex(a, tau, q)
+    elif _lapack_for(a):
         _lapack_decompose(0, a, tau, q)
     else:
         _qr(a, tau, q)
