@@ -92,12 +92,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     smallest column sum of |A|), inf / -inf (row sums), 2 / -2 (the largest / smallest
     singular value), 'nuc' (their sum)."""
     fn = "linalg.matrix_norm"
-    if isinstance(A, Tensor) and A.is_complex():
-        if ord in (2, -2, "nuc"):
-            raise NotImplementedError(f"{fn}: ord={ord!r} of complex matrices needs their "
-                                      f"singular values, which jitensor has for real ones only")
-        A = A.abs()  # the other norms are those of the moduli
-    A = _floating(fn, A, dtype)
+    if isinstance(A, Tensor) and A.is_complex() and (dtype is None or dtype.is_complex) and \
+            ord in (2, -2, "nuc"):  # (the singular values of the complex matrices)
+        A = A if dtype is None else A.to(dtype)
+    else:
+        if isinstance(A, Tensor) and A.is_complex():
+            A = A.abs()  # the other norms are those of the moduli
+        A = _floating(fn, A, dtype)
     if A.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     if len(dim) != 2:

@@ -671,13 +671,6 @@ def test_eig_of_empty_and_out():
     assert got[0] is out[0] and got[1] is out[1] and out[0].shape == (3,)
 
 
-def test_complex_input_to_the_real_factorisations_says_so():
-    a = jt.tensor(general((), 3, 2, "complex128"))
-    for call in (lambda: jt.linalg.svd(a),):
-        with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
-            call()
-
-
 def test_eigvals_of_non_finite_input_is_nan_as_torch():
     for a in ([[float("inf")]], [[float("nan"), 0.0], [0.0, 1.0]]):
         mine, theirs = jt.linalg.eigvals(jt.tensor(a)), torch.linalg.eigvals(torch.tensor(a))
@@ -748,3 +741,89 @@ def test_complex_qr_matches_torch(dtype, shape, mode):
     for mine, theirs in zip(*results, strict=True):
         assert mine.dtype.name == str(theirs.dtype).split(".")[-1]
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+
+
+# -- complex SVD and what is built on it ----------------------------------------------------------
+@pytest.mark.parametrize("full_matrices", [False, True])
+@pytest.mark.parametrize("shape", [(0, 3), (4, 0), (1, 1), (5, 3), (3, 5), (2, 12, 9), (2, 9, 12)])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_svd_matches_torch(dtype, shape, full_matrices):
+    """Real singular values, the vectors up to their columns' phases (U_k Vh_k and |U|, which
+    the phases leave alone), and the gradient of a loss of all three, against torch's."""
+    rng = np.random.default_rng(shape[-1] * 5 + shape[-2])
+    a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    results = []
+    for lib in (jt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        U, S, Vh = lib.linalg.svd(A, full_matrices=full_matrices)
+        k = S.shape[-1]
+        P, Uk = U[..., :k] @ Vh[..., :k, :], U[..., :k].abs()
+        results.append([S.detach(), P.detach(), Uk.detach()])
+        if a.size:
+            ((S * lib.arange(k, dtype=S.dtype)).sum() + (P.real ** 2).sum() + (Uk ** 3).sum()
+             ).backward()
+            results[-1].append(A.grad)
+    tol = 2e-3 if dtype == "complex64" else 1e-8
+    for mine, theirs in zip(*results, strict=True):
+        assert mine.dtype.name == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+
+
+SPECTRAL = {
+    "svdvals": lambda L, A, B: L.linalg.svdvals(A),
+    "matrix_rank": lambda L, A, B: L.linalg.matrix_rank(A),
+    "pinv": lambda L, A, B: L.linalg.pinv(A),
+    "pinv_hermitian": lambda L, A, B: L.linalg.pinv(A @ A.mH, hermitian=True),
+    "matrix_norm_2": lambda L, A, B: L.linalg.matrix_norm(A, 2),
+    "matrix_norm_-2": lambda L, A, B: L.linalg.matrix_norm(A, -2),
+    "matrix_norm_nuc": lambda L, A, B: L.linalg.matrix_norm(A, "nuc"),
+    "lstsq_gelsd": lambda L, A, B: L.linalg.lstsq(A, B, driver="gelsd"),
+    "lstsq_gelsy": lambda L, A, B: L.linalg.lstsq(A, B),
+}
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5)])
+@pytest.mark.parametrize("op", sorted(SPECTRAL))
+def test_what_complex_svd_serves_matches_torch(op, shape):
+    """Values, dtypes (real singular values, residuals and norms) and gradients."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    b = rng.standard_normal((shape[0], 2)) + 1j * rng.standard_normal((shape[0], 2))
+    results = []
+    for lib in (jt, torch):
+        A = lib.tensor(a, requires_grad=True)
+        out = SPECTRAL[op](lib, A, lib.tensor(b))
+        outs = list(out) if isinstance(out, tuple) else [out]
+        differentiable = [o for o in outs if o.requires_grad]
+        if differentiable:
+            sum((o.abs() if o.is_complex() else o).sum() for o in differentiable).backward()
+        results.append([o.detach() for o in outs] + ([A.grad] if differentiable else []))
+    for mine, theirs in zip(*results, strict=True):
+        assert mine.dtype.name == str(theirs.dtype).split(".")[-1] and mine.shape == theirs.shape
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-8)
+
+
+def test_complex_svd_refuses_a_loss_of_the_vectors_phase_as_torch():
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    for lib in (jt, torch):
+        A = lib.tensor(m, requires_grad=True)
+        with pytest.raises(RuntimeError, match="specified up to multiplication by e"):
+            lib.linalg.svd(A)[0].real.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", ["complex128"])
+def test_gradients_of_complex_eigenvalues_alone_match_torch(dtype):
+    """eigvalsh and svdvals: the gradient reaches the rules as a real one, which hands them the
+    vectors unconjugated."""
+    rng = np.random.default_rng(4)
+    m = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))).astype(dtype)
+    grads = []
+    for lib in (jt, torch):
+        A = lib.tensor(m, requires_grad=True)
+        (lib.linalg.eigvalsh(A) * lib.arange(3.0)).sum().backward()
+        B = lib.tensor(m, requires_grad=True)
+        (lib.linalg.svdvals(B) * lib.arange(3.0)).sum().backward()
+        grads.append([A.grad.numpy(), B.grad.numpy()])
+    for mine, theirs in zip(*grads, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)

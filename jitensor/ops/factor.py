@@ -62,8 +62,8 @@ def _matrices(fn, A, name="A", square=True, complex_ok=False):
         if complex_ok:
             return A
         raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"SVD (LU, solve, inv, det, QR, Cholesky, eigh, eig and "
-                                  f"eigvals take them); got {A._dtype.scalar_name}")
+                                  f"{fn} (LU, solve, inv, det, QR, Cholesky, eigh, eig, eigvals "
+                                  f"and SVD take them); got {A._dtype.scalar_name}")
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{A._dtype.scalar_name}")
@@ -544,7 +544,7 @@ def _completed(U, S):
     descends) completed to p orthonormal columns: Householder QR's Q agrees with U's leading
     columns up to R's diagonal signs, and its others span what U's leave out."""
     Q, R = linalg_qr(U, "complete")
-    signs = R.diagonal(0, -2, -1).sign()
+    signs = R.diagonal(0, -2, -1).sgn()
     signs = where(signs == 0, 1.0, signs)
     pad = ones(tuple(signs.shape[:-1]) + (U.shape[-2] - U.shape[-1],), dtype=U._dtype,
                device=U._device)
@@ -553,24 +553,26 @@ def _completed(U, S):
 
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """torch.linalg.svd: (U, S, Vh) with A = U diag(S) Vh, S descending, by one-sided Jacobi
-    (scalar kernel, both devices: accurate small singular values); the vectors' signs are
-    Jacobi's, not LAPACK's. full_matrices: U (*, m, m), Vh (*, n, n), else k = min(m, n)."""
+    (scalar kernel, both devices: accurate small singular values) or LAPACK's gesdd (large
+    real ones, complex ones: CPU); the real vectors' signs are Jacobi's, not LAPACK's, complex
+    ones are defined up to a phase. full_matrices: U (*, m, m), Vh (*, n, n), else k = min(m,
+    n)."""
     fn = "linalg.svd"
-    _matrices(fn, A, square=False)
+    _matrices(fn, A, square=False, complex_ok=True)
     m, n = A.shape[-2:]
     wide = m < n
-    B = A.mT if wide else A  # (A^T = U S V^T gives A = V S U^T)
+    B = A.mH if wide else A  # (A^H = U S V^H gives A = V S U^H)
     p, q = B.shape[-2:]
     batch = tuple(A.shape[:-2])
     t = math.prod(batch)
     U, u = _own(B, batch + (p, q))
     V = allocate(batch + (q, q), A._dtype, A._device)
-    S = allocate(batch + (q,), A._dtype, A._device)
+    S = allocate(batch + (q,), A._dtype.to_real(), A._device)
     backend(A._device).factor.svd(u, V._data.reshape(t, q, q), S._data.reshape(t, q))
     if full_matrices and p > q or S.numel() and (S == 0).any().item():
         U = _completed(U, S)
         U = U if full_matrices else U[..., :q]
-    U, Vh = (V, U.mT) if wide else (U, V.mT)
+    U, Vh = (V, U.mH) if wide else (U, V.mH)
     result = (U.contiguous(), S, Vh.contiguous())
     if out is None:
         return return_types.linalg_svd(*result)
@@ -588,7 +590,7 @@ def svdvals(A, *, driver=None, out=None):
 
 # -- composed on svd and eigh: rank, pseudo-inverse, least squares ------------------------------
 def _float_or_double(A):
-    if not A._dtype.is_floating_point or A._dtype in dtypes.NARROW:
+    if not (A._dtype.is_floating_point or A._dtype.is_complex) or A._dtype in dtypes.NARROW:
         raise RuntimeError("This function doesn't handle types other than float and double")
 
 
@@ -612,7 +614,7 @@ def _spectrum(A, hermitian, vectors):
     with |S| the singular values (their largest, (*, 1), last)."""
     if hermitian:
         w, V = eigh(A) if vectors else (eigvalsh(A), None)
-        return V, w, None if V is None else V.mT, w.abs().amax(-1, keepdim=True)
+        return V, w, None if V is None else V.mH, w.abs().amax(-1, keepdim=True)
     if vectors:
         U, S, Vh = linalg_svd(A, full_matrices=False)
     else:
@@ -650,14 +652,15 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
-    """torch.linalg.pinv: V diag(1/S) U^T over the singular values above max(atol, rtol * the
-    largest) (eigh's for `hermitian`: U diag(1/w) U^T over |w|); `rcond` (NumPy's) is rtol
+    """torch.linalg.pinv: V diag(1/S) U^H over the singular values above max(atol, rtol * the
+    largest) (eigh's for `hermitian`: U diag(1/w) U^H over |w|); `rcond` (NumPy's) is rtol
     with atol 0. Differentiable through svd/eigh where the kept values are distinct."""
     fn = "linalg.pinv"
     if not isinstance(A, Tensor):
         raise TypeError(f"linalg_pinv(): argument 'input' must be Tensor, not "
                         f"{type(A).__name__}")
-    if A.ndim < 2 or not A._dtype.is_floating_point or A._dtype in dtypes.NARROW:
+    if A.ndim < 2 or not (A._dtype.is_floating_point or A._dtype.is_complex) or \
+            A._dtype in dtypes.NARROW:
         raise RuntimeError(f"{fn}({A._dtype.scalar_name}{{{list(A.shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")
@@ -670,7 +673,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     U, S, Vh, largest = _spectrum(A, hermitian, True)
     kept = S.abs().to(dtypes.float64) > _cutoff(atol, rtol, largest)
     inverse_s = where(kept, S.reciprocal(), 0.0)
-    return write_out(fn, out, matmul(Vh.mT * inverse_s.unsqueeze(-2), U.mT))
+    return write_out(fn, out, matmul(Vh.mH * inverse_s.unsqueeze(-2).to(A._dtype), U.mH))
 
 
 def pinverse(input, rcond=1e-15):
@@ -683,7 +686,7 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """torch.linalg.lstsq: (solution, residuals, rank, singular_values) of min ||A X - B||.
-    The solution is the minimum-norm one, V diag(1/S) U^T B over the singular values above
+    The solution is the minimum-norm one, V diag(1/S) U^H B over the singular values above
     rcond (default eps * max(m, n)) times the largest, for every driver ('gels', for full-rank
     A, keeps them all); LAPACK's gelsy finds the rank by a pivoted QR instead, which agrees but
     where a singular value lies at the cutoff. Which fields hold values follows torch's CPU
@@ -732,16 +735,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
         kept = S.to(dtypes.float64) > _cutoff(*_tolerance(A, 0.0, rcond), largest)
     rank = kept.sum(-1)
     inverse_s = where(kept, S.reciprocal(), 0.0)
-    X = matmul(Vh.mT * inverse_s.unsqueeze(-2), matmul(U.mT, B))
-    empty = allocate((0,), A._dtype, A._device)
+    X = matmul(Vh.mH * inverse_s.unsqueeze(-2).to(A._dtype), matmul(U.mH, B))
+    empty = allocate((0,), A._dtype.to_real(), A._device)
     residuals = empty
     if m > n and (driver == "gels" or driver in ("gelsd", "gelss")
                   and bool((rank == n).all().item())):
-        residuals = (matmul(A, X) - B).square().sum(-2)
+        residuals = (matmul(A, X) - B).abs().square().sum(-2)
     return return_types.linalg_lstsq(
         X.squeeze(-1) if vector else X, residuals,
         rank if driver != "gels" else allocate((0,), dtypes.int64, A._device),
-        S if driver in ("gelsd", "gelss") else empty)
+        S.detach() if driver in ("gelsd", "gelss") else empty)  # (not differentiable: torch's)
 
 
 TENSOR_METHODS = {"qr": qr, "det": det, "slogdet": slogdet, "logdet": logdet, "inverse": inverse,

@@ -2,6 +2,7 @@
 (value, info): info, an integer, has no gradient.)"""
 from ... import creation
 from ...ops import complex_ops, factor, linalg, matrix, reduction, shape
+from ..graph import _is_complex
 from ._common import _zero, rule
 
 
@@ -109,12 +110,21 @@ def _slogdet(g, result, A, *, out=None):
     return ((A, _matrices_of(c) * complex_ops.conj(shape.transpose(inverse, -2, -1))),)
 
 
+def _computed(g, *tensors):
+    """`tensors` as the op computed them: the engine hands a rule its complex operands
+    conjugated when a gradient is complex (its real-coefficient rules need conj(f'(z)):
+    graph.call_rule), and the factorisations' formulas are torch's own, on the operands as
+    they are."""
+    if not _is_complex(g):
+        return tensors
+    return tuple(complex_ops.conj(t) if t.is_complex() else t for t in tensors)
+
+
 @rule("cholesky", uses_inputs=False)
 def _cholesky(g, result, A, *, upper=False, out=None):
     # A = L L^H: gA = L^-H S L^-1, S = (P + tril(P, -1)^H) / 2 for P = tril(L^H gL): torch's
     # cholesky_backward (so a complex gA keeps the imaginary part of P's diagonal, as torch's).
-    # A complex L came conjugated: see _eig's note.
-    L = complex_ops.conj(result) if result.is_complex() else result
+    L, = _computed(g, result)
     L, gL = (L.mH, g.mH) if upper else (L, g)
     P = matrix.tril(linalg.matmul(L.mH, gL))
     S = 0.5 * (P + matrix.tril(P, -1).mH)
@@ -229,8 +239,7 @@ def _linalg_qr(g, result, A, mode="reduced", *, out=None):
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
     gQ, gR = g
-    if Q.is_complex():  # (they came conjugated: see _eig's note)
-        Q, R = complex_ops.conj(Q), complex_ops.conj(R)
+    Q, R = _computed(g, Q, R)
     if m >= n:
         return ((A, _qr_square(gQ, gR, Q, R)),)
     # A = [X | Y], R = [U | V]: X = Q U is square, and Y = Q V feeds Q's gradient through V
@@ -253,8 +262,7 @@ def _eigh(g, result, A, UPLO="L", *, out=None):
     torch refuses it."""
     w, V = result
     gw, gV = g
-    if V.is_complex():  # (it came conjugated: see _eig's note)
-        V = complex_ops.conj(V)
+    V, = _computed(g, V)
     Vh = V.mH
     inner = _zero(V) if gV is None else linalg.matmul(Vh, gV)
     if gV is not None:
@@ -292,13 +300,10 @@ def _eig_backward(gL, gV, L, V):
     return factor.solve(Vh, linalg.matmul(inner, Vh))
 
 
-# The engine hands a rule its complex operands conjugated when the gradient is complex (its
-# real-coefficient rules need conj(f'(z)): graph.call_rule); this formula is torch's own, on the
-# operands as they are, so the rules conjugate them back.
 @rule("eig", uses_inputs=False)
 def _eig(g, result, A, *, out=None):
     gL, gV = g
-    L, V = (complex_ops.conj(r) for r in result)
+    L, V = _computed(g, *result)
     return ((A, _eig_backward(gL, gV, L, V)),)
 
 
@@ -310,41 +315,60 @@ def _eigvals(g, result, A, *, out=None):
     return ((A, _eig_backward(g, None, L, V)),)
 
 
-def _svd_backward(gU, gS, gV, U, sv, V):
-    """gA for A = U diag(sv) V^T (thin, m >= n; torch's svd_backward): U [skew(U^T gU) / E S + S
-    skew(V^T gV) / E + diag(gS)] V^T + (I - U U^T) gU S^-1 V^T, E_ij = S_j^2 - S_i^2 (1 on the
-    diagonal), skew(X) = X - X^T."""
-    Vt = shape.transpose(V, -2, -1)
-    if gU is None and gV is None:
-        return linalg.matmul(U * shape.unsqueeze(gS, -2), Vt)
-    n = sv.shape[-1]
-    S2 = sv * sv
+def _svd_backward(gU, gS, gVh, U, S, Vh):
+    """gA for the thin A = U diag(S) Vh (torch's svd_backward): U [(skew(U^H gU) S + S
+    skew(V^H gV)) / E + diag(gS) (+ i Im diag(U^H gU) / S where complex)] Vh, E_ij = S_j^2 -
+    S_i^2 (1 on the diagonal), skew(X) = X - X^H, plus (I - U U^H) gU S^-1 Vh where A is tall
+    or U S^-1 gVh (I - V V^H) where it is wide. Complex singular vectors are defined up to a
+    phase: a loss that depends on it is refused, as torch refuses it."""
+    if gU is None and gVh is None:
+        return linalg.matmul(U * shape.unsqueeze(gS, -2), Vh)
+    m, n = U.shape[-2], Vh.shape[-1]
+    UhgU = None if gU is None else linalg.matmul(U.mH, gU)
+    VhgV = None if gVh is None else linalg.matmul(Vh, gVh.mH)
+    UhgU = None if UhgU is None else UhgU - UhgU.mH
+    VhgV = None if VhgV is None else VhgV - VhgV.mH
+    if U.is_complex():
+        im_u = _zero(S) if UhgU is None else matrix.diagonal(UhgU, 0, -2, -1).imag
+        im_v = _zero(S) if VhgV is None else matrix.diagonal(VhgV, 0, -2, -1).imag
+        if not bool(reduction.all((im_u + im_v).abs() <= 1e-2 + 1e-2 * im_v.abs())):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                               "specified up to multiplication by e^{i phi}. The specified loss "
+                               "function depends on this phase term, making it ill-defined.")
+    k = S.shape[-1]
+    S2 = S * S
     E = shape.unsqueeze(S2, -2) - shape.unsqueeze(S2, -1) \
-        + creation.eye(n, dtype=sv.dtype, device=sv.device)
-    inner = _zero(V) if gS is None else matrix.diag_embed(gS)
-    if gU is not None:
-        X = linalg.matmul(shape.transpose(U, -2, -1), gU)
-        inner = inner + (X - shape.transpose(X, -2, -1)) / E * shape.unsqueeze(sv, -2)
-    if gV is not None:
-        X = linalg.matmul(Vt, gV)
-        inner = inner + shape.unsqueeze(sv, -1) * ((X - shape.transpose(X, -2, -1)) / E)
-    gA = linalg.matmul(U, inner)
-    if gU is not None and U.shape[-2] > n:
-        gUSinv = gU / shape.unsqueeze(sv, -2)
-        gA = gA + gUSinv - linalg.matmul(U, linalg.matmul(shape.transpose(U, -2, -1), gUSinv))
-    return linalg.matmul(gA, Vt)
+        + creation.eye(k, dtype=S.dtype, device=S.device)
+    if UhgU is not None and VhgV is not None:
+        inner = (UhgU * shape.unsqueeze(S, -2) + shape.unsqueeze(S, -1) * VhgV) / E
+    elif UhgU is not None:
+        inner = UhgU / E * shape.unsqueeze(S, -2)
+    else:
+        inner = shape.unsqueeze(S, -1) * (VhgV / E)
+    if gS is not None:
+        inner = inner + matrix.diag_embed(gS)
+    if U.is_complex() and UhgU is not None:
+        inner = inner + matrix.diag_embed(matrix.diagonal(UhgU, 0, -2, -1) / (2.0 * S))
+    if m > n and gU is not None:
+        gUSinv = gU / shape.unsqueeze(S, -2)
+        gA = linalg.matmul(U, inner) + gUSinv - linalg.matmul(U, linalg.matmul(U.mH, gUSinv))
+        return linalg.matmul(gA, Vh)
+    if m < n and gVh is not None:
+        SinvgVh = gVh / shape.unsqueeze(S, -1)
+        gA = linalg.matmul(inner, Vh) + SinvgVh - linalg.matmul(linalg.matmul(SinvgVh, Vh.mH),
+                                                                Vh)
+        return linalg.matmul(U, gA)
+    return linalg.matmul(U, linalg.matmul(inner, Vh))
 
 
 @rule("linalg_svd", uses_inputs=False)
 def _linalg_svd(g, result, A, full_matrices=True, *, driver=None, out=None):
     U, Sv, Vh = result
     gU, gS, gVh = g
+    U, Vh = _computed(g, U, Vh)
     k = Sv.shape[-1]
     if full_matrices:  # (the extra columns do not change A: torch narrows them away)
         U, Vh = U[..., :k], Vh[..., :k, :]
         gU = None if gU is None else gU[..., :k]
         gVh = None if gVh is None else gVh[..., :k, :]
-    V, gV = shape.transpose(Vh, -2, -1), None if gVh is None else shape.transpose(gVh, -2, -1)
-    if A.shape[-2] < A.shape[-1]:  # A^T = V S U^T
-        return ((A, shape.transpose(_svd_backward(gV, gS, gU, V, Sv, U), -2, -1)),)
-    return ((A, _svd_backward(gU, gS, gV, U, Sv, V)),)
+    return ((A, _svd_backward(gU, gS, gVh, U, Sv, Vh)),)

@@ -63,6 +63,7 @@ _GEEV = ("LAPACKE_sgeev_work", "LAPACKE_dgeev_work", "LAPACKE_cgeev_work", "LAPA
 _HEEVD = ("LAPACKE_cheevd_work", "LAPACKE_zheevd_work")
 _COMPLEX_QR = ("LAPACKE_cgeqrf_work", "LAPACKE_zgeqrf_work", "LAPACKE_cungqr_work",
                "LAPACKE_zungqr_work")
+_COMPLEX_SVD = ("LAPACKE_cgesdd_work", "LAPACKE_zgesdd_work")
 
 
 def _register_lapack(lib, names=_LAPACK):
@@ -81,6 +82,7 @@ LAPACK = _lib is not None and _register_lapack(_lib)
 GEEV = LAPACK and _register_lapack(_lib, _GEEV)
 HEEVD = LAPACK and _register_lapack(_lib, _HEEVD)
 COMPLEX_QR = LAPACK and _register_lapack(_lib, _COMPLEX_QR)
+COMPLEX_SVD = LAPACK and _register_lapack(_lib, _COMPLEX_SVD)
 
 
 def _thread_functions(lib):
@@ -180,6 +182,11 @@ sgesdd = _lapack("LAPACKE_sgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i6
                  _i64, _ptr, _i64, _ptr, _i64, _ptr)
 dgesdd = _lapack("LAPACKE_dgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
                  _i64, _ptr, _i64, _ptr, _i64, _ptr)
+# (the complex ones take rwork, reals, before iwork)
+cgesdd = _lapack("LAPACKE_cgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64, _ptr, _ptr)
+zgesdd = _lapack("LAPACKE_zgesdd_work", _i64, _i32, _char, _i64, _i64, _ptr, _i64, _ptr, _ptr,
+                 _i64, _ptr, _i64, _ptr, _i64, _ptr, _ptr)
 # ?geev_work(layout, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork) for real
 # matrices; the complex ones have one array w of eigenvalues and a last argument rwork (2n reals)
 sgeev = _lapack("LAPACKE_sgeev_work", _i64, _i32, _char, _char, _i64, _ptr, _i64, _ptr, _ptr,

@@ -495,12 +495,53 @@ def eigh(a, v, w):
         _eigh(a, v, w, float(np.finfo(a.dtype).eps))
 
 
+@register_jitable
+def _gesdd_complex(a, m, n, x, sv, u, vt, work, lwork, rwork, iwork):
+    ld = max(m, 1)
+    if a.itemsize == 8:
+        return blas.cgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                           rwork, iwork)
+    return blas.zgesdd(blas.COL_MAJOR, ord("S"), m, n, x, ld, sv, u, ld, vt, ld, work, lwork,
+                       rwork, iwork)
+
+
+@njit(cache=True)
+def _svd_complex(a, v, sv):
+    """_svd_lapack's steps with LAPACK's complex gesdd: read column-major, matrix s is A^T =
+    conj(V) S U^T, so LAPACK's V^H is U row-major and its U is V^H row-major."""
+    t, m, n = a.shape
+    u, vc = np.empty((m, n), a.dtype), np.empty((n, n), a.dtype)
+    iwork = np.empty(max(8 * n, 1), np.int64)
+    rwork = np.empty(max(1, n * max(5 * n + 7, 2 * m + 2 * n + 1)), sv.dtype)
+    query = np.zeros(1, a.dtype)
+    _gesdd_complex(a, n, m, a.ctypes.data, sv.ctypes.data, vc.ctypes.data, u.ctypes.data,
+                   query.ctypes.data, -1, rwork.ctypes.data, iwork.ctypes.data)
+    work = np.empty(_size(query.real), a.dtype)
+    for s in range(t):
+        info = _gesdd_complex(a, n, m, _at(a, s, m * n), _at(sv, s, n), vc.ctypes.data,
+                              u.ctypes.data, work.ctypes.data, work.size, rwork.ctypes.data,
+                              iwork.ctypes.data)
+        if info != 0:  # (NaN in the input: NaN out, as the real kernels leave it)
+            a[s] = np.nan
+            v[s] = np.nan
+            sv[s] = np.nan
+            continue
+        a[s] = u
+        _transpose(vc, v[s])
+        v[s] = np.conj(v[s])
+
+
 @narrow.in_float32
 def svd(a, v, s):
     """s (t, n) = the descending singular values of a (t, m, n), m >= n; a = the left singular
     vectors (LAPACK's complete them where s is 0; the scalar kernels leave zero columns), v
-    (t, n, n) the right ones, as columns."""
-    if _lapack_for(a):
+    (t, n, n) the right ones, as columns. Complex matrices by LAPACK's complex gesdd."""
+    if a.dtype.kind == "c":
+        if not blas.COMPLEX_SVD:
+            raise NotImplementedError("linalg.svd of complex matrices needs LAPACK's gesdd, from "
+                                      "the OpenBLAS NumPy's wheels ship; this NumPy has none")
+        _svd_complex(a, v, s)
+    elif _lapack_for(a):
         _lapack_decompose(2, a, s, v)
     else:
         _svd(a, v, s, float(np.finfo(a.dtype).eps))
