@@ -3,6 +3,10 @@ import functools
 
 import numpy as np
 
+# The package's name in reprs ('jitensor.float32', 'jitensor.Size([2])'): "torch" under
+# `python -m jitensor.run`, whose script then prints what it prints under torch.
+SHOWN_AS = "jitensor"
+
 
 class dtype:
     """A tensor element type, printed as torch prints its own (``jitensor.float32``)."""
@@ -22,7 +26,7 @@ class dtype:
         self.scalar_name = scalar_name  # torch's C++ name ("Long"), which its errors quote
 
     def __repr__(self):
-        return "jitensor." + self.name
+        return SHOWN_AS + "." + self.name
 
     def __reduce__(self):
         return (to_dtype, (self.name,))

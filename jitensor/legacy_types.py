@@ -95,7 +95,7 @@ def of(t):
 def type_name(t):
     """'jitensor.FloatTensor', 'jitensor.cuda.LongTensor', 'jitensor.sparse.FloatTensor',
     ...: `Tensor.type()`."""
-    prefix = "jitensor.cuda." if t.device.type == "cuda" else "jitensor."
+    prefix = dtypes.SHOWN_AS + (".cuda." if t.device.type == "cuda" else ".")
     return prefix + "sparse." * t.is_sparse + _BY_DTYPE[t.dtype]
 
 

@@ -51,6 +51,8 @@ def install():
                            "alias it before the script's first `import torch`")
     sys.meta_path.insert(0, _TorchAlias())
     _spawn_aliased()
+    from . import dtypes
+    dtypes.SHOWN_AS = PREFIX  # (reprs: torch.float32, torch.Size([2]), as the script expects)
 
 
 def _spawn_aliased():
@@ -86,7 +88,8 @@ def main(argv=None):
     else:
         sys.argv = argv
         sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
-        runpy.run_path(argv[0], run_name="__main__")
+        runpy.run_path(os.path.abspath(argv[0]), run_name="__main__")  # (__file__ absolute,
+        # as Python's own __main__'s)
     return 0
 
 

@@ -2,6 +2,8 @@
 jitensor.cuda's Stream and Event (subclasses of these); on the CPU work runs in program order,
 so a CPU stream is always done and has nothing to wait for, and a CPU event cannot be
 recorded, as in torch ("cpu backend doesn't support events")."""
+from . import dtypes
+
 __all__ = ["Event", "Stream"]
 
 
@@ -73,7 +75,7 @@ class Stream:
         return hash((type(self), self.device))
 
     def __repr__(self):
-        return (f"jitensor.Stream device_type={self.device.type}, "
+        return (f"{dtypes.SHOWN_AS}.Stream device_type={self.device.type}, "
                 f"device_index={self.device_index}, stream_id={self.stream_id}")
 
 
@@ -112,4 +114,4 @@ class Event:
                            "events; time CPU work with time.perf_counter()")
 
     def __repr__(self):
-        return f"jitensor.Event device_type={self.device.type}, device_index=-1"
+        return f"{dtypes.SHOWN_AS}.Event device_type={self.device.type}, device_index=-1"

@@ -14,7 +14,7 @@ class Size(tuple):
     __slots__ = ()
 
     def __repr__(self):
-        return f"jitensor.Size([{', '.join(map(str, self))}])"
+        return f"{dtypes.SHOWN_AS}.Size([{', '.join(map(str, self))}])"
 
     def numel(self):
         n = 1

@@ -44,6 +44,33 @@ def test_a_torch_script_runs_unchanged(tmp_path):
     assert done.stdout.strip() == "ran ['--epochs', '1'] __main__ True"
 
 
+PRINTS = textwrap.dedent("""
+    import os
+    import torch
+    x = torch.zeros(2, 3)
+    print(x.shape, x.dtype, x.short().type(), torch.float16)
+    print(torch.arange(3).short(), torch.tensor([1.5], dtype=torch.float64))
+    print(torch.max(torch.ones(2, 2), 1))
+    print(os.path.isabs(__file__), os.path.basename(__file__))
+""")
+
+
+@pytest.mark.subprocess
+@pytest.mark.torch
+def test_a_script_prints_what_it_prints_under_torch(tmp_path):
+    """Under jitensor.run the reprs name the package `torch`, as the script imported it
+    (torch.Size, torch.float32, torch.return_types), and __file__ is absolute, as Python's
+    own __main__'s."""
+    pytest.importorskip("torch")
+    (tmp_path / "prints.py").write_text(PRINTS)
+    done = _run("prints.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    theirs = subprocess.run([sys.executable, "prints.py"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=600, check=True)
+    assert done.stdout == theirs.stdout
+    assert "torch.Size([2, 3]) torch.float32 torch.ShortTensor" in done.stdout
+
+
 @pytest.mark.subprocess
 def test_a_missing_torch_module_names_itself(tmp_path):
     (tmp_path / "uses_masked.py").write_text("import torch.masked\n")

@@ -54,7 +54,7 @@ class _Named(tuple):
     def __repr__(self):
         body = ",\n".join(f"{name}={value!r}"
                           for name, value in zip(self._fields, self, strict=False))
-        return f"jitensor.return_types.{type(self).__name__}(\n{body})"
+        return f"{dtypes.SHOWN_AS}.return_types.{type(self).__name__}(\n{body})"
 
     def __reduce__(self):
         return (_rebuild, (type(self).__name__, *self))

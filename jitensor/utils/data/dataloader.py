@@ -148,11 +148,11 @@ class DataLoader:
 
     def __iter__(self):
         if self.num_workers == 0:
-            return _LoaderIter(self)
+            return _SingleProcessDataLoaderIter(self)
         if not self.persistent_workers:
-            return _WorkersIter(self)
+            return _MultiProcessingDataLoaderIter(self)
         if getattr(self, "_workers_iter", None) is None:
-            self._workers_iter = _WorkersIter(self)
+            self._workers_iter = _MultiProcessingDataLoaderIter(self)
         else:
             self._workers_iter._reset()
         return self._workers_iter
@@ -167,7 +167,7 @@ class DataLoader:
         return len(self._index_sampler)
 
 
-class _LoaderIter:
+class _SingleProcessDataLoaderIter:
     """One pass over a DataLoader, in the calling process."""
 
     def __init__(self, loader):
@@ -219,7 +219,7 @@ class _LoaderIter:
         return data
 
 
-class _WorkersIter:
+class _MultiProcessingDataLoaderIter:
     """One pass (or, with persistent_workers, every pass) over a DataLoader whose batches are
     loaded by worker processes (see the module docstring)."""
 
