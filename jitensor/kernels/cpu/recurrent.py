@@ -21,13 +21,24 @@ from . import blas, narrow
 from .linalg import _dense
 
 AVAILABLE = blas.AVAILABLE  # without cblas_?gemm the layers keep their composed path
+DENSE_STEPS = 4  # steps from which `forward` copies the hidden weights transposed
 
 
 @register_jitable
 def _gemm(trans_b, m, n, k, pa, lda, pb, ldb, accumulate, pc, ldc, like):
     """C (m x n at pc) = [C +] A (m x k at pa) op(B) (B at pb, transposed if trans_b), all
-    row-major in like's float type."""
+    row-major in like's float type. One row is a matrix-vector product, C^T = op(B)^T A^T
+    (?gemm packs all of B first: a step of one 1024-wide LSTM state 3.4 -> 0.4 ms)."""
     if m == 0:
+        return
+    if m == 1:
+        rows, cols = (n, k) if trans_b else (k, n)
+        trans = blas.NO_TRANS if trans_b else blas.TRANS
+        beta = 1.0 if accumulate else 0.0
+        if like.itemsize == 4:
+            blas.sgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pb, ldb, pa, 1, beta, pc, 1)
+        else:
+            blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pb, ldb, pa, 1, beta, pc, 1)
         return
     tb = blas.TRANS if trans_b else blas.NO_TRANS
     if like.itemsize == 4:
@@ -73,22 +84,23 @@ def _add_rows(dst, src, s0, b):
 
 # -- LSTM --------------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh_t, w_hr_t, sizes, offsets):
+def lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh_t, w_hr_t, tb, sizes,
+                 offsets):
     """gates (rows, 4H): the projected input with its biases, overwritten with the activated
     gates; out (rows, W) the output; h (N, W) and c (N, H) the states, from h0/c0 to h_n/c_n;
     hprev, cprev, cnew the states each row read and wrote (saved for the backward); with a
     projection (w_hr_t (H, W), else no columns) hraw (rows, H) receives o tanh(c') before it.
-    The weights come transposed (w_hh_t (W, 4H)): see `forward`."""
+    The weights come transposed (w_hh_t (W, 4H)), or as they are with `tb`: see `forward`."""
     n_h, width = c.shape[1], h.shape[1]
-    proj = w_hr_t.shape[1] > 0
+    proj = w_hr_t.size > 0
     threads = blas.get_num_threads()
     blas.set_num_threads(1)
     for s in range(sizes.size):
         b, o0 = sizes[s], offsets[s]
         _copy_rows(hprev, o0, h, b)
         _copy_rows(cprev, o0, c, b)
-        _gemm(False, b, 4 * n_h, width, h.ctypes.data, width, w_hh_t.ctypes.data, 4 * n_h,
-              True, _at(gates, o0), 4 * n_h, gates)
+        _gemm(tb, b, 4 * n_h, width, h.ctypes.data, width, w_hh_t.ctypes.data,
+              w_hh_t.shape[1], True, _at(gates, o0), 4 * n_h, gates)
         for r in range(b):
             row = gates[o0 + r]
             gi, gf, gg, go = row[:n_h], row[n_h:2 * n_h], row[2 * n_h:3 * n_h], row[3 * n_h:]
@@ -102,8 +114,8 @@ def lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh_t, w_hr_t, siz
                 gi[j], gf[j], gg[j], go[j] = i, f, g, o
                 cr[j], cn[j], hr[j] = cc, cc, hh
         if proj:
-            _gemm(False, b, width, n_h, _at(hraw, o0), n_h, w_hr_t.ctypes.data, width, False,
-                  _at(out, o0), width, out)
+            _gemm(tb, b, width, n_h, _at(hraw, o0), n_h, w_hr_t.ctypes.data, w_hr_t.shape[1],
+                  False, _at(out, o0), width, out)
         _copy_rows(h, 0, out[o0:], b)
     blas.set_num_threads(threads)
 
@@ -145,7 +157,7 @@ def lstm_backward(gates, cprev, cnew, dgates, dout, dh, dc, dhr, dhp, w_hh, w_hr
 
 # -- GRU ---------------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def gru_forward(gates, hg, out, h, hprev, w_hh_t, b_hh, sizes, offsets):
+def gru_forward(gates, hg, out, h, hprev, w_hh_t, b_hh, tb, sizes, offsets):
     """gates (rows, 3H): the projected input with bias_ih, overwritten with r, z, n; hg (rows,
     3H) receives the hidden parts h W_hh^T + b_hh (the backward reads hn's); out (rows, H);
     h (N, H) from h0 to h_n; hprev the state each row read. w_hh_t (H, 3H): W_hh^T."""
@@ -155,8 +167,8 @@ def gru_forward(gates, hg, out, h, hprev, w_hh_t, b_hh, sizes, offsets):
     for s in range(sizes.size):
         b, o0 = sizes[s], offsets[s]
         _copy_rows(hprev, o0, h, b)
-        _gemm(False, b, 3 * n_h, n_h, h.ctypes.data, n_h, w_hh_t.ctypes.data, 3 * n_h, False,
-              _at(hg, o0), 3 * n_h, hg)
+        _gemm(tb, b, 3 * n_h, n_h, h.ctypes.data, n_h, w_hh_t.ctypes.data, w_hh_t.shape[1],
+              False, _at(hg, o0), 3 * n_h, hg)
         for r in range(b):
             row, hrow = gates[o0 + r], hg[o0 + r]
             xr, xz, xn = row[:n_h], row[n_h:2 * n_h], row[2 * n_h:]
@@ -200,7 +212,7 @@ def gru_backward(gates, hg, hprev, dgates, dgh, dout, dh, w_hh, sizes, offsets):
 
 # -- RNN (tanh or relu) ----------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
-def elman_forward(gates, out, h, hprev, w_hh_t, relu, sizes, offsets):
+def elman_forward(gates, out, h, hprev, w_hh_t, relu, tb, sizes, offsets):
     """gates (rows, H): the projected input with both biases (kept as the pre-activations);
     out (rows, H); h (N, H) from h0 to h_n; hprev the state each row read. w_hh_t: W_hh^T."""
     n_h = h.shape[1]
@@ -209,7 +221,7 @@ def elman_forward(gates, out, h, hprev, w_hh_t, relu, sizes, offsets):
     for s in range(sizes.size):
         b, o0 = sizes[s], offsets[s]
         _copy_rows(hprev, o0, h, b)
-        _gemm(False, b, n_h, n_h, h.ctypes.data, n_h, w_hh_t.ctypes.data, n_h, True,
+        _gemm(tb, b, n_h, n_h, h.ctypes.data, n_h, w_hh_t.ctypes.data, w_hh_t.shape[1], True,
               _at(gates, o0), n_h, gates)
         for r in range(b):
             x, o = gates[o0 + r], out[o0 + r]
@@ -248,21 +260,25 @@ def forward(mode, gates, h, c, w_hh, b_hh, w_hr, sizes, offsets):
     rows, dtype = gates.shape[0], gates.dtype
     width = h.shape[1]
     out, hprev = np.empty((rows, width), dtype), np.empty((rows, width), dtype)
-    # each step's product reads the weights transposed, dense: OpenBLAS packs a stored B^T
-    # anew at every step, slowly for so few rows (35 steps of 20x200 @ 200x800: 3.5 -> 1.9 ms)
-    w_hh = _dense(w_hh.T)
+    # each step's product reads the weights transposed: a dense copy, where the steps are
+    # many (OpenBLAS packs a stored B^T anew at every step, slowly for so few rows: 35 steps
+    # of 20x200 @ 200x800 3.5 -> 1.9 ms), or as stored, with BLAS's transpose flag (tb), where
+    # they are few (a sampling loop's single steps: the copy of 1024x4096 weights took 8 of a
+    # step's 11 ms)
+    tb = sizes.size < DENSE_STEPS
+    w_hh = _dense(w_hh if tb else w_hh.T)
     if mode == "LSTM":
         n_h = c.shape[1]
         cprev, cnew = np.empty((rows, n_h), dtype), np.empty((rows, n_h), dtype)
         hraw = np.empty((rows if w_hr.shape[0] else 0, n_h), dtype)
-        lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh, _dense(w_hr.T), sizes,
-                     offsets)
+        lstm_forward(gates, out, h, c, hprev, cprev, cnew, hraw, w_hh,
+                     _dense(w_hr if tb else w_hr.T), tb, sizes, offsets)
         return out, dict(gates=gates, hprev=hprev, cprev=cprev, cnew=cnew, hraw=hraw)
     if mode == "GRU":
         hg = np.empty_like(gates)
-        gru_forward(gates, hg, out, h, hprev, w_hh, b_hh, sizes, offsets)
+        gru_forward(gates, hg, out, h, hprev, w_hh, b_hh, tb, sizes, offsets)
         return out, dict(gates=gates, hg=hg, hprev=hprev)
-    elman_forward(gates, out, h, hprev, w_hh, mode == "RNN_RELU", sizes, offsets)
+    elman_forward(gates, out, h, hprev, w_hh, mode == "RNN_RELU", tb, sizes, offsets)
     return out, dict(out=out, hprev=hprev)
 
 
