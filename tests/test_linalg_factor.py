@@ -514,12 +514,19 @@ def test_complex_lu_family_matches_torch(op, dtype, n):
     (LAPACK's pivoting by |re| + |im|, so the LU factors themselves agree too)."""
     rng = np.random.default_rng(n)
     a = (rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))).astype(dtype)
+    _complex_matches_torch(COMPLEX_LU[op], a, rng, dtype)
+
+
+def _complex_matches_torch(fn, a, rng, dtype):
+    """fn(lib, A, B) of the complex matrices a and a random B, and the gradients of a real loss
+    of it, against torch's: values, dtypes."""
+    n = a.shape[-1]
     b = (rng.standard_normal((2, n, 2)) + 1j * rng.standard_normal((2, n, 2))).astype(dtype)
     w = rng.standard_normal((2, n, 2))
     results = []
     for lib in (jt, torch):
         A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
-        out = COMPLEX_LU[op](lib, A, B)
+        out = fn(lib, A, B)
         (out.real * lib.tensor(w) + out.imag).sum().backward()
         results.append([out.detach(), A.grad, B.grad])
     tol = 2e-4 if dtype == "complex64" else 1e-10
@@ -551,20 +558,8 @@ def test_complex_cholesky_family_matches_torch(op, dtype, n, upper):
     rng = np.random.default_rng(n)
     m = rng.standard_normal((2, n, n)) + 1j * rng.standard_normal((2, n, n))
     a = (m @ m.conj().swapaxes(-1, -2) + n * np.eye(n)).astype(dtype)
-    b = (rng.standard_normal((2, n, 2)) + 1j * rng.standard_normal((2, n, 2))).astype(dtype)
-    w = rng.standard_normal((2, n, 2))
-    results = []
-    for lib in (jt, torch):
-        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
-        out = COMPLEX_CHOLESKY[op](lib, A, B, upper)
-        (out.real * lib.tensor(w) + out.imag).sum().backward()
-        results.append([out.detach(), A.grad, B.grad])
-    tol = 2e-4 if dtype == "complex64" else 1e-10
-    for mine, theirs in zip(*results, strict=True):
-        theirs = theirs.resolve_conj().numpy()
-        scale = max(1.0, np.abs(theirs).max())
-        assert mine.dtype.name == str(theirs.dtype)
-        np.testing.assert_allclose(mine.numpy(), theirs, rtol=tol, atol=tol * scale)
+    _complex_matches_torch(lambda lib, A, B: COMPLEX_CHOLESKY[op](lib, A, B, upper), a, rng,
+                           dtype)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
