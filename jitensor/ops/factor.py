@@ -47,7 +47,7 @@ for _name, _fields in (("linalg_lu_factor", ("LU", "pivots")),
 
 
 # -- argument checks -----------------------------------------------------------------------------
-def _matrices(fn, A, name="A", square=True, complex_ok=False):
+def _matrices(fn, A, name="A", square=True):
     if not isinstance(A, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(A).__name__}")
     if A.ndim < 2:
@@ -59,11 +59,7 @@ def _matrices(fn, A, name="A", square=True, complex_ok=False):
         raise RuntimeError(f"{fn}: Low precision dtypes not supported. Got "
                            f"{A._dtype.scalar_name}")
     if A._dtype.is_complex:
-        if complex_ok:
-            return A
-        raise NotImplementedError(f"{fn}: complex matrices are not supported by jitensor's "
-                                  f"{fn} (LU, solve, inv, det, QR, Cholesky, eigh, eig, eigvals "
-                                  f"and SVD take them); got {A._dtype.scalar_name}")
+        return A
     if not A._dtype.is_floating_point:
         raise RuntimeError(f"{fn}: Expected a floating point or complex tensor as input. Got "
                            f"{A._dtype.scalar_name}")
@@ -138,7 +134,7 @@ _SINGULAR = "The solver failed because the input matrix is singular."
 
 
 def _lu_factor(fn, A, pivot):
-    _matrices(fn, A, square=False, complex_ok=True)
+    _matrices(fn, A, square=False)
     if not pivot:
         raise RuntimeError(f"{fn}: LU without pivoting is not implemented on the "
                            f"{A.device.type.upper()}")
@@ -222,8 +218,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """torch.linalg.lu_solve: X with A X = B (X A = B where not `left`; A^H for `adjoint`)
     from lu_factor's (LU, pivots)."""
     fn = "linalg.lu_solve"
-    _matrices(fn, LU, "LU", complex_ok=True)
-    _matrices(fn, B, "B", square=False, complex_ok=True)
+    _matrices(fn, LU, "LU")
+    _matrices(fn, B, "B", square=False)
     _no_out(fn, out)
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
@@ -248,7 +244,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 def _solve(fn, A, B, left):
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     if not isinstance(B, Tensor):
         raise TypeError(f"{fn}(): argument 'B' must be Tensor, not {type(B).__name__}")
     vector = _vector_case(A, B)
@@ -280,7 +276,7 @@ def solve(A, B, *, left=True, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     """torch.linalg.inv_ex: (inverse, info)."""
     fn = "linalg.inv_ex"
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     _no_out(fn, out)
     LU, piv, info = _factored(A)
     n = A.shape[-1]
@@ -298,7 +294,7 @@ def _singular_inverse(k):
 def inv(A, *, out=None):
     """torch.linalg.inv: A^-1 by LU with partial pivoting; a singular A raises."""
     fn = "linalg.inv"
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     LU, piv, info = _factored(A)
     _raise(fn, info, _singular_inverse)
     n = A.shape[-1]
@@ -336,7 +332,7 @@ def _lu_diagonal(A):
 def det(A, *, out=None):
     """torch.linalg.det: the product of U's diagonal, signed by the swaps (0 when singular)."""
     fn = "linalg.det"
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     d, parity = _lu_diagonal(A)
     return write_out(fn, out, _product(d) * parity, exact=True)
 
@@ -345,7 +341,7 @@ def slogdet(A, *, out=None):
     """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
     fn = "linalg.slogdet"
     _no_out(fn, out)
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     d, parity = _lu_diagonal(A)
     return return_types.linalg_slogdet(_product(d.sgn()) * parity, d.abs().log().sum(-1))
 
@@ -365,7 +361,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     one where `upper`), info 0 or the order of the first leading minor that is not
     positive-definite."""
     fn = "linalg.cholesky_ex"
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     _no_out(fn, out)
     L, info = _cholesky(A, upper)
     if check_errors:
@@ -388,10 +384,10 @@ def _not_definite(k):
 
 
 def cholesky(A, *, upper=False, out=None):
-    """torch.linalg.cholesky: L lower with A = L L^T (U = L^T where `upper`); A must be
-    symmetric positive-definite (only one triangle is read), else LinAlgError."""
+    """torch.linalg.cholesky: L lower with A = L L^H (U = L^H where `upper`); A must be
+    symmetric (Hermitian) positive-definite (only one triangle is read), else LinAlgError."""
     fn = "linalg.cholesky"
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     L, info = _cholesky(A, upper)
     _raise(fn, info, _not_definite)
     return write_out(fn, out, L, exact=True)
@@ -401,8 +397,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """torch.linalg.solve_triangular: X with T X = B (X T = B where not `left`), T the upper or
     lower triangle of A (with ones on its diagonal where `unitriangular`)."""
     fn = "linalg.solve_triangular"
-    _matrices(fn, A, complex_ok=True)
-    _matrices(fn, B, "B", square=False, complex_ok=True)
+    _matrices(fn, A)
+    _matrices(fn, B, "B", square=False)
     if not left:  # X T = B  <=>  T^T X^T = B^T
         return write_out(fn, out, solve_triangular(A.mT, B.mT, upper=not upper,
                                                    unitriangular=unitriangular).mT, exact=True)
@@ -419,8 +415,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 def cholesky_solve(B, L, upper=False, *, out=None):
     """torch.cholesky_solve: X with A X = B from A's Cholesky factor L (U where `upper`)."""
     fn = "cholesky_solve"
-    _matrices(fn, L, "L", complex_ok=True)
-    _matrices(fn, B, "B", square=False, complex_ok=True)
+    _matrices(fn, L, "L")
+    _matrices(fn, B, "B", square=False)
     if upper:
         X = solve_triangular(L, solve_triangular(L.mH, B, upper=False), upper=True)
     else:
@@ -430,7 +426,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
 
 def cholesky_inverse(L, upper=False, *, out=None):
     """torch.cholesky_inverse: A^-1 from A's Cholesky factor L (U where `upper`)."""
-    _matrices("cholesky_inverse", L, "L", complex_ok=True)
+    _matrices("cholesky_inverse", L, "L")
     n = L.shape[-1]
     return cholesky_solve(eye(n, dtype=L.dtype, device=L.device).expand(L.shape), L, upper,
                           out=out)
@@ -445,7 +441,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
-    _matrices(fn, A, square=False, complex_ok=True)
+    _matrices(fn, A, square=False)
     m, n = A.shape[-2:]
     k, batch = min(m, n), tuple(A.shape[:-2])
     t = math.prod(batch)
@@ -470,7 +466,7 @@ def qr(input, some=True, *, out=None):
 def _symmetric(fn, A, UPLO):
     """A's triangle `UPLO` mirrored into a full symmetric (Hermitian) matrix (torch reads only
     that one)."""
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     if UPLO == "L":
@@ -498,7 +494,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 def _general_eigen(fn, A, vectors):
     """(eigenvalues, eigenvectors or None) of A's matrices by LAPACK's geev, complex."""
-    _matrices(fn, A, complex_ok=True)
+    _matrices(fn, A)
     if vectors and not bool(A.isfinite().all()):  # (torch's eigvals returns NaN instead)
         raise RuntimeError(f"torch.{fn}: input tensor should not contain infs or NaNs.")
     n, batch = A.shape[-1], tuple(A.shape[:-2])
@@ -558,7 +554,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     ones are defined up to a phase. full_matrices: U (*, m, m), Vh (*, n, n), else k = min(m,
     n)."""
     fn = "linalg.svd"
-    _matrices(fn, A, square=False, complex_ok=True)
+    _matrices(fn, A, square=False)
     m, n = A.shape[-2:]
     wide = m < n
     B = A.mH if wide else A  # (A^H = U S V^H gives A = V S U^H)
