@@ -1262,6 +1262,7 @@ def test_grad_fn_names_end_with_backward_and_a_number():
     "x.sum(1)", "x.mean(0)", "x.prod(1)", "x.max()", "x.min(1).values", "ns.max(x, w)",
     "x.reshape(1, 2, 2).squeeze(0)", "x.clamp(0, 2)", "x.clamp(w, w + 1)", "x.norm()",
     "x[0]", "x[1:]", "x[0, 1:]", "x[:, 0]", "x[None]", "x[ns.tensor([1, 0])]", "x[x > 1]",
+    "x[True]", "x[..., 1]", "x[:, None]",
     "x.reshape(-1)", "x.t().reshape(-1)", "x.flatten()", "x.t().flatten()", "x.double()",
     "x.t().contiguous()", "x.chunk(2)[0]", "1 - x", "2 / x", "2 ** x", "x ** w", "x @ w",
     "x @ w[0]", "x[0] @ w[0]", "x[0] @ w", "x.view(1, 2, 2) @ w.view(1, 2, 2)",

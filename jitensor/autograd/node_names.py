@@ -31,12 +31,12 @@ def _index(key):
     """The op torch applies last for self[key]: advanced indexing after the basic ones;
     full slices are skipped."""
     keys = key if key.__class__ is tuple else (key,)
-    if any(isinstance(k, (Tensor, list)) for k in keys):
+    if any(isinstance(k, (Tensor, list, bool)) for k in keys):
         return "IndexBackward0"
     for k in reversed(keys):
         if k is None:
             return "UnsqueezeBackward0"
-        if isinstance(k, int):  # (bool too: torch unsqueezes, rare)
+        if isinstance(k, int):
             return "SelectBackward0"
         if k.__class__ is slice and k != slice(None):
             return "SliceBackward0"
