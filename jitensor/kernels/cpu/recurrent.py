@@ -27,8 +27,8 @@ DENSE_STEPS = 4  # steps from which `forward` copies the hidden weights transpos
 @register_jitable
 def _gemm(trans_b, m, n, k, pa, lda, pb, ldb, accumulate, pc, ldc, like):
     """C (m x n at pc) = [C +] A (m x k at pa) op(B) (B at pb, transposed if trans_b), all
-    row-major in like's float type. One row is a matrix-vector product, C^T = op(B)^T A^T
-    (?gemm packs all of B first: a step of one 1024-wide LSTM state 3.4 -> 0.4 ms)."""
+    row-major in like's float type. One row is a matrix-vector product, C^T = op(B)^T A^T:
+    ?gemm would pack all of B first (docs/design.md, "nn and optim")."""
     if m == 0:
         return
     if m == 1:
