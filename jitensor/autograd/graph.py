@@ -163,9 +163,10 @@ def composite(name):
                     return d
                 return a
             state.out = fn(*map(detached, args), **{k: detached(v) for k, v in kwargs.items()})
-            if not state.pairs or state.out.__class__ is not Tensor or \
-                    state.out.grad_fn is None:  # (a subclass operand, or no float result)
+            if state.out.__class__ is not Tensor:  # (a subclass's result: composed, as it is)
                 return fn(*args, **kwargs)
+            if not state.pairs or state.out.grad_fn is None:  # (what needs grad was not
+                return state.out  # detached: its graph is whole; or nothing to differentiate)
             return record(cls, _composed_result, (state, *(a for a, _ in state.pairs)), {})
         return op
     return wrap

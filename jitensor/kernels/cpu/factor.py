@@ -465,8 +465,8 @@ def _eigh_complex(a, v, w):
     query, rquery, iquery = np.zeros(1, a.dtype), np.zeros(1, w.dtype), np.zeros(1, np.int64)
     _heevd(a, n, x.ctypes.data, w.ctypes.data, query.ctypes.data, -1, rquery.ctypes.data, -1,
            iquery.ctypes.data, -1)
-    work = np.empty(max(int(query[0].real * (1 + 1e-6)) + 1, 1), a.dtype)
-    rwork = np.empty(max(int(rquery[0] * (1 + 1e-6)) + 1, 1), w.dtype)
+    work = np.empty(_size(query.real), a.dtype)
+    rwork = np.empty(_size(rquery), w.dtype)
     iwork = np.empty(max(iquery[0], 1), np.int64)
     for s in range(a.shape[0]):
         _column_major(a, s, x)
@@ -617,7 +617,7 @@ def _eig_complex(a, w, v, vectors):
     rwork = np.empty(max(2 * n, 1), np.float64)  # (2n reals: room for cgeev's float32 too)
     _geev_complex(a, job, n, x.ctypes.data, ws.ctypes.data, vr.ctypes.data, query.ctypes.data,
                   -1, rwork.ctypes.data)
-    work = np.empty(max(int(query[0].real * (1 + 1e-6)) + 1, 1), a.dtype)
+    work = np.empty(_size(query.real), a.dtype)
     for s in range(a.shape[0]):
         _column_major(a, s, x)
         info = _geev_complex(a, job, n, x.ctypes.data, ws.ctypes.data, vr.ctypes.data,
