@@ -415,6 +415,29 @@ def test_linear_forward_matches_torch():
             close(lin(x), ref(to_torch(x)), rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("rows, n_in, n_out", [(1, 7, 5), (9, 7, 1), (1, 7, 1), (300, 16, 20),
+                                               (20, 16, 300), (256, 64, 192), (3, 2, 4)])
+def test_linear_bias_added_by_the_product_matches_torch(rows, n_in, n_out, dtype):
+    """The bias is where the BLAS product starts (beta = 1): across its single-row, single-column,
+    row-slab and column-slab paths, as torch's addmm; integers add it after their product.
+    The same bits at one thread and at all of them."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(rows + n_in + n_out)
+    x, w, b = (rng.integers(-5, 5, shape).astype(dtype) for shape in
+               ((rows, n_in), (n_out, n_in), (n_out,)))
+    from conftest import at_thread_counts
+    got = at_thread_counts(lambda: F.linear(jt.tensor(x), jt.tensor(w), jt.tensor(b)).numpy())
+    want = torch.nn.functional.linear(*map(torch.tensor, (x, w, b))).numpy()
+    for g in got:
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+    assert all(np.array_equal(g, got[0]) for g in got)
+    # a bias that is not its own row of out's dtype (a broadcast (1, n) one) is added after
+    close(F.linear(jt.tensor(x), jt.tensor(w), jt.tensor(b[None])),
+          torch.nn.functional.linear(*map(torch.tensor, (x, w, b[None]))))
+
+
 def test_linear_shape_error_names_both_shapes():
     with pytest.raises(RuntimeError, match=r"input of shape \(2, 4\).*weight of shape \(3, 5\)"):
         nn.Linear(5, 3)(jt.zeros(2, 4))

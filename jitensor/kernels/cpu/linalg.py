@@ -141,11 +141,13 @@ def gemv_tiled(out, a, ta, b, ia, ib, workers):
 
 
 def _gemm_blas_shell(name, parallel):
-    def gemm(out, a, b, ia, ib, ta, tb, parts):
-        """out[t] = A[ia[t]] @ B[ib[t]] through cblas_?gemm; `ta`/`tb`: the C-contiguous stack
-        holds A^T / B^T, which BLAS reads with its transpose flag. m, n, k >= 1. A matrix times
-        a column (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran slower.
-        Each product is split into `parts` slabs of out's rows (or columns, if it has more of
+    def gemm(out, a, b, ia, ib, ta, tb, parts, bias):
+        """out[t] = A[ia[t]] @ B[ib[t]] (+ bias) through cblas_?gemm; `ta`/`tb`: the
+        C-contiguous stack holds A^T / B^T, which BLAS reads with its transpose flag. m, n, k
+        >= 1. `bias`: empty, or n values each row of out starts from, BLAS adding the product
+        to them (beta = 1, as torch's addmm: no second pass over out). A matrix times a column
+        (or a row times a matrix) goes to cblas_?gemv: ?gemm with n = 1 ran slower. Each
+        product is split into `parts` slabs of out's rows (or columns, if it has more of
         those), the slabs of all products shared by Numba's threads.
 
         OpenBLAS runs on one thread meanwhile: its own threads and Numba's OpenMP ones, which
@@ -156,6 +158,7 @@ def _gemm_blas_shell(name, parallel):
         lda, tra = (m, blas.TRANS) if ta else (k, blas.NO_TRANS)
         ldb, trb = (k, blas.TRANS) if tb else (n, blas.NO_TRANS)
         size = out.itemsize
+        beta = 1.0 if bias.size else 0.0
         threads = blas.get_num_threads()
         blas.set_num_threads(1)
         for task in prange(out.shape[0] * parts):
@@ -164,31 +167,37 @@ def _gemm_blas_shell(name, parallel):
             pb = b.ctypes.data + ib[t] * b.strides[0]
             po = out.ctypes.data + t * out.strides[0]
             if n == 1:  # y = A x, x contiguous either way; the stored matrix is A or A^T
+                i0, i1 = _slab(m, part, parts)
+                _start(out, t, bias, i0, i1, 0, 1)
                 rows, cols = (k, m) if ta else (m, k)
-                _gemv(out, tra, rows, cols, pa, lda, pb, po, part, parts)
+                _gemv(out, tra, rows, cols, pa, lda, pb, po, i0, i1, beta)
                 continue
             if m == 1:  # y = B^T x
+                j0, j1 = _slab(n, part, parts)
+                _start(out, t, bias, 0, 1, j0, j1)
                 rows, cols = (n, k) if tb else (k, n)
                 _gemv(out, blas.NO_TRANS if tb else blas.TRANS, rows, cols, pb, ldb, pa, po,
-                      part, parts)
+                      j0, j1, beta)
                 continue
             ms, ns = m, n
             if m >= n:  # rows i0:i1 of A (a column block of a stored A^T) and of out
-                i0, i1 = m * part // parts, m * (part + 1) // parts
+                i0, i1 = _slab(m, part, parts)
+                _start(out, t, bias, i0, i1, 0, n)
                 pa += i0 * (1 if ta else lda) * size
                 po += i0 * n * size
                 ms = i1 - i0
             else:  # columns j0:j1 of B (a row block of a stored B^T) and of out
-                j0, j1 = n * part // parts, n * (part + 1) // parts
+                j0, j1 = _slab(n, part, parts)
+                _start(out, t, bias, 0, m, j0, j1)
                 pb += j0 * (ldb if tb else 1) * size
                 po += j0 * size
                 ns = j1 - j0
             if size == 4:  # float32
-                blas.sgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, 0.0, po,
-                           n)
+                blas.sgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, beta,
+                           po, n)
             else:
-                blas.dgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, 0.0, po,
-                           n)
+                blas.dgemm(blas.ROW_MAJOR, tra, trb, ms, ns, k, 1.0, pa, lda, pb, ldb, beta,
+                           po, n)
         blas.set_num_threads(threads)
     gemm.__name__ = gemm.__qualname__ = name  # (keys its disk cache)
     return njit(cache=True, parallel=prange_only() if parallel else False)(gemm)
@@ -201,21 +210,33 @@ gemm_blas, gemm_blas_serial = _gemm_blas_shell("gemm_blas", True), \
 
 
 @register_jitable
-def _gemv(out, trans, rows, cols, pm, ld, px, py, part, parts):
-    """Slab `part` of `parts` of y = op(M) x, for the row-major rows x cols matrix at pm
+def _slab(size, part, parts):
+    """The range of `size` rows (or columns) that slab `part` of `parts` covers."""
+    return size * part // parts, size * (part + 1) // parts
+
+
+@register_jitable
+def _start(out, t, bias, i0, i1, j0, j1):
+    """out[t, i0:i1, j0:j1] = bias[j0:j1] (each row), where there is a bias."""
+    if bias.size:
+        for i in range(i0, i1):
+            out[t, i, j0:j1] = bias[j0:j1]
+
+
+@register_jitable
+def _gemv(out, trans, rows, cols, pm, ld, px, py, j0, j1, beta):
+    """Entries j0:j1 of y = op(M) x (+ y, beta = 1), for the row-major rows x cols matrix at pm
     (leading dim ld), x and y contiguous, in out's float type: a slab of M's rows (no
-    transpose) or of its columns (transposed), and of y."""
-    size = rows if trans == blas.NO_TRANS else cols
-    j0, j1 = size * part // parts, size * (part + 1) // parts
+    transpose) or of its columns (transposed)."""
     py += j0 * out.itemsize
     if trans == blas.NO_TRANS:
         pm, rows = pm + j0 * ld * out.itemsize, j1 - j0
     else:
         pm, cols = pm + j0 * out.itemsize, j1 - j0
     if out.itemsize == 4:
-        blas.sgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
+        blas.sgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, beta, py, 1)
     else:
-        blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, 0.0, py, 1)
+        blas.dgemv(blas.ROW_MAJOR, trans, rows, cols, 1.0, pm, ld, px, 1, beta, py, 1)
 
 
 @twins(first_small)
@@ -266,11 +287,13 @@ def _workers(work, tasks):
     return 1 if serial(work) else min(num_threads(), tasks)
 
 
-def matmul(out, a, b, ia, ib):
+def matmul(out, a, b, ia, ib, bias=None):
     """out[t] = a[ia[t]] @ b[ib[t]] for every t: out C-contiguous in a's (and b's) dtype, a and b
-    of any strides, ia and ib int64 arrays of out.shape[0] indices; k >= 1."""
+    of any strides, ia and ib int64 arrays of out.shape[0] indices; k >= 1. Returns whether it
+    also added `bias` (1-D, out's last dim, out's dtype) to every row: BLAS products do."""
     if out.dtype.kind == "f" and blas.AVAILABLE:
         if out.size:
+            given, bias = bias is not None, out.reshape(-1)[:0] if bias is None else _dense(bias)
             (a, ta), (b, tb) = _stack(a), _stack(b)
             nmat, m, n = out.shape
             k = a.shape[1] if ta else a.shape[2]
@@ -291,8 +314,9 @@ def matmul(out, a, b, ia, ib):
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
                 and not single_thread() and nmat * parts > 1
             kernel = gemm_blas if parallel else gemm_blas_serial
-            kernel(out, a, b, ia, ib, ta, tb, parts)
-        return
+            kernel(out, a, b, ia, ib, ta, tb, parts, bias)
+            return given
+        return False
     nmat, m, n = out.shape
     k = a.shape[2]
     if m == 1 < n:  # a row times a matrix runs as (B^T a^T)^T, a matrix-vector product
@@ -303,12 +327,13 @@ def matmul(out, a, b, ia, ib):
         a, ta = _stack(a)
         gemv_tiled(out[:, :, 0], a, ta, _dense(b[:, :, 0]), ia, ib,
                    _workers(nmat * m * k, nmat * -(-m // MV)))
-        return
+        return False
     # Transposed, strided or unpadded operands are made dense and padded once: O(mk + kn)
     # copies against O(mnk) multiply-adds (strided reads are slow: 0.3-0.5 G elements/s).
     a = _dense(a, (a.shape[0], m + m % 2, k + -k % 4))
     b = _dense(b, (b.shape[0], k + -k % 4, n))
     gemm_tiled(out, a, b, ia, ib, _workers(nmat * m * n * k, nmat * -(-m // MC) * -(-n // NC)))
+    return False
 
 
 def outer(out, a, b):

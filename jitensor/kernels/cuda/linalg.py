@@ -162,10 +162,11 @@ def _device_map(index):
     return found
 
 
-def matmul(out, a, b, ia, ib):
-    """out[t] = a[ia[t]] @ b[ib[t]] (see the CPU backend); ia, ib are host int64 arrays."""
+def matmul(out, a, b, ia, ib, bias=None):
+    """out[t] = a[ia[t]] @ b[ib[t]] (see the CPU backend); ia, ib are host int64 arrays. Adds
+    no `bias`: returns False, and the caller adds it."""
     if not out.size:
-        return
+        return False
     nmat, m, n = out.shape
     dia, dib = _device_map(np.asarray(ia, np.int64)), _device_map(np.asarray(ib, np.int64))
     if out.dtype == np.float32:
@@ -173,10 +174,11 @@ def matmul(out, a, b, ia, ib):
         driver.launch(matmul_f32, grid, (SIDE, SIDE), *pointer(out), m, n, a.shape[2],
                       *pointer(a), *strides(a), *pointer(b), *strides(b), *pointer(dia),
                       *pointer(dib))
-        return
+        return False
     driver.launch_1d(matmul_kernel, out.size, *pointer(out), nmat, m, n, a.shape[2],
                      *pointer(a), *strides(a), *pointer(b), *strides(b), *pointer(dia),
                      *pointer(dib), _zero(out.dtype))
+    return False
 
 
 def outer(out, a, b):
