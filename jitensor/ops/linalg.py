@@ -210,6 +210,8 @@ def _folded(a, b, bias=None, transposed=False):
     (torch's fold), times a matrix, without the general plan of `_product` (8x8 float32: 7.0 ->
     3.3 us); (None, False) for other operands. bias: None or a 1-D tensor of b's columns;
     `transposed`: a @ b.mT (linear's weight), without making that view a tensor."""
+    if a.__class__ is not Tensor and a.is_sparse or b.__class__ is not Tensor and b.is_sparse:
+        return None, False
     bd = b._data.T if transposed else b._data
     sa, sb = a._data.shape, bd.shape
     if not (len(sb) == 2 and len(sa) >= 2 and sa[-1] == sb[0] != 0
