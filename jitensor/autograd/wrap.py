@@ -80,7 +80,7 @@ def _check_overlap(self, name, grad):
     if name in _KEEP_DATA:
         return
     data = self._data
-    if data.size > 1 and (grad or name not in _FILLS) and \
+    if data.size > 1 and 0 in data.strides and (grad or name not in _FILLS) and \
             any(st == 0 and n > 1 for st, n in zip(data.strides, data.shape, strict=False)):
         raise RuntimeError(f"{name}: unsupported operation: more than one element of the "
                            f"written-to tensor refers to a single memory location. Please clone() "
