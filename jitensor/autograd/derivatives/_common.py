@@ -96,5 +96,6 @@ def _wanted(t):
 def _other_operands(input, other, **kwargs):
     """The operands a product's gradient reads: each one only where the other needs its
     gradient (torch's), so `z = y * 2; y.add_(1)` leaves z's backward valid."""
-    return [t for t, o in ((input, other), (other, input))
-            if isinstance(t, Tensor) and isinstance(o, Tensor) and o.requires_grad]
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        return ()
+    return ((input,) if other.requires_grad else ()) + ((other,) if input.requires_grad else ())
