@@ -1,8 +1,8 @@
 """Training: one step (forward, backward, optimizer) of a 784-128-10 MLP, a small CNN, a tiny
 GPT, recurrent layers and models from public programs (nanoGPT, VAE, DCGAN, makemore, an LSTM
 language model); cross-entropy, the pointwise losses, convolution and batch norm, embedding,
-activations, LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy has no
-autograd: its combinations are skipped)."""
+activations, nn.Linear, LayerNorm and RMSNorm, and autograd's bookkeeping on tiny tensors (NumPy
+has no autograd: its combinations are skipped)."""
 import contextlib
 
 import numpy as np
@@ -246,6 +246,30 @@ class Embedding:
 
     def time_backward(self, *_):
         self.sync(self.F.embedding(self.idx, self.gw).sum().backward())
+
+
+class Linear:
+    """nn.Linear on float32 rows: 128 -> 128 on 64 rows, and a small GPT's qkv projection (8 x
+    32 tokens, 64 -> 192); forward, and forward plus backward into the input, weight and bias."""
+    params = (LIBRARIES, DEVICES, ("64x128-128", "256x64-192"))
+    param_names = ("library", "device", "shape")
+
+    def setup(self, library, device, shape):
+        peer = Peer(library, device)
+        self.sync, self.lib = peer.sync, peer.mod
+        rows, sizes = shape.split("x")
+        n_in, n_out = map(int, sizes.split("-"))
+        self.layer = peer.mod.nn.Linear(n_in, n_out).to(device)
+        self.x = peer.random((int(rows), n_in), "float32")
+        self.gx = self.x.clone().requires_grad_()
+        warm(self)
+
+    def time_forward(self, *_):
+        with self.lib.no_grad():
+            self.sync(self.layer(self.x))
+
+    def time_backward(self, *_):
+        self.sync(self.layer(self.gx).sum().backward())
 
 
 class Norm:

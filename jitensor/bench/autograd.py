@@ -3,9 +3,9 @@
 ``python -m jitensor.bench.autograd [--quick]``: the bookkeeping autograd adds to an op on 2x3
 tensors (the op with inputs that require grad, minus the same op without), a tiny forward and
 backward, nn.functional activations of 2^20 elements with and without their backward,
-cross-entropy, an embedding lookup, LayerNorm and RMSNorm with and without their backward,
-forward-mode AD, per-sample gradients (vmap), a Jacobian and a Hessian, and training steps
-(forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny GPT,
+cross-entropy, an embedding lookup, nn.Linear, LayerNorm and RMSNorm with and without their
+backward, forward-mode AD, per-sample gradients (vmap), a Jacobian and a Hessian, and training
+steps (forward, backward, optimizer): a 784-128-10 MLP at batch 64, a small CNN, a tiny GPT,
 nanoGPT's 6-layer character model, a VAE, a DCGAN, makemore's MLP, an LSTM language model,
 a graph convolutional network on sparse matrices, and the tiny GPT again with another process
 spinning on one core (a busy machine)."""
@@ -313,6 +313,19 @@ def _module_rows(op, shape, x, build, libs, quick):
     return _with_backward(op, shape, libs, make, quick)
 
 
+def _linear(jt, torch, quick):
+    """Rows for nn.Linear on float32 rows, forward and forward plus backward: 128 -> 128 on 64
+    rows, and the small GPT's qkv projection (its 8 x 32 tokens, 64 -> 192)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    rows = []
+    for n, i, o in ((64, 128, 128), (256, 64, 192)):
+        x = rng.standard_normal((n, i)).astype(np.float32)
+        rows += _module_rows("nn.Linear", f"{n}x{i} -> {o}", x,
+                             lambda lib, i=i, o=o: lib.nn.Linear(i, o), _libs(jt, torch), quick)
+    return rows
+
+
 def _conv(jt, torch, quick):
     """Rows for nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on a small CNN's batch of 32
     float32 images of 16 channels, 32 x 32: forward, and forward plus backward."""
@@ -449,7 +462,8 @@ def measure(quick=False):
     torch = optional("torch")
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
-        + _norms(jt, torch, quick) + _attention(jt, torch, quick) + _conv(jt, torch, quick) \
+        + _linear(jt, torch, quick) + _norms(jt, torch, quick) + _attention(jt, torch, quick) \
+        + _conv(jt, torch, quick) \
         + _transforms(jt, torch, quick)
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
