@@ -203,19 +203,13 @@ class PointwiseLoss:
         self.sync(self.fn(self.gx, self.y).backward())
 
 
-class Conv:
-    """nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on 32 float32 images of 16 channels,
-    32 x 32; forward, and forward plus backward."""
-    params = (LIBRARIES, DEVICES, ("Conv2d", "BatchNorm2d"))
-    param_names = ("library", "device", "module")
+class _Layer:
+    """Times a module on float32 input: forward under no_grad, and forward plus the backward of
+    its output's sum (`setup` calls `_ready`)."""
 
-    def setup(self, library, device, module):
-        peer = Peer(library, device)
-        self.sync, self.lib = peer.sync, peer.mod
-        nn = peer.mod.nn
-        self.layer = (nn.Conv2d(16, 32, 3, padding=1) if module == "Conv2d" else
-                      nn.BatchNorm2d(16)).to(device)
-        self.x = peer.random((32, 16, 32, 32), "float32")
+    def _ready(self, peer, layer, shape):
+        self.sync, self.lib, self.layer = peer.sync, peer.mod, layer
+        self.x = peer.random(shape, "float32")
         self.gx = self.x.clone().requires_grad_()
         warm(self)
 
@@ -225,6 +219,19 @@ class Conv:
 
     def time_backward(self, *_):
         self.sync(self.layer(self.gx).sum().backward())
+
+
+class Conv(_Layer):
+    """nn.Conv2d (3x3, padding 1) and nn.BatchNorm2d on 32 float32 images of 16 channels,
+    32 x 32; forward, and forward plus backward."""
+    params = (LIBRARIES, DEVICES, ("Conv2d", "BatchNorm2d"))
+    param_names = ("library", "device", "module")
+
+    def setup(self, library, device, module):
+        peer = Peer(library, device)
+        nn = peer.mod.nn
+        layer = nn.Conv2d(16, 32, 3, padding=1) if module == "Conv2d" else nn.BatchNorm2d(16)
+        self._ready(peer, layer.to(device), (32, 16, 32, 32))
 
 
 class Embedding:
@@ -248,7 +255,7 @@ class Embedding:
         self.sync(self.F.embedding(self.idx, self.gw).sum().backward())
 
 
-class Linear:
+class Linear(_Layer):
     """nn.Linear on float32 rows: 128 -> 128 on 64 rows, and a small GPT's qkv projection (8 x
     32 tokens, 64 -> 192); forward, and forward plus backward into the input, weight and bias."""
     params = (LIBRARIES, DEVICES, ("64x128-128", "256x64-192"))
@@ -256,23 +263,12 @@ class Linear:
 
     def setup(self, library, device, shape):
         peer = Peer(library, device)
-        self.sync, self.lib = peer.sync, peer.mod
         rows, sizes = shape.split("x")
         n_in, n_out = map(int, sizes.split("-"))
-        self.layer = peer.mod.nn.Linear(n_in, n_out).to(device)
-        self.x = peer.random((int(rows), n_in), "float32")
-        self.gx = self.x.clone().requires_grad_()
-        warm(self)
-
-    def time_forward(self, *_):
-        with self.lib.no_grad():
-            self.sync(self.layer(self.x))
-
-    def time_backward(self, *_):
-        self.sync(self.layer(self.gx).sum().backward())
+        self._ready(peer, peer.mod.nn.Linear(n_in, n_out).to(device), (int(rows), n_in))
 
 
-class Norm:
+class Norm(_Layer):
     """nn.LayerNorm and nn.RMSNorm over the last dim of float32 activations: a small batch and
     16 sequences of 512 tokens of 768 features; forward, and forward plus backward into the
     input, weight and bias."""
@@ -281,16 +277,5 @@ class Norm:
 
     def setup(self, library, device, module, shape):
         peer = Peer(library, device)
-        self.sync, self.lib = peer.sync, peer.mod
         dims = tuple(map(int, shape.split("x")))
-        self.norm = getattr(peer.mod.nn, module)(dims[-1]).to(device)
-        self.x = peer.random(dims, "float32")
-        self.gx = self.x.clone().requires_grad_()
-        warm(self)
-
-    def time_forward(self, *_):
-        with self.lib.no_grad():
-            self.sync(self.norm(self.x))
-
-    def time_backward(self, *_):
-        self.sync(self.norm(self.gx).sum().backward())
+        self._ready(peer, getattr(peer.mod.nn, module)(dims[-1]).to(device), dims)
