@@ -206,13 +206,11 @@ def _product(fn, a, b, out):
 
 
 def _folded(a, b, bias=None, transposed=False):
-    """(a @ b, whether it holds bias too) for a matrix, or a dense stack folded into one
-    (torch's fold), times a matrix, without the general plan of `_product`; (None, False) for
-    other operands. bias: None or a 1-D tensor of b's columns; `transposed`: a @ b.mT
-    (linear's weight), without making that view a tensor."""
+    """(a @ b, whether it holds bias too) for a strided (not sparse) matrix, or a dense stack
+    folded into one (torch's fold), times a strided matrix, without the general plan of
+    `_product`; (None, False) for other operands. bias: None or a 1-D tensor of b's columns;
+    `transposed`: a @ b.mT (linear's weight), without making that view a tensor."""
     # (the plan cost more than a small product: 8x8 float32 7.0 -> 3.3 us)
-    if a.__class__ is not Tensor and a.is_sparse or b.__class__ is not Tensor and b.is_sparse:
-        return None, False
     bd = b._data.T if transposed else b._data
     sa, sb = a._data.shape, bd.shape
     if not (len(sb) == 2 and len(sa) >= 2 and sa[-1] == sb[0] != 0
@@ -331,7 +329,9 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"linear(): input of shape {tuple(input.shape)} does not match weight "
                            f"of shape {tuple(weight.shape)}: the input's last dimension must "
                            f"equal in_features ({weight.shape[-1] if weight.ndim else None})")
-    out, added = _folded(input, weight, bias, True) if weight.ndim == 2 else (None, False)
+    dense = weight.ndim == 2 and not (input.__class__ is not Tensor and input.is_sparse or
+                                      weight.__class__ is not Tensor and weight.is_sparse)
+    out, added = _folded(input, weight, bias, True) if dense else (None, False)
     if out is None:
         out = matmul(input, weight.mT if weight.ndim == 2 else weight)
     # out is new: the sum in place, by the small-op path where it serves (no in-place checks)
