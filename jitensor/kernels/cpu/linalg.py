@@ -217,10 +217,13 @@ def _slab(size, part, parts):
 
 @register_jitable
 def _start(out, t, bias, i0, i1, j0, j1):
-    """out[t, i0:i1, j0:j1] = bias[j0:j1] (each row), where there is a bias."""
+    """out[t, i0:i1, j0:j1] = bias[j0:j1] (each row), where there is a bias. Element by
+    element: a slice assignment compiles Numba's shape-mismatch message, its int formatting
+    ~3 s a caller."""
     if bias.size:
         for i in range(i0, i1):
-            out[t, i, j0:j1] = bias[j0:j1]
+            for j in range(j0, j1):
+                out[t, i, j] = bias[j]
 
 
 @register_jitable
