@@ -75,10 +75,19 @@ def _gemm_tasks(w, workers, out, a, b, ia, ib):
         for p0 in range(0, kp, KC):
             kc = min(KC, kp - p0)
             for p in range(kc):
-                bp[p, :nc] = b[ib[t], p0 + p, j0:j0 + nc]
+                _put(bp[p, :nc], b[ib[t], p0 + p, j0:j0 + nc])
             _tile(a, ia[t], bp, acc, i0, mpad, p0, kc, nc)
         for i in range(mc):
-            out[t, i0 + i, j0:j0 + nc] = acc[i, :nc]
+            _put(out[t, i0 + i, j0:j0 + nc], acc[i, :nc])
+
+
+@register_jitable
+def _put(dst, src):
+    """dst[:] = src, 1-D arrays of one size. A loop: an array-to-array slice assignment
+    compiles Numba's shape-mismatch message, whose int formatting cost 2-3 s of CPU in each
+    kernel signature that has one (a cold int64 matmul 4.2 s, 2.1 of them that)."""
+    for i in range(dst.size):
+        dst[i] = src[i]
 
 
 @twins(one_worker)
@@ -115,7 +124,7 @@ def _gemv_task(out, a, ta, b, ia, ib, task, rb):
             col, vp = x[p, i0:i0 + mc], v[p]
             for i in range(mc):
                 acc[i] += col[i] * vp
-        o[:] = acc
+        _put(o, acc)
     else:
         for i in range(mc):
             row = x[i0 + i]
@@ -217,13 +226,10 @@ def _slab(size, part, parts):
 
 @register_jitable
 def _start(out, t, bias, i0, i1, j0, j1):
-    """out[t, i0:i1, j0:j1] = bias[j0:j1] (each row), where there is a bias. Element by
-    element: a slice assignment compiles Numba's shape-mismatch message, its int formatting
-    ~3 s a caller."""
+    """out[t, i0:i1, j0:j1] = bias[j0:j1] (each row), where there is a bias."""
     if bias.size:
         for i in range(i0, i1):
-            for j in range(j0, j1):
-                out[t, i, j] = bias[j]
+            _put(out[t, i, j0:j1], bias[j0:j1])
 
 
 @register_jitable
