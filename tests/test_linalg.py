@@ -495,7 +495,8 @@ print(sum(sum(x.cache_hits.values()) for x in s), sum(sum(x.cache_misses.values(
 @given(st.integers(1, 3), st.integers(1, 300), st.integers(1, 300), st.integers(1, 200),
        st.sampled_from([np.float32, np.float64]))
 @example(1, 1024, 512, 256, np.float32)  # in BLAS_PARTS slabs
-@example(1, 512, 128, 64, np.float32)  # tiny k and n: 64-row slabs
+@example(1, 512, 128, 64, np.float32)  # tiny k and n: 4 slabs
+@example(1, 64, 128, 128, np.float32)  # 2 slabs of columns
 def test_blas_products_are_the_same_bits_at_any_thread_count(batch, m, n, k, dtype):
     """OpenBLAS's result for a row depends on where it falls in a call's micro-tiles: the
     split of a product into BLAS calls must not follow the thread count."""

@@ -32,9 +32,8 @@ MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long
 # (measured on 2 cores: docs/design.md)
 BLAS_PARALLEL_MIN = 1 << 20
 BLAS_SLAB = 64  # rows (or columns) of a slab, at least
-BLAS_PART_WORK = 1 << 23  # multiply-adds of a slab, at least (unless k, m or n are tiny)
+BLAS_PART_WORK = 1 << 19  # multiply-adds of a slab, at least
 BLAS_PARTS = 4  # slabs of a product, at most (unless tiny)
-BLAS_TINY = 64 * 192  # k * min(m, n) up to which the slabs are BLAS_SLAB rows, however many
 
 
 @register_jitable
@@ -309,17 +308,10 @@ def matmul(out, a, b, ia, ib, bias=None):
             # Slabs fixed by the shape, however many threads share them: OpenBLAS's result
             # for a row depends on where the row falls in its call's micro-tiles, so a split
             # by the thread count gave other bits at other thread counts. Each slab packs the
-            # other operand again and runs a smaller call, so few large slabs, except where
-            # k and n are tiny and 64-row slabs ran faster (docs/design.md, "Small-op
-            # latency").
+            # other operand again and runs a smaller call, so few slabs, none small
+            # (docs/design.md, "Small-op latency").
             slabs = max(1, max(m, n) // BLAS_SLAB)
-            tiny = k * min(m, n) <= BLAS_TINY
-            parts = slabs if tiny else max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
-            if tb and m >= n and parts > 1 and tiny:
-                # each slab of A's rows packs all of B again, and a stored B^T packs slowly:
-                # one transposed copy first (not for the few slabs of a large B: the copy
-                # cost more than their packing)
-                b, tb = np.ascontiguousarray(b.transpose(0, 2, 1)), False
+            parts = max(1, min(slabs, BLAS_PARTS, m * n * k // BLAS_PART_WORK))
             parallel = nmat * m * n * k * out.itemsize >= BLAS_PARALLEL_MIN \
                 and not single_thread() and nmat * parts > 1
             kernel = gemm_blas if parallel else gemm_blas_serial
