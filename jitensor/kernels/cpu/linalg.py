@@ -33,7 +33,7 @@ MV = 512  # rows per matrix-vector task: the axpy form (A^T stored) runs MV-long
 BLAS_PARALLEL_MIN = 1 << 20
 BLAS_SLAB = 64  # rows (or columns) of a slab, at least
 BLAS_PART_WORK = 1 << 19  # multiply-adds of a slab, at least
-BLAS_PARTS = 4  # slabs of a product, at most (unless tiny)
+BLAS_PARTS = 4  # slabs of a product, at most
 
 
 @register_jitable
@@ -83,8 +83,8 @@ def _gemm_tasks(w, workers, out, a, b, ia, ib):
 @register_jitable
 def _put(dst, src):
     """dst[:] = src, 1-D arrays of one size. A loop: an array-to-array slice assignment
-    compiles Numba's shape-mismatch message, whose int formatting cost 2-3 s of CPU in each
-    kernel signature that has one (a cold int64 matmul 4.2 s, 2.1 of them that)."""
+    compiles Numba's shape-mismatch message, whose int formatting is seconds of compiling in
+    every kernel signature that has one (docs/design.md, "Cold start")."""
     for i in range(dst.size):
         dst[i] = src[i]
 
