@@ -463,8 +463,7 @@ def measure(quick=False):
     rows = _tiny(jt, torch) + _activations(jt, torch, quick) + _cross_entropy(jt, torch, quick) \
         + _pointwise_losses(jt, torch, quick) + _embedding(jt, torch, quick) \
         + _linear(jt, torch, quick) + _norms(jt, torch, quick) + _attention(jt, torch, quick) \
-        + _conv(jt, torch, quick) \
-        + _transforms(jt, torch, quick)
+        + _conv(jt, torch, quick) + _transforms(jt, torch, quick)
     steps = (("MLP train step (Adam)", "64x784-128-10", _mlp, False),
              ("CNN train step (SGD)", "32x3x32x32, 2 conv", cnn_step, False),
              ("GPT train step (AdamW)", "2x64, 8x32 tokens", gpt_step, False),

@@ -16,6 +16,7 @@ it. Machine code is unchanged: the same modules reach the engine with the same p
 import weakref
 
 from numba.core import codegen as _codegen
+from numba.core import config
 from numba.core.compiler_lock import global_compiler_lock
 
 _pending_envs = {}  # env symbol -> environment, for libraries not emitted yet
@@ -23,7 +24,8 @@ _pending_envs = {}  # env symbol -> environment, for libraries not emitted yet
 
 def _finalize_final_module(self):
     """Numba's `_finalize_final_module` less adding the module to the engine (`_emit`)."""
-    if getattr(self, "_compiled_object", None) is not None:  # loaded from the disk cache
+    if getattr(self, "_compiled_object", None) is not None or config.DUMP_OPTIMIZED \
+            or config.DUMP_ASSEMBLY:  # loaded from the disk cache, or dumped: as Numba does
         return _ORIGINAL["_finalize_final_module"](self)
     self._finalize_dynamic_globals()
     self._verify_declare_only_symbols()
