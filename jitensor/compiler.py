@@ -1,13 +1,18 @@
 """torch.compile's API: `jitensor.compile` and the `jitensor.compiler` namespace.
 
-jitensor does not capture or fuse graphs yet: a compiled function or module runs its ops
-eagerly, exactly as the uncompiled one does — what torch.compile(backend="eager") does — so a
-script that compiles its model runs unchanged and gets eager jitensor's results. The arguments
-are checked as torch checks them. A compiled module is torch's `OptimizedModule`: it wraps the
-original as `_orig_mod` (so its state dict keys carry that prefix, as torch's do) and shares its
-parameters, buffers and hooks."""
+A compiled function or module runs its Python as written, every call, with elementwise fusion
+on (jitensor/fusion.py): chains of elementwise ops on float tensors become one generated,
+disk-cached kernel each, forward and backward, with eager's values. jitensor captures no graph,
+so nothing is specialized to a call's shapes or values (torch's `dynamic=True`), nothing
+recompiles when they change, and no Python is ever skipped: there are no graph breaks, and
+`fullgraph=True` has none to refuse. Backend "eager" runs without fusion, as torch's does.
+
+The arguments are checked as torch checks them. A compiled module is torch's `OptimizedModule`:
+it wraps the original as `_orig_mod` (so its state dict keys carry that prefix, as torch's do)
+and shares its parameters, buffers and hooks."""
 import functools
 
+from . import fusion
 from .nn.modules.module import Module
 
 __all__ = ["OptimizedModule", "allow_in_graph", "assume_constant_result", "compile",
@@ -15,7 +20,7 @@ __all__ = ["OptimizedModule", "allow_in_graph", "assume_constant_result", "compi
            "is_dynamo_compiling", "is_exporting", "list_backends", "reset",
            "set_default_backend"]
 
-_BACKENDS = ("eager", "inductor", "jitensor")  # all run eagerly for now
+_BACKENDS = ("eager", "inductor", "jitensor")  # inductor: jitensor's fusion, as "jitensor"
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _default_backend = ["inductor"]
 
@@ -27,14 +32,19 @@ class InvalidBackend(RuntimeError):
 
 
 class OptimizedModule(Module):
-    """A compiled module: calls run the original module (its hooks included)."""
+    """A compiled module: calls run the original module (its hooks included), fused unless
+    `fuse` is False (backend "eager")."""
 
-    def __init__(self, mod):
+    def __init__(self, mod, fuse=True):
         super().__init__()
         self._orig_mod = mod
+        self._fuse = fuse
 
     def forward(self, *args, **kwargs):
-        return self._orig_mod(*args, **kwargs)
+        if not self._fuse:
+            return self._orig_mod(*args, **kwargs)
+        with fusion.region():
+            return self._orig_mod(*args, **kwargs)
 
     def __getattr__(self, name):
         if name == "_orig_mod":
@@ -65,8 +75,8 @@ def _check_backend(backend):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,
             name=None, disable=False, recompile_limit=None, isolate_recompiles=False,
             shapes_spec=None):
-    """torch.compile: `model` (a function or an nn.Module) to run compiled — for now eagerly,
-    with the same results; without `model`, a decorator."""
+    """torch.compile: `model` (a function or an nn.Module) to run with its elementwise ops
+    fused (see the module doc); without `model`, a decorator."""
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
@@ -84,21 +94,31 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
                            f"{type(model).__name__}")
     if disable:
         return model
+    fuse = (_default_backend[0] if backend is None else backend) != "eager"
     if isinstance(model, Module):
-        return OptimizedModule(model)
+        return OptimizedModule(model, fuse)
 
     @functools.wraps(model)
     def compiled(*args, **kwargs):
-        return model(*args, **kwargs)
+        if not fuse:
+            return model(*args, **kwargs)
+        with fusion.region():
+            return model(*args, **kwargs)
     compiled._torchdynamo_orig_callable = model
     return compiled
 
 
 def disable(fn=None, recursive=True, *, reason=None):
-    """torch.compiler.disable: `fn` runs eagerly, as everything does in jitensor."""
+    """torch.compiler.disable: `fn` runs eagerly, without fusion, even inside a compiled
+    call."""
     if fn is None:
         return functools.partial(disable, recursive=recursive, reason=reason)
-    return fn
+
+    @functools.wraps(fn)
+    def eager(*args, **kwargs):
+        with fusion.suspended():
+            return fn(*args, **kwargs)
+    return eager
 
 
 def allow_in_graph(fn):
@@ -110,7 +130,8 @@ def assume_constant_result(fn):
 
 
 def is_compiling():
-    """False: jitensor never traces, so code always runs as written."""
+    """False: jitensor never traces, so code always runs as written (fused inside a compiled
+    call, with the same values)."""
     return False
 
 
@@ -122,8 +143,8 @@ def is_exporting():
 
 
 def reset():
-    """torch.compiler.reset: jitensor keeps no compiled graphs to clear (its kernels live in
-    the on-disk kernel cache, which stays valid)."""
+    """torch.compiler.reset: jitensor keeps no compiled graphs to clear (its fused kernels live
+    in the on-disk kernel cache, which stays valid)."""
 
 
 def cudagraph_mark_step_begin():

@@ -109,8 +109,8 @@ def fingerprint(fn, seen=None):
     while codes:
         code = codes.pop()
         codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-        parts += [code.co_code.hex(), repr([c for c in code.co_consts
-                                            if not isinstance(c, types.CodeType)])]
+        parts += [code.co_code.hex(), repr(code.co_names),  # (the code indexes the names)
+                  repr([c for c in code.co_consts if not isinstance(c, types.CodeType)])]
         names.update(code.co_names)
     for name in sorted(names & fn.__globals__.keys()):
         part = _value(fn.__globals__[name], names, seen)
@@ -132,6 +132,10 @@ def _value(v, names, seen):
     fn = getattr(v, "py_func", v)  # a Numba dispatcher compiles its Python function
     if isinstance(fn, types.FunctionType):
         return fingerprint(fn, seen)
+    if isinstance(v, types.ModuleType) and v.__name__.startswith("jitensor.") and \
+            getattr(v, "__file__", None):  # jitensor's own: its code and what it imports
+        from .kernels.kernel_cache import sources_hash
+        return f"module {v.__name__} {sources_hash(v.__file__)}"
     if isinstance(v, types.ModuleType):  # module.helper(...): the helpers' code counts
         helpers = [(a, getattr(v, a)) for a in sorted(names) if isinstance(
             getattr(getattr(v, a, None), "py_func", getattr(v, a, None)), types.FunctionType)]

@@ -24,6 +24,8 @@ from hypothesis.extra import numpy as hnp
 import jitensor as jt
 from jitensor.custom import fingerprint
 from jitensor.kernels.cpu.kernels import PARALLEL_MIN
+from jitensor.kernels.kernel_cache import sources_hash
+from jitensor.kernels.scalar import libm
 
 C = 0.7978845608
 
@@ -299,8 +301,12 @@ def test_fingerprint_follows_code_and_globals():
     key = fingerprint(f)
     assert key == fingerprint(f) and "C=float:0.7978845608" in key
     assert fingerprint(gelu.scalar) != fingerprint(gelu.grad)
+    assert fingerprint(lambda x: math.sin(x)) != fingerprint(lambda x: math.cos(x))
     k = 2.0
     assert fingerprint(lambda x: x * k) is None  # a closure: compiled in memory
+    # jitensor's own modules count by their code (libm.tanh itself is a closure)
+    key = fingerprint(lambda x: libm.tanh(x))
+    assert key is not None and sources_hash(libm.__file__) in key
 
 
 def test_closures_work_without_the_disk_cache():

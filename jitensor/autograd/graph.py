@@ -118,11 +118,18 @@ _grad = grad_mode._state  # the calling thread's grad mode
 dual = [False]  # whether a forward AD level is entered (forward_ad.py)
 
 
+fusion = [None]  # while a compiled call runs: jitensor.fusion.defer
+
+
 def differentiable(fn, cls):
     """`fn` recording itself as a `cls` node when grad mode is on and an input requires grad,
     and giving its outputs tangents when an input carries one (forward AD)."""
     @functools.wraps(fn)
     def op(*args, **kwargs):
+        if fusion[0] is not None:  # inside jitensor.compile: maybe a lazy tensor instead
+            lazy = fusion[0](cls, args, kwargs)
+            if lazy is not None:
+                return lazy
         if dual[0] and forward_ad.carries(args, kwargs):
             return forward_ad.run(op, cls, fn, args, kwargs)
         if _grad.enabled and needs_grad(args, kwargs):
@@ -469,6 +476,10 @@ def run(roots, retain_graph, capture=None):
     `capture` (`capture_key(t)` -> None for each wanted t, for autograd.grad) the gradients
     reaching those tensors are stored there and no `.grad` changes; otherwise leaves accumulate
     into `.grad`. (Python-bound on small tensors: written for speed.)"""
+    if fusion[0] is not None:  # backward inside a compiled call: each fused node's backward
+        from ..fusion import suspended  # is fused already; the engine runs eagerly
+        with suspended():
+            return run(roots, retain_graph, capture)
     starts = {e[0] for e, _ in roots if e.__class__ is tuple}
     deps, stack = {}, list(starts)
     while stack:  # how many edges lead into each node: it runs once all have sent

@@ -20,6 +20,7 @@ from .derivatives import RULES
 from .graph import (
     _alias,
     differentiable,
+    fusion,
     needs_grad,
     node_class,
     take_history,
@@ -162,6 +163,10 @@ def _saved_in_place(t, result):
 def _inplace(name, fn, out_of_place):
     @functools.wraps(fn)
     def method(self, *args, **kwargs):
+        if fusion[0] is not None:  # inside a compiled call: pending expressions may read what
+            from ..fusion import suspended  # is written; the op itself runs eagerly
+            with suspended():
+                return method(self, *args, **kwargs)
         grad = _grad.enabled and (self.requires_grad or needs_grad(args, kwargs))
         dual = _dual[0] and forward_ad.carries((self, *args), kwargs)
         _check_overlap(self, name, grad)

@@ -3,7 +3,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import out_with_grad_error
+from ..autograd.graph import fusion, out_with_grad_error
 from ..creation import allocate
 from ..kernels.registry import backend
 from ..tensor import Tensor
@@ -78,6 +78,14 @@ def check_writeable(fn, t):
                            f"came from a read-only NumPy array); copy it first with .clone()")
 
 
+def _pending_read(out):
+    """Inside a compiled call, before `out` is written: the fused expressions still pending
+    run first, since they may read it (jitensor/fusion.py)."""
+    if fusion[0] is not None:
+        from ..fusion import flush
+        flush()
+
+
 def check_out(fn, out, shape, dtype, device):
     """`out` must be a writeable tensor of exactly `shape` on `device` that `dtype` results can
     be cast into (torch's rule: no float result into an integer tensor, no int result into
@@ -85,6 +93,7 @@ def check_out(fn, out, shape, dtype, device):
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     check_writeable(f"{fn}()", out)
+    _pending_read(out)
     if out._device != device:
         raise RuntimeError(f"{fn}(): out= is on {out._device} but the result is on {device}; "
                            f"pass an out tensor on {device}")
@@ -113,6 +122,7 @@ def check_exact_out(fn, out, dtype):
 
 def check_write_out(fn, out, result, exact=False):
     """write_out's checks of `out` for `result`, without writing."""
+    _pending_read(out)
     if exact:
         check_exact_out(fn, out, result._dtype)
     shape = result._data.shape

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import _state as _grad
+from ..autograd.graph import fusion
 from ..creation import allocate, tensor
 from ..dtypes import bool_, int64, result_type, uint8
 from ..kernels.registry import backend
@@ -803,9 +804,10 @@ def _operator(name, dunder, symbol):
     op = B[name]
 
     def method(self, other):
-        result = _fast(op, self, other)
-        if result is not None:
-            return result
+        if fusion[0] is None:  # (inside jitensor.compile the op may be deferred)
+            result = _fast(op, self, other)
+            if result is not None:
+                return result
         # the module's function, looked up at call time: autograd wraps it after import
         return _module[name](self, other) if isinstance(other, _OPERANDS) else NotImplemented
     return _named(method, dunder, f"self {symbol} other: jitensor.{name}(self, other).")
