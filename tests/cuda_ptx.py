@@ -17,13 +17,18 @@ numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(compute
 
 
 def _load_user_kernels():
-    """The generated kernel modules of the test suite's user ops (custom_ops_module.py), so
-    their names import: the same code gives the same module names as in the tests."""
+    """The generated kernel modules of the test suite's user ops (custom_ops_module.py) and
+    of its fused chain, so their names import: the same code gives the same module names as
+    in the tests (a chain's kernels are the same on every device: it runs on the CPU here)."""
     import custom_ops_module
 
+    import jitensor as jt
+    from jitensor import fusion
     from jitensor.custom import ElementwiseOp, ReductionOp
     from jitensor.kernels.cuda import custom
-    for op in vars(custom_ops_module).values():
+    x = jt.ones(2, requires_grad=True)
+    custom_ops_module.fused_chain(x, x).sum().backward()
+    for op in (*vars(custom_ops_module).values(), *fusion._OPS.values()):
         if isinstance(op, ElementwiseOp):
             custom.kernels(op._map.spec)
             for j in range(op.arity if op.grad is not None else 0):

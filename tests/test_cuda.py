@@ -1004,6 +1004,21 @@ def test_user_reductions_and_gradients_on_the_device():
     check(w.grad, wc.grad, rtol=1e-5)
 
 
+def test_compiled_chains_fuse_on_the_device():
+    from custom_ops_module import chain, fused_chain
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    y = RNG.standard_normal(4).astype(np.float32)
+    xs = [jt.tensor(x, device=d, requires_grad=True) for d in ("cuda", "cpu")]
+    ys = [jt.tensor(y, device=d, requires_grad=True) for d in ("cuda", "cpu")]
+    fused, eager = fused_chain(xs[0], ys[0]), chain(xs[1], ys[1])
+    assert fused.device.type == "cuda" and type(fused.grad_fn).__name__ == "FusedBackward0"
+    check(fused.detach(), eager.detach(), rtol=1e-6)
+    fused.sum().backward()
+    eager.sum().backward()
+    check(xs[0].grad, xs[1].grad, rtol=1e-5, atol=1e-7)
+    check(ys[0].grad, ys[1].grad, rtol=1e-5, atol=1e-7)
+
+
 def test_save_and_load_keep_the_device(tmp_path):
     t = cuda(np.arange(6, dtype=np.float32).reshape(2, 3))
     jt.save({"w": t, "b": t[0]}, tmp_path / "s.jt")

@@ -131,13 +131,24 @@ def result({params}):
 '''
 
 _MAP = '''
-from jitensor.kernels.cpu.elementwise import _flat, _item, _row, _work, at
+from jitensor.kernels.cpu.elementwise import _dense, _flat, _item, _row, _work, at
 
 
 @register_jitable
 def _loop(out, {params}):
     for i in range(out.shape[0]):
         out[i] = body({at})
+
+
+@register_jitable
+def _rows(o, {params}):
+    # rows typed C-contiguous (a row of a 4-D view that Numba types strided does not
+    # vectorise, even at unit stride): strided operands are gathered, a strided out= written
+    # element by element
+    if o.strides[0] == o.itemsize:
+        _loop(np.ascontiguousarray(o), {dense})
+    else:
+        _loop(o, {dense})
 
 
 @njit(cache={cache}, error_model="numpy")
@@ -152,11 +163,11 @@ def nd(out, {params}):
     if serial(out.size):  # starting the thread pool costs more than the work (or one thread)
         for w in range(items):
             i, j, k, lo, hi = _item(w, out, chunks)
-            _loop(out[i, j, k, lo:hi], {row})
+            _rows(out[i, j, k, lo:hi], {row})
     else:
         for w in prange(items):
             i, j, k, lo, hi = _item(w, out, chunks)
-            _loop(out[i, j, k, lo:hi], {row})
+            _rows(out[i, j, k, lo:hi], {row})
 '''
 
 _REDUCE = '''
@@ -222,6 +233,7 @@ def source(spec, cache):
     return (_HEADER + _MAP).format(
         at=", ".join(f"at({p}, i)" for p in spec.params),
         flat=", ".join(f"_flat({p})" for p in spec.params),
+        dense=", ".join(f"_dense({p})" for p in spec.params),
         row=", ".join(f"_row({p}, i, j, k, lo, hi)" for p in spec.params), **fields)
 
 
