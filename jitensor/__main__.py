@@ -7,8 +7,8 @@ each with its ratio to NumPy and torch, at small sizes and short timing.
 --full runs every section at full size: creation (empty / zeros / ones / full from 1e3 to 1e8
 float32 elements on every available device, the per-call cost of tiny tensors, import and first
 call in a fresh process), then elementwise, reductions and softmax, matmul, indexing, autograd,
-user kernels, recurrent layers, float16/bfloat16 and FFTs. --only picks sections; --quick runs
-them at fewer sizes, shorter timing.
+user kernels, recurrent layers, float16/bfloat16, FFTs and jt.compile's fusion. --only picks
+sections; --quick runs them at fewer sizes, shorter timing.
 
 --compile-report [gpt|mlp|cnn|gcn] runs one training step instead and lists the kernels Numba
 compiled or loaded for it (jitensor/bench/compile_report.py): on an empty kernel cache
@@ -31,7 +31,8 @@ from .bench import compare, compile_report, creation, headline, optional, per_ca
 SECTIONS = [("elementwise, float32", "elementwise"), ("reductions and softmax", "reduction"),
             ("matmul", "linalg"), ("views and indexing", "indexing"), ("autograd", "autograd"),
             ("user kernels", "custom"), ("recurrent layers", "recurrent"),
-            ("float16 and bfloat16 (CPU)", "half"), ("FFT and complex", "spectral")]
+            ("float16 and bfloat16 (CPU)", "half"), ("FFT and complex", "spectral"),
+            ("jt.compile, eager and fused", "compile")]
 
 _FRESH = ("import time; t0 = time.perf_counter(); import jitensor as jt; t1 = time.perf_counter();"
           " jt.zeros(2, 3); t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")
