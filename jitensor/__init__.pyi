@@ -1798,8 +1798,8 @@ def compile(
     isolate_recompiles: Any = False,
     shapes_spec: Any = None,
 ) -> Any:
-    """torch.compile: `model` (a function or an nn.Module) to run compiled — for now eagerly,
-    with the same results; without `model`, a decorator."""
+    """torch.compile: `model` (a function or an nn.Module) to run with its elementwise ops fused
+    (see the module doc); without `model`, a decorator."""
 
 def complex(real: Any, imag: Any, *, out: Tensor | None = None) -> Tensor:
     """The complex tensor real + i imag (float32 parts make complex64, float64 complex128),

@@ -73,9 +73,10 @@ FORMULAS = {name: _formula(name) for name in PARTIALS}
 class Pending:
     """What a lazy tensor will hold: op `name` over `operands` (tensors, lazy or not, and
     numbers), of `shape`; `grad`: whether it is recorded by autograd when it runs; `ops`: how
-    many ops its expression holds; `versions`: its concrete operands' version counters."""
+    many ops its expression holds; `versions`: its concrete operands' version counters; `call`:
+    the deferred call (fn, args, kwargs), which runs as it is when the op stands alone."""
 
-    __slots__ = ("name", "operands", "shape", "grad", "ops", "versions")
+    __slots__ = ("name", "operands", "shape", "grad", "ops", "versions", "call")
 
 
 class LazyTensor(Tensor):
@@ -141,6 +142,7 @@ _region = _Region()
 stats = {"fused ops": 0, "kernels": 0, "materialized": 0, "compile seconds": 0.0}
 """Counts since import: ops deferred, kernels generated, expressions run, and the seconds
 spent generating and compiling kernels (`jitensor._dynamo.explain` reports them)."""
+runs = [None]  # a list while explain() records: the ops of each expression run, in order
 
 
 def active():
@@ -254,9 +256,9 @@ _POWERS = {2: ("square",), 3: ("square", "mul"), 0.5: ("sqrt",), -0.5: ("rsqrt",
            -1: ("reciprocal",), -2: ("square", "reciprocal")}
 
 
-def defer(cls, args, kwargs):
-    """A LazyTensor for the call, or None to run it eagerly (autograd/graph.differentiable
-    asks first, while a compiled call runs)."""
+def defer(fn, cls, args, kwargs):
+    """A LazyTensor for the call `fn(*args, **kwargs)` of the op whose node class is `cls`, or
+    None to run it eagerly (autograd/graph.differentiable asks first, in a compiled call)."""
     call = _call(cls, args, kwargs)
     if call is None or graph.dual[0]:
         return None
@@ -290,12 +292,12 @@ def defer(cls, args, kwargs):
             t = _lazy(steps[0], (x,), shape, dtype, device, grad, ops)
             return _lazy(steps[1], (t, x) if steps[1] == "mul" else (t,), shape, dtype, device,
                          grad, ops + 1) if len(steps) > 1 else t
-    return _lazy(name, operands, shape, dtype, device, grad, ops)
+    return _lazy(name, operands, shape, dtype, device, grad, ops, (fn, args, kwargs))
 
 
-def _lazy(name, operands, shape, dtype, device, grad, ops):
+def _lazy(name, operands, shape, dtype, device, grad, ops, call=None):
     p = Pending()
-    p.name, p.operands, p.shape, p.grad, p.ops = name, operands, shape, grad, ops
+    p.name, p.operands, p.shape, p.grad, p.ops, p.call = name, operands, shape, grad, ops, call
     p.versions = tuple((c, c.count) for c in (
         counter(_raw_data.__get__(a)) for a in operands
         if a.__class__ is not LazyTensor and isinstance(a, Tensor)))
@@ -398,8 +400,23 @@ def materialize(t):
     p = _raw_data.__get__(t)
     if p.__class__ is not Pending:
         return
+    if p.ops == 1 and p.call is not None:  # one op alone: its own kernel, as eager runs it
+        _check_versions(p)
+        fn, args, kwargs = p.call
+        saved, graph.fusion[0] = graph.fusion[0], None
+        try:
+            with grad_mode.set_grad_enabled(p.grad):
+                fresh = fn(*args, **kwargs)
+        finally:
+            graph.fusion[0] = saved
+        _become(t, fresh)
+        if runs[0] is not None:
+            runs[0].append((p.name,))
+        return
     body = _Body()
     body.visit(t)
+    if runs[0] is not None:
+        runs[0].append(tuple(op for _, op, _ in body.nodes))
     op = _kernel(body)
     compiles = len(op._map._dtypes)
     start = time.perf_counter()
@@ -407,7 +424,12 @@ def materialize(t):
         fresh = op(*body.leaves, *body.numbers)
     if len(op._map._dtypes) != compiles:  # the first call for these dtypes compiled it
         stats["compile seconds"] += time.perf_counter() - start
+    _become(t, fresh)
+    stats["materialized"] += 1
+
+
+def _become(t, fresh):
+    """Make lazy `t` the plain tensor `fresh` (its values and its place in the graph)."""
     _raw_data.__set__(t, fresh._data)
     _raw_meta.__set__(t, fresh._meta)
     t.__class__ = Tensor
-    stats["materialized"] += 1

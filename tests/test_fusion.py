@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import run_python
+from custom_ops_module import chain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,26 @@ def test_fused_gradients_match_eager_and_torch(steps, shapes):
         for f, r in zip(fused, reference, strict=True):
             assert f.shape == r.shape
             np.testing.assert_allclose(f, r, rtol=1e-10, atol=1e-12)
+
+
+def test_same_bits_at_one_thread_and_all_of_them():
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((300, 400), np.float32), rng.standard_normal(400, np.float32)
+    fused = jt.compile(chain)
+
+    def run():
+        xs, ys = jt.tensor(x, requires_grad=True), jt.tensor(y, requires_grad=True)
+        out = fused(xs, ys)  # 120,000 elements: the parallel loop
+        out.backward(jt.ones_like(out))
+        return out.detach().numpy(), xs.grad.numpy(), ys.grad.numpy()
+    threads = jt.get_num_threads()
+    try:
+        jt.set_num_threads(1)
+        serial = run()
+    finally:
+        jt.set_num_threads(threads)
+    for one, many in zip(serial, run(), strict=True):
+        np.testing.assert_array_equal(one, many)
 
 
 def test_a_chain_is_one_kernel_and_numbers_are_arguments():
@@ -219,3 +240,20 @@ def test_a_second_process_loads_fused_kernels_from_disk(tmp_path):
     hits, misses = map(int, run_python(_CACHE_CHECK, env).split())
     assert misses == 0 and hits >= 3
     assert any(p.name.startswith("jitensor_fusion_fused") for p in tmp_path.glob("*.py"))
+
+
+def test_explain_reports_the_fused_expressions_and_the_dump_shows_their_source(
+        monkeypatch, capsys):
+    import jitensor._dynamo as dynamo
+    monkeypatch.setenv("JITENSOR_COMPILE_DUMP", "1")
+
+    def f(x, w):
+        h = (x @ w).erf() * 2 + 1
+        return h.expm1().sum() + x.exp().mean()
+    report = dynamo.explain(f)(jt.randn(4, 5), jt.randn(5, 3))
+    assert report.ops_per_graph == [("erf", "mul", "add", "expm1"), ("exp",)]
+    assert report.graph_count == 2 and report.graph_break_count == 0 and report.op_count == 5
+    assert report.kernels_generated == 1 and report.compile_seconds > 0
+    assert "Ops 1: erf, mul, add, expm1" in str(report)
+    source = capsys.readouterr().err
+    assert "def fused(x0, c0, c1, c2):" in source and "libm.erf(x0)" in source

@@ -127,7 +127,7 @@ def differentiable(fn, cls):
     @functools.wraps(fn)
     def op(*args, **kwargs):
         if fusion[0] is not None:  # inside jitensor.compile: maybe a lazy tensor instead
-            lazy = fusion[0](cls, args, kwargs)
+            lazy = fusion[0](op, cls, args, kwargs)
             if lazy is not None:
                 return lazy
         if dual[0] and forward_ad.carries(args, kwargs):
