@@ -19,11 +19,13 @@ per leaf that requires grad, computing g * d(result)/d(leaf) by reverse accumula
 same body (the forward is recomputed, never stored): the backward is fused too. Gradients are
 eager's formulas, so they agree with eager within float rounding.
 
-Safety: the leaves are read when the expression is materialized, so before an in-place op
-writes a tensor every pending expression of the compiled call is materialized (autograd/wrap.py
-calls `flush`), and a leaf written some other way in between (an optimizer's kernel, out=) makes
-materialization raise instead of computing from new values. A compiled call materializes
-whatever pending tensors are still alive when it returns."""
+Safety: the leaves are read when the expression is materialized, so before an in-place Tensor
+method or an op's out= writes a tensor, every pending expression of the compiled call is
+materialized (`flush`: autograd/wrap.py and ops/_common.py call it), and a leaf written some
+other way in between (an optimizer's kernel) makes materialization raise instead of computing
+from new values. A compiled call materializes whatever pending tensors are still alive when it
+returns. The hook is the process's: ops other threads run during a compiled call are deferred
+too."""
 import os
 import re
 import sys
@@ -37,7 +39,7 @@ from .dtypes import float32, float64
 from .kernels.scalar import table
 from .tensor import Size, Tensor
 
-__all__ = ["LazyTensor", "active", "flush", "region", "stats", "suspended"]
+__all__ = ["LazyTensor", "flush", "region", "stats", "suspended"]
 
 MAX_OPS = 48  # a longer expression materializes its operands first: bounds a kernel's size
 
@@ -140,13 +142,9 @@ class _Region:
 
 _region = _Region()
 stats = {"fused ops": 0, "kernels": 0, "materialized": 0, "compile seconds": 0.0}
-"""Counts since import: ops deferred, kernels generated, expressions run, and the seconds
-spent generating and compiling kernels (`jitensor._dynamo.explain` reports them)."""
+"""Counts since import: ops deferred, kernels generated, expressions run by them, and the
+seconds spent generating and compiling kernels (`jitensor._dynamo.explain` reports them)."""
 runs = [None]  # a list while explain() records: the ops of each expression run, in order
-
-
-def active():
-    return _region.depth > 0
 
 
 class region:
@@ -157,14 +155,13 @@ class region:
         graph.fusion[0] = defer
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, value, tb):
         _region.depth -= 1
         if _region.depth == 0:
             graph.fusion[0] = None
-            try:
+            if kind is None:  # (after an error what is pending runs when read, if ever)
                 flush()
-            finally:
-                _region.made = []
+            _region.made = []
         return False
 
 
@@ -239,8 +236,10 @@ def _call(cls, args, kwargs):
         return ("div", args) if len(args) == 2 and kwargs.get("rounding_mode") is None \
             and set(kwargs) <= {"rounding_mode"} else None
     if name == "gelu":
-        approximate = kwargs.pop("approximate", "none")
-        name = {"none": "gelu", "tanh": "gelu_tanh"}.get(approximate)
+        if set(kwargs) - {"approximate"}:
+            return None
+        name = {"none": "gelu", "tanh": "gelu_tanh"}.get(kwargs.get("approximate", "none"))
+        return (name, args) if name is not None and len(args) == 1 else None
     if name == "pow":
         if len(args) != 2 or kwargs or not isinstance(args[0], Tensor) or \
                 args[1].__class__ not in (int, float):
@@ -284,14 +283,16 @@ def defer(fn, cls, args, kwargs):
         for a in operands:
             if a.__class__ is LazyTensor:
                 materialize(a)
-        ops = 1 + sum(a.__class__ is LazyTensor for a in operands)
+        ops = 1
     if name == "pow":
         x, e = operands
         steps = _POWERS.get(e)
+        if steps is not None and len(steps) == 1:
+            return _lazy(steps[0], (x,), shape, dtype, device, grad, ops, (fn, args, kwargs))
         if steps is not None:
             t = _lazy(steps[0], (x,), shape, dtype, device, grad, ops)
             return _lazy(steps[1], (t, x) if steps[1] == "mul" else (t,), shape, dtype, device,
-                         grad, ops + 1) if len(steps) > 1 else t
+                         grad, ops + 1)
     return _lazy(name, operands, shape, dtype, device, grad, ops, (fn, args, kwargs))
 
 

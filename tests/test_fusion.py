@@ -131,6 +131,16 @@ def test_what_cannot_fuse_runs_eagerly_with_eager_results():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+def test_an_op_alone_runs_its_eager_call_with_its_arguments():
+    x = jt.randn(6, requires_grad=True)
+    F = jt.nn.functional
+    for fn in (lambda t: F.gelu(t, approximate="tanh"), lambda t: t ** 2, lambda t: t ** 2.5,
+               lambda t: jt.sub(t, 1.5, alpha=2), lambda t: t / 3):
+        fused, eager = jt.compile(fn)(x), fn(x)
+        assert type(fused.grad_fn) is type(eager.grad_fn)  # the eager node, not a fused one
+        np.testing.assert_array_equal(fused.detach().numpy(), eager.detach().numpy())
+
+
 def test_lazy_tensors_know_their_shape_and_materialize_on_any_other_use():
     seen = {}
 
