@@ -220,11 +220,16 @@ def test_compiled_modules_and_disable():
     assert type(jt.compile(lambda t: t * 2, backend="eager")(x)) is jt.Tensor
 
 
-def test_training_steps_under_compile_match_eager():
-    from jitensor.bench.autograd import vae_step
-    eager = vae_step(jt)  # (each builds its model from seed 0 and samples as it steps)
+@pytest.mark.parametrize("name", ["vae_step", "cnn_step", "dcgan_step", "char_mlp_step",
+                                  "lstm_lm_step", "gpt_step"])
+def test_training_steps_under_compile_match_eager(name):
+    """The benchmark's training steps (model, loss, backward, optimizer), compiled whole: the
+    second step's loss depends on the first step's gradients."""
+    from jitensor.bench import autograd, compile_report
+    make = getattr(autograd, name, None) or getattr(compile_report, name)
+    eager = make(jt)  # (each builds its model from seed 0 and samples as it steps)
     losses = [eager().item() for _ in range(2)]
-    fused = jt.compile(vae_step(jt))
+    fused = jt.compile(make(jt))
     np.testing.assert_allclose([fused().item() for _ in range(2)], losses, rtol=1e-6)
 
 
