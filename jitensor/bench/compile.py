@@ -2,8 +2,8 @@
 (fused, jitensor/fusion.py), against the same code in torch's eager mode, float32 on the CPU.
 
 ``python -m jitensor.bench.compile [--quick]``: the tanh GELU spelled out (torch's `gelu` is
-its own kernel; here both libraries run the formula's eight ops), bias + GELU + residual, an
-Adam update spelled out, forward and forward + backward; and the small GPT's training step
+its own kernel; here both libraries run the formula's eight ops), bias + GELU + residual,
+RMSNorm, forward and forward + backward, an Adam update spelled out; and the small GPT's step
 (`compile_report.gpt_step`), whose elementwise work is mostly built-in fused ops already.
 Each pair of rows is eager then compiled; the ratio is torch's time over that row's."""
 import sys
@@ -30,6 +30,13 @@ def bias_gelu_residual(lib):
     return f
 
 
+def rms_norm(lib, eps=1e-6):
+    """RMSNorm as LLaMA-style code writes it."""
+    def f(x, weight):
+        return x * lib.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+    return f
+
+
 def adam(lib, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, step=10):
     def f(p, g, m, v):
         m = b1 * m + (1 - b1) * g
@@ -49,13 +56,15 @@ def _cases(lib, compile, n, rows):
     h, b, r = t(rows, 384), t(384), t(rows, 384)
     hg, bg = t(rows, 384, grad=True), t(384, grad=True)
     p, g, m, v = t(n), t(n), t(n), t(n).abs()
-    fg, fr, fa = (compile(make(lib)) for make in (gelu, bias_gelu_residual, adam))
+    fg, fr, fa, fn = (compile(make(lib)) for make in (gelu, bias_gelu_residual, adam,
+                                                        rms_norm))
     step = gpt_step(lib)
     if compile is not _eager:
         step = compile(step)
     return {"gelu": lambda: fg(x), "gelu+bwd": lambda: fg(xg).sum().backward(),
             "bias+gelu+res": lambda: fr(h, b, r),
             "bias+gelu+res+bwd": lambda: fr(hg, bg, r).sum().backward(),
+            "rms norm": lambda: fn(r, b), "rms norm+bwd": lambda: fn(hg, bg).sum().backward(),
             "adam update": lambda: fa(p, g, m, v), "GPT step": step}
 
 
@@ -69,7 +78,8 @@ def measure(quick=False):
     n, rows = (1 << 18, 512) if quick else (1 << 20, 2048)
     eager, fused = _cases(jt, _eager, n, rows), _cases(jt, jt.compile, n, rows)
     peer = _cases(torch, _eager, n, rows) if torch is not None else {}
-    shapes = {"gelu": (n,), "bias": (rows, 384), "adam": (n,), "GPT": "2x64 block 32"}
+    shapes = {"gelu": (n,), "bias": (rows, 384), "rms": (rows, 384), "adam": (n,),
+              "GPT": "2x64 block 32"}
     out = []
     for case in eager:
         for mode, mine in (("eager", eager[case]), ("fused", fused[case])):
