@@ -220,9 +220,22 @@ def _operand(a, dtype, device, shape):
     return a._dtype, a._device, tuple(out)
 
 
+_NAMES = {}  # node class -> the op's name if it may fuse, else None
+
+
+def _name(cls):
+    name = cls.__name__[:-9].lower()  # "AddBackward0" -> "add"
+    _NAMES[cls] = name = name if name in FORMULAS or name == "gelu" else None
+    return name
+
+
 def _call(cls, args, kwargs):
     """(op name, operands) for a fusable call of the op whose node class is `cls`, or None."""
-    name = cls.__name__[:-9].lower()  # "AddBackward0" -> "add"
+    name = _NAMES.get(cls, 0)
+    if name == 0:
+        name = _name(cls)
+    if name is None:
+        return None
     if kwargs:
         if kwargs.get("out") is not None:
             return None
