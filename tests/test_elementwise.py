@@ -823,6 +823,33 @@ def test_a_bias_row_broadcast_down_matches_numpy(rows, dtype):
     np.testing.assert_array_equal((xt[..., :4] + rt[:4]).numpy(), x[..., :4] + row[:4])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("rows", [(1,), (5,), (3, 4), (512,)])
+def test_a_column_broadcast_along_rows_matches_numpy(rows, dtype):
+    # a keepdim column (x - x.mean(-1, keepdim=True)) broadcast along rows of at least
+    # elementwise.ROW_MIN runs as one number per row (the columns kernel): both operand
+    # orders, each arithmetic family, a comparison, and a column strided or too short
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((*rows, 40)) * 8).astype(dtype)
+    column = (rng.standard_normal((*rows, 1)) * 8 + 20).astype(dtype)
+    xt, ct = jt.tensor(x), jt.tensor(column)
+    for name in ("add", "sub", "mul", "maximum", "div", "eq", "lt"):
+        fn = getattr(np, {"sub": "subtract", "mul": "multiply", "div": "true_divide",
+                          "eq": "equal", "lt": "less"}.get(name, name))
+        for got, want in ((getattr(jt, name)(xt, ct), fn(x, column)),
+                          (getattr(jt, name)(ct, xt), fn(column, x))):
+            if name == "div":  # (true division of integers gives the default float dtype)
+                want = want.astype(np.float32)
+            assert got.dtype == jt.tensor(want).dtype and got.shape == want.shape
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-6 if name == "div" else 0)
+    target = xt.clone()
+    target.mul_(ct)
+    np.testing.assert_array_equal(target.numpy(), x * column)
+    wide = (rng.standard_normal((*rows, 2)) * 8).astype(dtype)
+    np.testing.assert_array_equal((xt + jt.tensor(wide)[..., :1]).numpy(), x + wide[..., :1])
+    np.testing.assert_array_equal((xt[..., :4] + ct).numpy(), x[..., :4] + column)
+
+
 @pytest.mark.parametrize("shape", [(2048, 32), (7, 331, 40), (1500, 100)])
 def test_large_outputs_of_short_rows_match_numpy(shape):
     """From PARALLEL_MIN elements on, rows shorter than SHORT_ROW (after coalescing) run as one

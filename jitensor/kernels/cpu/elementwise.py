@@ -183,6 +183,16 @@ def _bias_row(x):
     return x[(0,) * (x.ndim - 1)]
 
 
+def _column(x):
+    """x's values, one per row of its last dim, as a 1-D view when x is an array of at least
+    ROW_MIN columns broadcast along that dim from a C-contiguous column (strides 0 in the last
+    dim: a keepdim reduction expanded); else None."""
+    if x.__class__ is not ndarray or x.ndim < 2 or x.shape[-1] < ROW_MIN or x.strides[-1]:
+        return None
+    column = x[..., 0]
+    return column.reshape(-1) if column.flags.c_contiguous else None
+
+
 @register_jitable
 def _work(out):
     """Work items of one row slice of at most BLOCK elements each, so that threads split rows
@@ -221,10 +231,10 @@ _serial = dict(cache=True, error_model="numpy")  # numpy model: x / 0.0 is inf, 
 
 
 def _shells(family, body):
-    """The (flat, rows) kernels of the family whose switch is `body`, named `<family>_flat` and
-    `<family>_rows` (the name keys each one's on-disk cache), and the Python function of its
-    row functions, `<family>_row` (compiled by `_row_function`). Each compiles on first call,
-    for the signatures it is called with."""
+    """The (flat, rows, row, columns) kernels of the family whose switch is `body`, named
+    `<family>_flat`, ... (the name keys each one's on-disk cache); `row` is the Python function
+    of its row functions (compiled by `_row_function`). Each compiles on first call, for the
+    signatures it is called with."""
     def flat(op, out, a, b, c, d):
         body(op, _flat(out), _flat(a), _flat(b), _flat(c), d)
 
@@ -242,10 +252,24 @@ def _shells(family, body):
         (`_row_function`)."""
         body(op, carray(out, n), _elements(a, n), _elements(b, n), _elements(c, n), d)
 
+    def columns(op, out, a, b, c, d, column):
+        """flat's work with operand `column` (1: a, 2: b) one value per row of out's last dim
+        (`_column`: x - x.mean(-1, keepdim=True)), a number for each row's loop; the other an
+        array of out's shape or a scalar."""
+        o, n = out.reshape(-1), out.shape[-1]
+        x, y = _flat(a), _flat(b)
+        if column == 1:
+            for r in range(o.size // n):
+                body(op, o[r * n:(r + 1) * n], x[r], _span(y, r * n, (r + 1) * n), c, d)
+        else:
+            for r in range(o.size // n):
+                body(op, o[r * n:(r + 1) * n], _span(x, r * n, (r + 1) * n), y[r], c, d)
+
     flat.__name__ = flat.__qualname__ = family + "_flat"
     rows.__name__ = rows.__qualname__ = family + "_rows"
     row.__name__ = row.__qualname__ = family + "_row"
-    return njit(**_serial)(flat), njit(**_serial)(rows), row
+    columns.__name__ = columns.__qualname__ = family + "_columns"
+    return njit(**_serial)(flat), njit(**_serial)(rows), row, njit(**_serial)(columns)
 
 
 def _elements(x, n):
@@ -362,8 +386,7 @@ _made = threading.Lock()
 
 
 def _kernels(family, op):
-    """The (flat, rows) kernels of op code `op` of `family`, `<family>_<op>_flat` and
-    `<family>_<op>_rows`, and its row function's Python source `<family>_<op>_row`. Made on
+    """The kernels of op code `op` of `family` (`_shells`: `<family>_<op>_flat`, ...). Made on
     first use, under a lock: each kernel's cache key pickles its switch by reference to the
     module global of that name, which must stay the same object."""
     with _made:
@@ -557,11 +580,19 @@ def _raveled(x):
 def _by_rows(kernels, op, out, a, b, c, d, k):
     """Run the rows kernel when operand k (1: a, 2: b), which is not C-contiguous, is one row
     broadcast down a small out (x + bias: read in place, where the flat kernel would copy it
-    out first); False when it is not. Called only for such operands, off the common path."""
-    row = _bias_row(a if k == 1 else b) if c.__class__ is not ndarray else None
-    if row is None:
+    out first), or the columns kernel when it is one column broadcast along out's rows (x /
+    norm); False when it is neither. Called only for such operands, off the common path."""
+    if c.__class__ is ndarray:
         return False
-    kernels[1](op, out, *((row, b) if k == 1 else (a, row)), c, d, k)
+    x = a if k == 1 else b
+    row = _bias_row(x)
+    if row is not None:
+        kernels[1](op, out, *((row, b) if k == 1 else (a, row)), c, d, k)
+        return True
+    column = _column(x)
+    if column is None:
+        return False
+    kernels[3](op, out, *((column, b) if k == 1 else (a, column)), c, d, k)
     return True
 
 
