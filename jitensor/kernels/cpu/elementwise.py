@@ -485,6 +485,10 @@ def launch(family, op, out, a, b=0, c=0, d=0):
     kernels = _KERNELS[family][op] or _kernels(family, op)
     n = out.size
     dense = out.flags.c_contiguous
+    if a.__class__ is ndarray and not a.flags.c_contiguous:
+        a = _one(a)  # (an operand the same everywhere, as an expanded gradient: a number)
+    if b.__class__ is ndarray and not b.flags.c_contiguous:
+        b = _one(b)
     if dense and n < ROWS_MAX and (a.__class__ is ndarray and not a.flags.c_contiguous
                                    and _by_rows(kernels, op, out, a, b, c, d, 1)
                                    or b.__class__ is ndarray and not b.flags.c_contiguous
