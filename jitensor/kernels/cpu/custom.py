@@ -373,7 +373,10 @@ def launch(spec, out, operands):
               *(x.reshape(flat4) if x.__class__ is ndarray else x for x in operands))
     elif n:
         for views in as_4d(out, *arrays):
-            rest = iter(views[1:])
+            # a view constant along the rows (a keepdim column: x - mean) goes as its 3-D
+            # column, a number for each row's loop (gathering a stride-0 row allocated)
+            rest = iter([v[..., 0] if v.strides[3] == 0 and v.shape[3] > 1 else v
+                         for v in views[1:]])
             _call(spec, m.nd, views[0],
                   *(next(rest) if x.__class__ is ndarray else x for x in operands))
 

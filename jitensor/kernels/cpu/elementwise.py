@@ -137,11 +137,14 @@ def _flat_impl(x):
 
 
 def _row(x, i, j, k, lo, hi):
-    """x[i, j, k, lo:hi] of a 4-D view, or the scalar itself."""
+    """x[i, j, k, lo:hi] of a 4-D view, x[i, j, k] of a 3-D one (a value per row), or the
+    scalar itself."""
 
 
 @overload(_row, inline="always")
 def _row_impl(x, i, j, k, lo, hi):
+    if isinstance(x, types.Array) and x.ndim == 3:
+        return lambda x, i, j, k, lo, hi: x[i, j, k]
     if isinstance(x, types.Array):
         return lambda x, i, j, k, lo, hi: x[i, j, k, lo:hi]
     return lambda x, i, j, k, lo, hi: x
