@@ -81,31 +81,24 @@ class Pending:
     __slots__ = ("name", "operands", "shape", "grad", "ops", "versions", "call")
 
 
+def _materializing(slot):
+    """A property over Tensor's `slot` that materializes the lazy tensor first."""
+    def get(self):
+        materialize(self)
+        return slot.__get__(self)
+
+    def put(self, value):
+        materialize(self)
+        slot.__set__(self, value)
+    return property(get, put)
+
+
 class LazyTensor(Tensor):
     """A tensor whose values are a pending fused expression (see the module doc). Its shape,
     dtype and device are known; reading anything else materializes it into a plain Tensor."""
 
     __slots__ = ()
-
-    @property
-    def _data(self):
-        materialize(self)
-        return _raw_data.__get__(self)
-
-    @_data.setter
-    def _data(self, value):
-        materialize(self)
-        _raw_data.__set__(self, value)
-
-    @property
-    def _meta(self):
-        materialize(self)
-        return _raw_meta.__get__(self)
-
-    @_meta.setter
-    def _meta(self, value):
-        materialize(self)
-        _raw_meta.__set__(self, value)
+    _data, _meta = _materializing(_raw_data), _materializing(_raw_meta)
 
     @property
     def shape(self):

@@ -173,17 +173,6 @@ def _span_impl(x, lo, hi):
     return lambda x, lo, hi: x
 
 
-def _item_of(x, i):
-    """x[i] of a 1-D operand, or the scalar itself."""
-
-
-@overload(_item_of, inline="always")
-def _item_of_impl(x, i):
-    if isinstance(x, types.Array):
-        return lambda x, i: x[i]
-    return lambda x, i: x
-
-
 ROW_MIN = 16  # elements of a broadcast row worth a loop per row (shorter: one copy, one loop)
 
 
@@ -274,12 +263,10 @@ def _shells(family, body):
         x, y = _flat(a), _flat(b)
         if column == 1:
             for r in range(o.size // n):
-                body(op, o[r * n:(r + 1) * n], _item_of(x, r), _span(y, r * n, (r + 1) * n),
-                     c, d)
+                body(op, o[r * n:(r + 1) * n], at(x, r), _span(y, r * n, (r + 1) * n), c, d)
         else:
             for r in range(o.size // n):
-                body(op, o[r * n:(r + 1) * n], _span(x, r * n, (r + 1) * n), _item_of(y, r),
-                     c, d)
+                body(op, o[r * n:(r + 1) * n], _span(x, r * n, (r + 1) * n), at(y, r), c, d)
 
     flat.__name__ = flat.__qualname__ = family + "_flat"
     rows.__name__ = rows.__qualname__ = family + "_rows"
