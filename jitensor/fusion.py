@@ -26,6 +26,7 @@ other way in between (an optimizer's kernel) makes materialization raise instead
 from new values. A compiled call materializes whatever pending tensors are still alive when it
 returns. The hook is the process's: ops other threads run during a compiled call are deferred
 too."""
+import math
 import os
 import re
 import sys
@@ -56,6 +57,12 @@ PARTIALS = {
     "pow": ("0 if {1} == 0 else {1} * {0} ** ({1} - 1)",),
     "gelu": ("s.gelu_grad(1, {0})",), "gelu_tanh": ("s.gelu_tanh_grad(1, {0})",),
     "silu": ("s.silu_grad(1, {0})",),
+    # ties split the gradient, and a NaN's goes to the other operand (derivatives/elementwise)
+    "maximum": ("0.5 if {0} == {1} else (1 if {0} > {1} else 0)",
+                "0.5 if {0} == {1} else (0 if {0} > {1} else 1)"),
+    "minimum": ("0.5 if {0} == {1} else (1 if {0} < {1} else 0)",
+                "0.5 if {0} == {1} else (0 if {0} < {1} else 1)"),
+    "clamp": ("0 if {0} < {1} or {0} > {2} else 1",),  # (bounds are numbers: no partial)
 }
 _DTYPES = (float32, float64)
 _raw_data, _raw_meta = Tensor._data, Tensor._meta  # the slots, under LazyTensor's properties
@@ -251,6 +258,14 @@ def _call(cls, args, kwargs):
                 args[1].__class__ not in (int, float):
             return None
         return "pow", args
+    if name == "clamp":  # number bounds (None: no bound)
+        bounds = dict(zip(("min", "max"), args[1:], strict=False), **kwargs)
+        if not args or len(args) > 3 or set(bounds) - {"min", "max"} or \
+                bounds.get("min") is None and bounds.get("max") is None or \
+                any(v is not None and v.__class__ not in (int, float) for v in bounds.values()):
+            return None
+        lo, hi = bounds.get("min"), bounds.get("max")
+        return "clamp", (args[0], -math.inf if lo is None else lo, math.inf if hi is None else hi)
     if kwargs or name not in FORMULAS:
         return None
     return (name, args) if len(args) == len(PARTIALS[name]) else None

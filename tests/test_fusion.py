@@ -30,6 +30,11 @@ OPS = [
     ("gelu_tanh", lambda L, a, b: L.nn.functional.gelu(a, approximate="tanh")),
     ("silu", lambda L, a, b: L.nn.functional.silu(a)),
     ("add_alpha", lambda L, a, b: L.add(a, b, alpha=0.75)),
+    ("maximum", lambda L, a, b: L.maximum(a, b * 0.5)),
+    ("minimum", lambda L, a, b: L.minimum(a, b - 0.25)),
+    ("clamp", lambda L, a, b: L.clamp(a, -0.5, 0.7)),
+    ("clamp_min", lambda L, a, b: a.clamp(min=0.1)),
+    ("clamp_max", lambda L, a, b: L.clamp(a, max=0.3)),
 ]
 
 
@@ -135,7 +140,7 @@ def test_an_op_alone_runs_its_eager_call_with_its_arguments():
     x = jt.randn(6, requires_grad=True)
     F = jt.nn.functional
     for fn in (lambda t: F.gelu(t, approximate="tanh"), lambda t: t ** 2, lambda t: t ** 2.5,
-               lambda t: jt.sub(t, 1.5, alpha=2), lambda t: t / 3):
+               lambda t: jt.sub(t, 1.5, alpha=2), lambda t: t / 3, lambda t: t.clamp(max=0.2)):
         fused, eager = jt.compile(fn)(x), fn(x)
         assert type(fused.grad_fn) is type(eager.grad_fn)  # the eager node, not a fused one
         np.testing.assert_array_equal(fused.detach().numpy(), eager.detach().numpy())
