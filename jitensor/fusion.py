@@ -36,7 +36,7 @@ import weakref
 from .autograd import grad_mode, graph
 from .autograd.versions import counter
 from .custom import ElementwiseOp
-from .dtypes import float32, float64
+from .dtypes import bool_, float32, float64
 from .kernels.scalar import table
 from .tensor import Size, Tensor
 
@@ -63,6 +63,7 @@ PARTIALS = {
     "minimum": ("0.5 if {0} == {1} else (1 if {0} < {1} else 0)",
                 "0.5 if {0} == {1} else (0 if {0} < {1} else 1)"),
     "clamp": ("0 if {0} < {1} or {0} > {2} else 1",),  # (bounds are numbers: no partial)
+    "where": ("0", "1 if {0} else 0", "0 if {0} else 1"),  # (the condition: a bool tensor)
 }
 _DTYPES = (float32, float64)
 _raw_data, _raw_meta = Tensor._data, Tensor._meta  # the slots, under LazyTensor's properties
@@ -190,9 +191,12 @@ def flush():
 
 
 # -- deferring an op ------------------------------------------------------------------------
-def _operand(a, dtype, device, shape):
-    """(dtype, device, shape) after `a` joins, or None when `a` cannot take part."""
+def _operand(a, dtype, device, shape, mask=False):
+    """(dtype, device, shape) after `a` joins, or None when `a` cannot take part. A `mask`
+    (where's condition) is a bool tensor that keeps the dtype."""
     cls = a.__class__
+    if mask and (cls is not Tensor or a._dtype is not bool_):
+        return None
     if cls is float or cls is int or cls is bool:
         return dtype, device, shape
     if cls is LazyTensor:
@@ -205,11 +209,12 @@ def _operand(a, dtype, device, shape):
         s = _raw_data.__get__(a).shape
     else:
         return None
-    if a._dtype not in _DTYPES or dtype is not None and a._dtype is not dtype or \
-            device is not None and a._device != device:
+    if not mask and (a._dtype not in _DTYPES or dtype is not None and a._dtype is not dtype) \
+            or device is not None and a._device != device:
         return None
+    kind = dtype if mask else a._dtype
     if shape is None or s == shape:
-        return a._dtype, a._device, s
+        return kind, a._device, s
     n = max(len(s), len(shape))
     s, shape = (1,) * (n - len(s)) + s, (1,) * (n - len(shape)) + shape
     out = []
@@ -217,7 +222,7 @@ def _operand(a, dtype, device, shape):
         if i != j and i != 1 and j != 1:
             return None  # not broadcastable: eager raises torch's error
         out.append(j if i == 1 else i)
-    return a._dtype, a._device, tuple(out)
+    return kind, a._device, tuple(out)
 
 
 _NAMES = {}  # node class -> the op's name if it may fuse, else None
@@ -285,8 +290,8 @@ def defer(fn, cls, args, kwargs):
     name, operands = call
     dtype = device = shape = None
     ops, grad = 1, False
-    for a in operands:
-        found = _operand(a, dtype, device, shape)
+    for i, a in enumerate(operands):
+        found = _operand(a, dtype, device, shape, i == 0 and name == "where")
         if found is None:
             return None
         dtype, device, shape = found

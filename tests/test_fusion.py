@@ -35,6 +35,8 @@ OPS = [
     ("clamp", lambda L, a, b: L.clamp(a, -0.5, 0.7)),
     ("clamp_min", lambda L, a, b: a.clamp(min=0.1)),
     ("clamp_max", lambda L, a, b: L.clamp(a, max=0.3)),
+    ("where", lambda L, a, b: L.where(a > 0, a, b * 0.5)),
+    ("where_number", lambda L, a, b: (a * 2).where(b > 0.2, -1.5)),
 ]
 
 
