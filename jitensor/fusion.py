@@ -264,12 +264,14 @@ def _call(cls, args, kwargs):
             return None
         return "pow", args
     if name == "clamp":  # number bounds (None: no bound)
-        bounds = dict(zip(("min", "max"), args[1:], strict=False), **kwargs)
-        if not args or len(args) > 3 or set(bounds) - {"min", "max"} or \
-                bounds.get("min") is None and bounds.get("max") is None or \
-                any(v is not None and v.__class__ not in (int, float) for v in bounds.values()):
-            return None
+        bounds = dict(zip(("min", "max"), args[1:], strict=False))
+        if not args or len(args) > 3 or set(kwargs) - {"min", "max"} or set(kwargs) & set(bounds):
+            return None  # (a bad call: eager raises torch's error)
+        bounds.update(kwargs)
         lo, hi = bounds.get("min"), bounds.get("max")
+        if lo is None and hi is None or \
+                any(v is not None and v.__class__ not in (int, float) for v in (lo, hi)):
+            return None
         return "clamp", (args[0], -math.inf if lo is None else lo, math.inf if hi is None else hi)
     if kwargs or name not in FORMULAS:
         return None

@@ -148,6 +148,17 @@ def test_an_op_alone_runs_its_eager_call_with_its_arguments():
         np.testing.assert_array_equal(fused.detach().numpy(), eager.detach().numpy())
 
 
+def test_a_call_eager_refuses_is_refused_the_same_way():
+    x = jt.randn(4)
+    f = jt.compile(lambda t, **kw: jt.clamp(t * 2, 0.1, **kw))
+    with pytest.raises(TypeError):
+        f(x, min=0.2)
+    with pytest.raises(RuntimeError, match="At least one"):
+        jt.compile(lambda t: jt.clamp(t * 2))(x)
+    with pytest.raises(RuntimeError):
+        jt.compile(lambda t: t * 2 + jt.ones(3))(x)
+
+
 def test_lazy_tensors_know_their_shape_and_materialize_on_any_other_use():
     seen = {}
 
