@@ -58,9 +58,7 @@ def _cases(lib, compile, n, rows):
     p, g, m, v = t(n), t(n), t(n), t(n).abs()
     fg, fr, fa, fn = (compile(make(lib)) for make in (gelu, bias_gelu_residual, adam,
                                                         rms_norm))
-    step = gpt_step(lib)
-    if compile is not _eager:
-        step = compile(step)
+    step = compile(gpt_step(lib))
     return {"gelu": lambda: fg(x), "gelu+bwd": lambda: fg(xg).sum().backward(),
             "bias+gelu+res": lambda: fr(h, b, r),
             "bias+gelu+res+bwd": lambda: fr(hg, bg, r).sum().backward(),

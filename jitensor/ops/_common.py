@@ -78,12 +78,11 @@ def check_writeable(fn, t):
                            f"came from a read-only NumPy array); copy it first with .clone()")
 
 
-def _pending_read(out):
-    """Inside a compiled call, before `out` is written: the fused expressions still pending
+def _pending_read():
+    """Inside a compiled call, before an out= is written: the fused expressions still pending
     run first, since they may read it (jitensor/fusion.py)."""
-    if fusion[0] is not None:
-        from ..fusion import flush
-        flush()
+    from ..fusion import flush
+    flush()
 
 
 def check_out(fn, out, shape, dtype, device):
@@ -93,7 +92,8 @@ def check_out(fn, out, shape, dtype, device):
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     check_writeable(f"{fn}()", out)
-    _pending_read(out)
+    if fusion[0] is not None:
+        _pending_read()
     if out._device != device:
         raise RuntimeError(f"{fn}(): out= is on {out._device} but the result is on {device}; "
                            f"pass an out tensor on {device}")
@@ -122,7 +122,8 @@ def check_exact_out(fn, out, dtype):
 
 def check_write_out(fn, out, result, exact=False):
     """write_out's checks of `out` for `result`, without writing."""
-    _pending_read(out)
+    if fusion[0] is not None:
+        _pending_read()
     if exact:
         check_exact_out(fn, out, result._dtype)
     shape = result._data.shape

@@ -65,8 +65,7 @@ def _pow(g, result, input, exponent, *, out=None):
     if isinstance(input, Tensor):
         d = elementwise.where(exponent == 0, 0.0, g * exponent * input ** (exponent - 1)) \
             if isinstance(exponent, Tensor) else \
-            (_zero(g) if exponent == 0 else g * exponent * input if exponent == 2 else
-             g * exponent * input ** (exponent - 1))  # (x ** 1 would be libm's pow: x is x)
+            (_zero(g) if exponent == 0 else g * exponent * input ** (exponent - 1))
         pairs.append((input, d))
     if isinstance(exponent, Tensor) and result is not None:
         base = input if isinstance(input, Tensor) else math.log(input) if input > 0 else None
