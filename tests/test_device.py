@@ -161,6 +161,32 @@ def test_cuda_is_available_never_raises(monkeypatch, fake):
         jt_cuda._probe.cache_clear()
 
 
+def test_no_driver_answers_without_numba_cuda(monkeypatch):
+    """Without a loadable libcuda (Linux), is_available() answers False before importing
+    numba.cuda; the simulator and NUMBA_CUDA_DRIVER skip that check."""
+    def fail(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(jt_cuda.ctypes, "CDLL", fail)
+    monkeypatch.setattr(jt_cuda.sys, "platform", "linux")
+    monkeypatch.delenv("NUMBA_CUDA_DRIVER", raising=False)
+    monkeypatch.setitem(sys.modules, "numba.cuda", None)  # an import would raise ImportError
+    jt_cuda._probe.cache_clear()
+    forget_cuda_devices(monkeypatch)
+    try:
+        monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "0")
+        assert jt.cuda.is_available() is False
+        with pytest.raises(RuntimeError, match=r"no NVIDIA driver was found \(libcuda"):
+            jt.zeros(1, device="cuda")
+        for name, value in (("NUMBA_ENABLE_CUDASIM", "1"), ("NUMBA_CUDA_DRIVER", "/x/libcuda.so")):
+            with monkeypatch.context() as m:
+                m.setenv(name, value)
+                assert jt_cuda._driver_loads()
+    finally:
+        jt_cuda._probe.cache_clear()
+        monkeypatch.undo()
+        jt_cuda._probe.cache_clear()
+
+
 _X = np.zeros((2, 3), np.float32)
 
 CUDA_CALLS = {

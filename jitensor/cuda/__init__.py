@@ -3,8 +3,10 @@ device properties, with torch.cuda's names. Nothing here touches the CUDA driver
 called, and `import jitensor` never imports numba.cuda. `jt.cuda.amp` is torch.cuda.amp's
 surface (GradScaler; autocast disabled only)."""
 import collections
+import ctypes
 import functools
 import os
+import sys
 import threading
 import warnings
 
@@ -19,9 +21,31 @@ _current = _Device()
 _initialized = [False]  # set by the first successful init(): torch's lazy CUDA initialization
 
 
+# Where numba-cuda looks for the driver on Linux (`cudadrv.driver.locate_driver_and_loader`)
+_DRIVERS = ("libcuda.so", "libcuda.so.1", "/usr/lib/libcuda.so", "/usr/lib/libcuda.so.1",
+            "/usr/lib64/libcuda.so", "/usr/lib64/libcuda.so.1")
+
+
+def _driver_loads():
+    """False when no CUDA driver library loads on Linux, where numba-cuda (a second to import)
+    would answer False too; True elsewhere, under the simulator or with NUMBA_CUDA_DRIVER."""
+    if not sys.platform.startswith("linux") or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" \
+            or os.environ.get("NUMBA_CUDA_DRIVER"):
+        return True
+    for name in _DRIVERS:
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
 @functools.cache
 def _probe():
     """(number of GPUs, reason there are none): asked of numba-cuda once per process."""
+    if not _driver_loads():
+        return 0, "no NVIDIA driver was found (libcuda.so did not load)"
     try:
         from numba import cuda
     except Exception as e:  # numba-cuda missing or broken
