@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from . import dtypes
+from .autograd.versions import bump
 from .device import CPU, to_device
 from .dtypes import to_dtype
 from .kernels.registry import backend
@@ -187,6 +188,8 @@ def _target(fn, size, out, dtype, layout, device, requires_grad, pin_memory,
         if out is not None:
             _check_out(fn, out, shape, dtype, device)
             check_requires_grad(requires_grad, out.dtype)
+            if fn != "empty":  # the routine writes out: a write bumps its version, as torch's
+                bump(out._data)
             return out
     if requires_grad:
         check_requires_grad(requires_grad, dtype)

@@ -200,6 +200,49 @@ def test_inplace_bumps_version():
     assert y._version == v + 2
 
 
+# out= writes bump the version counter once, as torch's: autograd sees a saved tensor
+# overwritten through out=, and `_version` counts as torch's does
+OUT_WRITES = {
+    "add": lambda m, o: m.add(m.ones(3), 1, out=o),
+    "exp": lambda m, o: m.exp(m.ones(3), out=o),
+    "where": lambda m, o: m.where(m.ones(3) > 0, m.ones(3), m.zeros(3), out=o),
+    "sum": lambda m, o: m.sum(m.ones(2, 3), 0, out=o),
+    "cumsum": lambda m, o: m.cumsum(m.ones(3), 0, out=o),
+    "cat": lambda m, o: m.cat([m.ones(1), m.ones(2)], out=o),
+    "matmul": lambda m, o: m.matmul(m.ones(3, 2), m.ones(2), out=o),
+    "index_select": lambda m, o: m.index_select(m.ones(5), 0, m.tensor([0, 1, 2]), out=o),
+    "stack_into_a_view": lambda m, o: m.stack([m.ones(3)], out=o.view(1, 3)),
+    "zeros": lambda m, o: m.zeros(3, out=o),
+    "arange": lambda m, o: m.arange(3.0, out=o),
+    "empty": lambda m, o: m.empty(3, out=o),  # writes nothing: no bump
+    "kthvalue_pair": lambda m, o: m.kthvalue(m.ones(3, 2), 1, 1,
+                                             out=(o, m.empty(3, dtype=m.int64))),
+}
+
+
+@pytest.mark.parametrize("name", OUT_WRITES)
+def test_out_writes_bump_the_version_as_torch(name):
+    torch = _torch()
+    versions = []
+    for m in (torch, jt):
+        out = m.empty(3)
+        OUT_WRITES[name](m, out)
+        versions.append(out._version)
+    assert versions[1] == versions[0], versions
+
+
+def test_a_saved_tensor_overwritten_through_out_makes_backward_raise():
+    a, b = _leaf([1.0, 2.0, 3.0]), jt.tensor([4.0, 5.0, 6.0])
+    y = a * b  # saves b
+    jt.add(b, 1, out=b)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.sum().backward()
+    c = jt.ones(3)
+    with pytest.raises(RuntimeError, match="shape"):  # a failed check writes and bumps nothing
+        jt.add(jt.ones(2), 1, out=c)
+    assert c._version == 0
+
+
 def test_setitem_explicit():
     x, w = _leaf([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), _leaf([7.0, 8.0, 9.0])
     y = x * 2

@@ -4,6 +4,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import fusion, out_with_grad_error
+from ..autograd.versions import bump
 from ..creation import allocate
 from ..kernels.registry import backend
 from ..tensor import Tensor
@@ -85,10 +86,12 @@ def _pending_read():
     flush()
 
 
-def check_out(fn, out, shape, dtype, device):
+def check_out(fn, out, shape, dtype, device, writes=True):
     """`out` must be a writeable tensor of exactly `shape` on `device` that `dtype` results can
     be cast into (torch's rule: no float result into an integer tensor, no int result into
-    bool). It may overlap the inputs: see docs/design.md, "Writes that overlap their inputs"."""
+    bool). It may overlap the inputs: see docs/design.md, "Writes that overlap their inputs".
+    `writes`: the caller writes out next, so its version counter is bumped (as torch's out=
+    does: autograd then sees a saved tensor overwritten through out=)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     check_writeable(f"{fn}()", out)
@@ -103,6 +106,8 @@ def check_out(fn, out, shape, dtype, device):
     if not dtypes.can_cast(dtype, out._dtype):
         raise RuntimeError(f"{fn}(): result type {dtype.name} can't be cast to the desired output "
                            f"type {out._dtype.name} of out=; pass out with dtype {dtype.name}")
+    if writes:
+        bump(out._data)
 
 
 def output(fn, out, shape, dtype, device):
@@ -129,7 +134,7 @@ def check_write_out(fn, out, result, exact=False):
     shape = result._data.shape
     # (check_out's checks; an empty out of another shape is resized, as torch's)
     check_out(fn, out, out._data.shape if isinstance(out, Tensor) and not out._data.size
-              else shape, result._dtype, result._device)
+              else shape, result._dtype, result._device, writes=False)
     if result.requires_grad or out.requires_grad and is_grad_enabled():
         raise out_with_grad_error(fn)
 
@@ -146,6 +151,7 @@ def write_out(fn, out, result, exact=False):
     if out._data.shape != result._data.shape:
         out._data = allocate(result._data.shape, out._dtype, out._device)._data
     backend(out._device).copy(out._data, result._data)
+    bump(out._data)
     return out
 
 
