@@ -1204,11 +1204,15 @@ def addbmm(
     """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i], as one (n, b*k) @
     (b*k, p) product; all three of one dtype."""
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
+def addcdiv(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1, out: Tensor | None = None
+) -> Tensor:
     """input + value * tensor1 / tensor2, broadcast (floating point: integer division is refused,
     as in torch)."""
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
+def addcmul(
+    input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1, out: Tensor | None = None
+) -> Tensor:
     """input + value * tensor1 * tensor2, broadcast."""
 
 def addmm(
@@ -1997,7 +2001,7 @@ def detach(self: Tensor) -> Tensor: ...
 def detach_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.detach_(...)``: torch's module-level form of the in-place method."""
 
-def diag(input: Tensor, diagonal: _int = 0) -> Tensor:
+def diag(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """A 1-D input as the `diagonal`-th diagonal of a new square matrix (zeros elsewhere); a 2-D
     input's `diagonal`-th diagonal as a new 1-D tensor."""
 
@@ -2775,7 +2779,11 @@ def le(
     """input <= other, elementwise (bool)."""
 
 def lerp(
-    input: Tensor, end: Tensor | _float | _int | _bool, weight: Tensor | _float | _int | _bool
+    input: Tensor,
+    end: Tensor | _float | _int | _bool,
+    weight: Tensor | _float | _int | _bool,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """input + weight * (end - input), from the nearer end as torch computes it (weight 1 gives
     end exactly); `weight` a number or a tensor, all broadcast."""
@@ -2841,7 +2849,9 @@ def log2_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def log_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.log_(...)``: torch's module-level form of the in-place method."""
 
-def log_softmax(input: Tensor, dim: _int, dtype: _DType | str | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: _int, dtype: _DType | str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """(x - max) - log(sum(exp(x - max))) along `dim`, fused as softmax."""
 
 def logaddexp(
@@ -2954,7 +2964,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | _float | _int | _bo
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of input (broadcast with mask) with source's elements, in order, where mask holds."""
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elements of `input` (broadcast with `mask`) where `mask` is true, as a 1-D copy."""
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -2965,7 +2975,7 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
 def matrix_exp(input: Tensor) -> Tensor:
     """torch.matrix_exp: e^A of each square matrix of a batch (*, n, n), float32 or float64."""
 
-def matrix_power(input: Tensor, n: _int) -> Tensor: ...
+def matrix_power(input: Tensor, n: _int, *, out: Tensor | None = None) -> Tensor: ...
 def matrix_rank(*args: Any, **kwargs: Any) -> Tensor:
     """Removed from torch: Please use the `torch.linalg.matrix_rank` function instead."""
 
@@ -3200,7 +3210,12 @@ def narrow(input: Tensor, dim: _int, start: _int | Tensor, length: _int) -> Tens
     """A view of `length` elements of dim `dim` from `start` (negative counts from the end)."""
 
 def narrow_copy(
-    input: Tensor, dim: _int, start: Tensor | _float | _int | _bool, length: _int
+    input: Tensor,
+    dim: _int,
+    start: Tensor | _float | _int | _bool,
+    length: _int,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """narrow's elements as a new contiguous tensor."""
 
@@ -3270,7 +3285,7 @@ def nextafter(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Ten
     """The next representable value after input towards other (floating point, promoted;
     broadcast), by stepping the bit pattern viewed as an integer."""
 
-def nonzero(input: Tensor, *, as_tuple: _bool = False) -> Any:
+def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: _bool = False) -> Any:
     """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout: each
     coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
 
@@ -3589,7 +3604,9 @@ def remainder(
 ) -> Tensor:
     """Python's modulo: the result takes the divisor's sign."""
 
-def renorm(input: Tensor, p: _float, dim: _int, maxnorm: Any) -> Tensor:
+def renorm(
+    input: Tensor, p: _float, dim: _int, maxnorm: Any, *, out: Tensor | None = None
+) -> Tensor:
     """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm
     (by maxnorm / (norm + 1e-7), as torch)."""
 
@@ -3878,7 +3895,9 @@ def slice_scatter(
 def slogdet(A: Tensor, *, out: Sequence[Tensor] | None = None) -> return_types.linalg_slogdet:
     """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
 
-def softmax(input: Tensor, dim: _int, dtype: _DType | str | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: _int, dtype: _DType | str | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
     that writes the exponentials and sums them, one that scales."""
 
@@ -3886,7 +3905,12 @@ def solve(*args: Any, **kwargs: Any) -> Tensor:
     """Removed from torch: `torch.solve` is deprecated in favor of `torch.linalg.solve`."""
 
 def sort(
-    input: Tensor, dim: _int = -1, descending: _bool = False, *, stable: _bool = False
+    input: Tensor,
+    dim: _int = -1,
+    descending: _bool = False,
+    *,
+    stable: _bool = False,
+    out: Sequence[Tensor] | None = None,
 ) -> return_types.sort:
     """(values, indices): input sorted along `dim` (ascending unless `descending`) and where each
     value came from."""
@@ -4016,7 +4040,11 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of `input`, read as 1-D in C order, at positions `index` (any shape)."""
 
 def take_along_dim(
-    input: Tensor, indices: Tensor, dim: _int | Sequence[_int] | None = None
+    input: Tensor,
+    indices: Tensor,
+    dim: _int | Sequence[_int] | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """The elements of `input` at `indices` along `dim`, the two broadcast against each other
     outside `dim` (gather); with dim None, of the flattened input (which must be viewable as
@@ -4072,7 +4100,13 @@ def to_dlpack(tensor: Tensor) -> Any:
     library; the same as ``tensor.__dlpack__()``."""
 
 def topk(
-    input: Tensor, k: _int, dim: _int = -1, largest: _bool = True, sorted: _bool = True
+    input: Tensor,
+    k: _int,
+    dim: _int = -1,
+    largest: _bool = True,
+    sorted: _bool = True,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> return_types.topk:
     """(values, indices) of the k largest (or, with largest=False, smallest) elements along
     `dim`, in sorted order (`sorted` is accepted for torch's signature; ties: first first)."""
@@ -4105,7 +4139,7 @@ def triangular_solve(
 ) -> return_types.triangular_solve:
     """(X, A's copy) with ``A X = b`` (``A^T X = b`` with `transpose`) for triangular A."""
 
-def tril(input: Tensor, diagonal: _int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched over
     leading dims)."""
 
@@ -4131,7 +4165,7 @@ def triplet_margin_loss(
     swap: Any = False,
     reduction: Any = 0,
 ) -> Tensor: ...
-def triu(input: Tensor, diagonal: _int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """A copy of input with the elements below its `diagonal`-th diagonal zeroed."""
 
 def triu_indices(

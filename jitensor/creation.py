@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from . import dtypes
-from .autograd.versions import bump
+from .autograd.versions import bump, reset
 from .device import CPU, to_device
 from .dtypes import to_dtype
 from .kernels.registry import backend
@@ -693,13 +693,17 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=preserve_format):
     t = _like("rand_like", input, dtype, layout, device, requires_grad, memory_format)
-    return rand(t.shape, out=t)
+    rand(t.shape, out=t)
+    reset(t._data)
+    return t
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=preserve_format):
     t = _like("randn_like", input, dtype, layout, device, requires_grad, memory_format)
-    return randn(t.shape, out=t)
+    randn(t.shape, out=t)
+    reset(t._data)
+    return t
 
 
 # -- torch.range, asarray, frombuffer, empty_permuted -----------------------------------------

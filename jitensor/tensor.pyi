@@ -238,12 +238,16 @@ class Tensor:
     def addbmm_(
         input, batch1: Tensor, batch2: Tensor, *, beta: _float = 1, alpha: _float = 1
     ) -> Tensor: ...
-    def addcdiv(input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
+    def addcdiv(
+        input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1, out: Tensor | None = None
+    ) -> Tensor:
         """input + value * tensor1 / tensor2, broadcast (floating point: integer division is
         refused, as in torch)."""
     # at runtime (self, *args, **kwargs), forwarded to addcdiv()
     def addcdiv_(input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor: ...
-    def addcmul(input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor:
+    def addcmul(
+        input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1, out: Tensor | None = None
+    ) -> Tensor:
         """input + value * tensor1 * tensor2, broadcast."""
     # at runtime (self, *args, **kwargs), forwarded to addcmul()
     def addcmul_(input, tensor1: Tensor, tensor2: Tensor, *, value: _float = 1) -> Tensor: ...
@@ -629,7 +633,7 @@ class Tensor:
     def detach_(self) -> Tensor: ...
     @property
     def device(self) -> _Device: ...
-    def diag(input, diagonal: _int = 0) -> Tensor:
+    def diag(input, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
         """A 1-D input as the `diagonal`-th diagonal of a new square matrix (zeros elsewhere); a
         2-D input's `diagonal`-th diagonal as a new 1-D tensor."""
     def diag_embed(input, offset: _int = 0, dim1: _int = -2, dim2: _int = -1) -> Tensor:
@@ -1021,7 +1025,11 @@ class Tensor:
         """input <= other, elementwise (bool)."""
     def le_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
     def lerp(
-        input, end: Tensor | _float | _int | _bool, weight: Tensor | _float | _int | _bool
+        input,
+        end: Tensor | _float | _int | _bool,
+        weight: Tensor | _float | _int | _bool,
+        *,
+        out: Tensor | None = None,
     ) -> Tensor:
         """input + weight * (end - input), from the nearer end as torch computes it (weight 1
         gives end exactly); `weight` a number or a tensor, all broadcast."""
@@ -1056,7 +1064,9 @@ class Tensor:
         self, mean: _float = 1.0, std: _float = 2.0, *, generator: Generator | None = None
     ) -> Tensor:
         """Fill self with exp(X), X ~ N(mean, std^2)."""
-    def log_softmax(input, dim: _int, dtype: _DType | str | None = None) -> Tensor:
+    def log_softmax(
+        input, dim: _int, dtype: _DType | str | None = None, *, out: Tensor | None = None
+    ) -> Tensor:
         """(x - max) - log(sum(exp(x - max))) along `dim`, fused as softmax."""
     def logaddexp(
         input, other: Tensor | _float | _int | _bool, *, out: Tensor | None = None
@@ -1128,7 +1138,7 @@ class Tensor:
         """A copy of input (broadcast with mask) with source's elements, in order, where mask
         holds."""
     def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor: ...
-    def masked_select(input, mask: Tensor) -> Tensor:
+    def masked_select(input, mask: Tensor, *, out: Tensor | None = None) -> Tensor:
         """The elements of `input` (broadcast with `mask`) where `mask` is true, as a 1-D copy."""
     def matmul(input, other: Tensor, *, out: Tensor | None = None) -> Tensor:
         """Matrix product with broadcasting batch dims (torch.matmul): vector . vector is a 0-d
@@ -1136,7 +1146,7 @@ class Tensor:
         (..., m, k) @ (..., k, n) multiplies matrix by matrix over the broadcast batch."""
     def matrix_exp(input) -> Tensor:
         """torch.matrix_exp: e^A of each square matrix of a batch (*, n, n), float32 or float64."""
-    def matrix_power(input, n: _int) -> Tensor: ...
+    def matrix_power(input, n: _int, *, out: Tensor | None = None) -> Tensor: ...
     @overload
     def max(
         input,
@@ -1309,7 +1319,12 @@ class Tensor:
     def narrow(input, dim: _int, start: _int | Tensor, length: _int) -> Tensor:
         """A view of `length` elements of dim `dim` from `start` (negative counts from the end)."""
     def narrow_copy(
-        input, dim: _int, start: Tensor | _float | _int | _bool, length: _int
+        input,
+        dim: _int,
+        start: Tensor | _float | _int | _bool,
+        length: _int,
+        *,
+        out: Tensor | None = None,
     ) -> Tensor:
         """narrow's elements as a new contiguous tensor."""
     @property
@@ -1389,7 +1404,7 @@ class Tensor:
         broadcast), by stepping the bit pattern viewed as an integer."""
     # at runtime (self, *args, **kwargs), forwarded to nextafter()
     def nextafter_(input, other: Tensor | _float | _int | _bool) -> Tensor: ...
-    def nonzero(input, *, as_tuple: _bool = False) -> Any:
+    def nonzero(input, *, out: Tensor | None = None, as_tuple: _bool = False) -> Any:
         """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout:
         each coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
     def nonzero_static(
@@ -1516,7 +1531,7 @@ class Tensor:
     ) -> Tensor:
         """Python's modulo: the result takes the divisor's sign."""
     def remainder_(self, other: Tensor | _float | _int | _bool) -> Tensor: ...
-    def renorm(input, p: _float, dim: _int, maxnorm: Any) -> Tensor:
+    def renorm(input, p: _float, dim: _int, maxnorm: Any, *, out: Tensor | None = None) -> Tensor:
         """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm
         maxnorm (by maxnorm / (norm + 1e-7), as torch)."""
     # at runtime (self, *args, **kwargs), forwarded to renorm()
@@ -1664,13 +1679,20 @@ class Tensor:
         """A copy of input with the slice start:end:step of dim `dim` set to src."""
     def slogdet(A, *, out: Sequence[Tensor] | None = None) -> return_types.linalg_slogdet:
         """torch.linalg.slogdet: (sign, log|det|); sign 0 and -inf for a singular A."""
-    def softmax(input, dim: _int, dtype: _DType | str | None = None) -> Tensor:
+    def softmax(
+        input, dim: _int, dtype: _DType | str | None = None, *, out: Tensor | None = None
+    ) -> Tensor:
         """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
         that writes the exponentials and sums them, one that scales."""
     def solve(*args: Any, **kwargs: Any) -> Tensor:
         """Removed from torch: `torch.solve` is deprecated in favor of `torch.linalg.solve`."""
     def sort(
-        input, dim: _int = -1, descending: _bool = False, *, stable: _bool = False
+        input,
+        dim: _int = -1,
+        descending: _bool = False,
+        *,
+        stable: _bool = False,
+        out: Sequence[Tensor] | None = None,
     ) -> return_types.sort:
         """(values, indices): input sorted along `dim` (ascending unless `descending`) and where
         each value came from."""
@@ -1763,7 +1785,13 @@ class Tensor:
     def t_(self) -> Tensor: ...
     def take(input, index: Tensor) -> Tensor:
         """The elements of `input`, read as 1-D in C order, at positions `index` (any shape)."""
-    def take_along_dim(input, indices: Tensor, dim: _int | Sequence[_int] | None = None) -> Tensor:
+    def take_along_dim(
+        input,
+        indices: Tensor,
+        dim: _int | Sequence[_int] | None = None,
+        *,
+        out: Tensor | None = None,
+    ) -> Tensor:
         """The elements of `input` at `indices` along `dim`, the two broadcast against each other
         outside `dim` (gather); with dim None, of the flattened input (which must be viewable
         as 1-D, as in torch)."""
@@ -1808,7 +1836,13 @@ class Tensor:
     def to_sparse_coo(self) -> Tensor: ...
     def tolist(self) -> Any: ...
     def topk(
-        input, k: _int, dim: _int = -1, largest: _bool = True, sorted: _bool = True
+        input,
+        k: _int,
+        dim: _int = -1,
+        largest: _bool = True,
+        sorted: _bool = True,
+        *,
+        out: Sequence[Tensor] | None = None,
     ) -> return_types.topk:
         """(values, indices) of the k largest (or, with largest=False, smallest) elements along
         `dim`, in sorted order (`sorted` is accepted for torch's signature; ties: first
@@ -1828,12 +1862,12 @@ class Tensor:
         out: Sequence[Tensor] | None = None,
     ) -> return_types.triangular_solve:
         """(X, A's copy) with ``A X = b`` (``A^T X = b`` with `transpose`) for triangular A."""
-    def tril(input, diagonal: _int = 0) -> Tensor:
+    def tril(input, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
         """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched
         over leading dims)."""
     # at runtime (self, *args, **kwargs), forwarded to tril()
     def tril_(input, diagonal: _int = 0) -> Tensor: ...
-    def triu(input, diagonal: _int = 0) -> Tensor:
+    def triu(input, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
         """A copy of input with the elements below its `diagonal`-th diagonal zeroed."""
     # at runtime (self, *args, **kwargs), forwarded to triu()
     def triu_(input, diagonal: _int = 0) -> Tensor: ...

@@ -667,6 +667,19 @@ def out_cases():
         ("nansum", [f(2, 3)], {"dim": 1}, False),
         ("nanmean", [f(2, 3)], {"dim": 1}, False),
         ("diff", [f(2, 3)], {}, False),
+        ("lerp", [f(2, 3), f(2, 3)], {"weight": 0.3}, False),
+        ("addcmul", [f(2, 3), f(2, 3), f(2, 3)], {"value": 0.5}, False),
+        ("addcdiv", [f(2, 3), f(2, 3), f(2, 3) + 4], {}, False),
+        ("diag", [f(2, 3)], {"diagonal": 1}, True),
+        ("tril", [f(3, 3)], {}, True),
+        ("triu", [f(2, 3)], {"diagonal": -1}, True),
+        ("softmax", [f(2, 3)], {"dim": 1}, True),
+        ("log_softmax", [f(2, 3)], {"dim": 0}, True),
+        ("renorm", [f(3, 3)], {"p": 2, "dim": 0, "maxnorm": 1.0}, True),
+        ("narrow_copy", [f(3, 4)], {"dim": 1, "start": 1, "length": 2}, True),
+        ("matrix_power", [f(3, 3)], {"n": 2}, True),
+        ("masked_select", [f(2, 3), f(2, 3) > 0], {}, True),
+        ("take_along_dim", [f(2, 3), np.array([[0, 2, 1], [1, 0, 0]])], {"dim": 1}, True),
     ]
 
 
@@ -695,9 +708,10 @@ def test_out_is_resized_and_dtype_checked_like_torch(case):
                                out=torch.empty(tuple(want.shape), dtype=torch.float64))
         with pytest.raises(RuntimeError, match="out tensor to have dtype float32"):
             getattr(jt, fn)(*args, **kwargs, out=wide)
-    else:
+    else:  # computed in float32, then cast: jitensor's float32 result, widened exactly
         getattr(jt, fn)(*args, **kwargs, out=wide)
-        check(wide, want.double())
+        check(wide, want.double(), rtol=1e-6)
+        np.testing.assert_array_equal(wide.numpy(), before.numpy().astype(np.float64))
     narrow_out = jt.zeros(tuple(want.shape), dtype=jt.int64)
     match = "out tensor to have dtype" if exact else "can't be cast to the desired output type"
     with pytest.raises(RuntimeError, match=match):
@@ -725,6 +739,31 @@ def test_aminmax_out_pair():
     assert lo.tolist() == [1, 0] and hi.tolist() == [3, 5]
     with pytest.raises(RuntimeError, match="out tensor to have dtype float32"):
         jt.aminmax(x, dim=1, out=(jt.empty(2, dtype=jt.float64), jt.empty(2)))
+
+
+@pytest.mark.parametrize("fn", ["sort", "topk"])
+def test_sort_and_topk_out_pairs(fn):
+    x = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], np.float32)
+    args = (2,) if fn == "topk" else ()
+    want = getattr(torch, fn)(torch.from_numpy(x), *args)
+    values, indices = jt.empty(0), jt.empty(0, dtype=jt.int64)
+    got = getattr(jt, fn)(jt.from_numpy(x), *args, out=(values, indices))
+    assert type(got) is getattr(jt.return_types, fn)
+    assert got.values is values and got.indices is indices
+    check(values, want.values)
+    check(indices, want.indices)
+    with pytest.raises(RuntimeError, match="out tensor to have dtype int64"):
+        getattr(jt, fn)(jt.from_numpy(x), *args, out=(jt.empty(0), jt.empty(0)))
+
+
+def test_nonzero_out():
+    x = jt.tensor([[0.0, 1.0], [2.0, 0.0]])
+    out = jt.empty(0, dtype=jt.int64)
+    assert jt.nonzero(x, out=out) is out and out.tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(RuntimeError, match="out tensor to have dtype int64"):
+        jt.nonzero(x, out=jt.empty(0))
+    with pytest.raises(RuntimeError, match="as_tuple=True does not take out="):
+        jt.nonzero(x, out=out, as_tuple=True)
 
 
 # -- the API: methods where torch has them -------------------------------------------------------

@@ -49,6 +49,14 @@ def bump(data):
     counter(data).count += 1
 
 
+def reset(data):
+    """Count no writes so far: for a tensor just made, that no one else can have read (a
+    `*_like` routine fills its result through out=, yet hands out version 0, as torch's)."""
+    c = _COUNTERS.get(id(storage(data)))
+    if c is not None:
+        c.count = 0
+
+
 def version(data):
     c = _COUNTERS.get(id(storage(data)))
     return 0 if c is None else c.count

@@ -198,8 +198,11 @@ def _inplace(name, fn, out_of_place):
             if dual:
                 forward_ad.written(self, result)
         else:
+            written = counter(self._data)
+            count = written.count
             fn(self, *args, **kwargs)
-            bump(self._data)
+            if written.count == count:  # (else fn wrote self through out=, which counted)
+                bump(self._data)
         return self
     return method
 

@@ -718,9 +718,11 @@ def _nan_to_num(input, nan, posinf, neginf, out=None, inplace=None):
 COMPOSED = ("lerp", "addcmul", "addcdiv")  # their in-place forms run them (autograd/wrap.py)
 
 
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input), from the nearer end as torch computes it (weight 1
     gives end exactly); `weight` a number or a tensor, all broadcast."""
+    if out is not None:
+        return write_out("lerp", out, lerp(input, end, weight))
     end, weight = _unwrap(end), _unwrap(weight)
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"lerp(): not implemented for {input._dtype} input; convert "
@@ -736,18 +738,18 @@ def lerp(input, end, weight):
                  sub(end, mul(diff, sub(1, weight))))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2, broadcast."""
-    return add(input, mul(tensor1, tensor2), alpha=value)
+    return write_out("addcmul", out, add(input, mul(tensor1, tensor2), alpha=value))
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2, broadcast (floating point: integer division is
     refused, as in torch)."""
     if not any(isinstance(t, Tensor) and t._dtype.is_floating_point for t in (tensor1, tensor2)):
         raise RuntimeError("addcdiv(): integer division is not supported; convert tensor1 or "
                            "tensor2 to a floating dtype (or use addcmul with a reciprocal)")
-    return add(input, div(tensor1, tensor2), alpha=value)
+    return write_out("addcdiv", out, add(input, div(tensor1, tensor2), alpha=value))
 
 
 # -- closeness ----------------------------------------------------------------------------------

@@ -115,9 +115,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     return return_types.triangular_solve(X, A.clone())
 
 
-def matrix_power(input, n):
+def matrix_power(input, n, *, out=None):
     from ..linalg import matrix_power as linalg_matrix_power
-    return linalg_matrix_power(input, n)
+    return linalg_matrix_power(input, n, out=out)
 
 
 def chain_matmul(*matrices, out=None):

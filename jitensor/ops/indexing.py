@@ -16,7 +16,7 @@ from ..creation import allocate
 from ..creation import tensor as _tensor
 from ..kernels.registry import backend
 from ..tensor import Tensor, check_fill_value
-from ._common import broadcast_shapes, output, same_device, shares_memory
+from ._common import broadcast_shapes, output, same_device, shares_memory, write_out
 from ._common import dim as _dim
 from .shape import expand, layout, permute, strided_view, unbind
 
@@ -433,7 +433,7 @@ def masked_fill(input, mask, value):
     return out
 
 
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     """The elements of `input` (broadcast with `mask`) where `mask` is true, as a 1-D copy."""
     if not isinstance(mask, Tensor) or mask._dtype is not dtypes.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask; compare to get one "
@@ -442,13 +442,13 @@ def masked_select(input, mask):
     shape = broadcast_shapes(mask.shape, input.shape)
     b = backend(device)
     positions = b.indexing.flatnonzero(expand(mask, shape)._data)
-    out = allocate(positions.shape, input._dtype, device)
-    b.indexing.index(out._data, expand(input, shape)._data,
+    result = allocate(positions.shape, input._dtype, device)
+    b.indexing.index(result._data, expand(input, shape)._data,
                      [(tuple(range(len(shape))), positions)], [], [])
-    return out
+    return write_out("masked_select", out, result, exact=True)
 
 
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, out=None, as_tuple=False):
     """The coordinates of the non-zero elements: an int64 (n, ndim) tensor (torch's layout:
     each coordinate column contiguous), or with as_tuple one 1-D tensor per dim."""
     b = backend(input._device)
@@ -458,7 +458,11 @@ def nonzero(input, *, as_tuple=False):
     coords = allocate((len(shape), positions.size), dtypes.int64, input._device)
     rows = permute(coords, 1, 0)
     b.indexing.unravel(rows._data, positions, shape)
-    return unbind(coords) if as_tuple else rows
+    if as_tuple:
+        if out is not None:
+            raise RuntimeError("nonzero(): as_tuple=True does not take out=; drop one of them")
+        return unbind(coords)
+    return write_out("nonzero", out, rows, exact=True)
 
 
 TENSOR_METHODS = {

@@ -9,7 +9,7 @@ from .. import dtypes
 from ..creation import _check_layout, arange, zeros
 from ..tensor import Tensor
 from ._common import dim as _dim
-from ._common import in_place
+from ._common import in_place, write_out
 from .indexing import masked_fill, nonzero
 from .reduction import sum as _sum
 from .scatter import index_copy, positions
@@ -39,15 +39,15 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 _module = globals()
 
 
-def diag(input, diagonal=0):
+def diag(input, diagonal=0, *, out=None):
     """A 1-D input as the `diagonal`-th diagonal of a new square matrix (zeros elsewhere); a
     2-D input's `diagonal`-th diagonal as a new 1-D tensor."""
     if input.ndim == 2:
         view = _module["diagonal"]  # (looked up when called: autograd wraps it after import)
-        return view(input, diagonal).clone()
+        return write_out("diag", out, view(input, diagonal).clone(), exact=True)
     if input.ndim != 1:
         raise RuntimeError(f"diag(): expected a 1-D or 2-D tensor, got {input.ndim}-D")
-    return diag_embed(input, diagonal)
+    return write_out("diag", out, diag_embed(input, diagonal), exact=True)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -91,15 +91,15 @@ def _triangle(fn, input, diagonal, lower):
     return masked_fill(input, offsets > diagonal if lower else offsets < diagonal, 0)
 
 
-def tril(input, diagonal=0):
+def tril(input, diagonal=0, *, out=None):
     """A copy of input with the elements above its `diagonal`-th diagonal zeroed (batched over
     leading dims)."""
-    return _triangle("tril", input, diagonal, lower=True)
+    return write_out("tril", out, _triangle("tril", input, diagonal, lower=True), exact=True)
 
 
-def triu(input, diagonal=0):
+def triu(input, diagonal=0, *, out=None):
     """A copy of input with the elements below its `diagonal`-th diagonal zeroed."""
-    return _triangle("triu", input, diagonal, lower=False)
+    return write_out("triu", out, _triangle("triu", input, diagonal, lower=False), exact=True)
 
 
 def _triangle_indices(fn, row, col, offset, dtype, device, layout, lower):

@@ -525,15 +525,17 @@ def _softmax(fn, op, input, dim, dtype):
     return _along(fn, op, input, dim, result)
 
 
-def softmax(input, dim, dtype=None):
+def softmax(input, dim, dtype=None, *, out=None):
     """exp(x - max) / sum(exp(x - max)) along `dim`, fused: per row one pass for the max, one
     that writes the exponentials and sums them, one that scales. Integer input needs dtype=."""
-    return _softmax("softmax", codes.SOFTMAX, input, dim, dtype)
+    result = _softmax("softmax", codes.SOFTMAX, input, dim, dtype)
+    return write_out("softmax", out, result, exact=True)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim, dtype=None, *, out=None):
     """(x - max) - log(sum(exp(x - max))) along `dim`, fused as softmax."""
-    return _softmax("log_softmax", codes.LOG_SOFTMAX, input, dim, dtype)
+    result = _softmax("log_softmax", codes.LOG_SOFTMAX, input, dim, dtype)
+    return write_out("log_softmax", out, result, exact=True)
 
 
 def softmax_backward(g, result, dim, log=False):
@@ -670,7 +672,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     return _write_out("diff", out, x)
 
 
-def renorm(input, p, dim, maxnorm):
+def renorm(input, p, dim, maxnorm, *, out=None):
     """input with each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm
     maxnorm (by maxnorm / (norm + 1e-7), as torch)."""
     if p <= 0:
@@ -683,7 +685,8 @@ def renorm(input, p, dim, maxnorm):
     d = _one_dim(dim, input.ndim, "renorm")
     norms = norm(input, p, [k for k in range(input.ndim) if k != d], keepdim=True)
     from .elementwise import where
-    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    result = input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return write_out("renorm", out, result, exact=True)
 
 
 def sum_to_size(self, *size):

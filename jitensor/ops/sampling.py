@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.versions import reset
 from ..creation import (
     _like,
     _random,
@@ -460,7 +461,9 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if not low < high:
         raise RuntimeError(f"randint_like(): random_ expects 'from' to be less than 'to', but "
                            f"got from={low} >= to={high}")
-    return randint(int(low), int(high), t.shape, generator=generator, out=t)
+    randint(int(low), int(high), t.shape, generator=generator, out=t)
+    reset(t._data)
+    return t
 
 
 # -- in-place samplers ----------------------------------------------------------------------------

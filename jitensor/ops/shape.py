@@ -19,7 +19,7 @@ from ..creation import allocate, ones, zeros
 from ..kernels.registry import backend
 from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
 from ._common import broadcast_shapes as _broadcast_shapes
-from ._common import check_out, same_device, shares_memory
+from ._common import check_out, same_device, shares_memory, write_out
 from ._common import dim as _dim
 from ._common import dims as _dims
 
@@ -875,14 +875,15 @@ def block_diag(*tensors):
     return cat(rows, 0)
 
 
-def take_along_dim(input, indices, dim=None):
+def take_along_dim(input, indices, dim=None, *, out=None):
     """The elements of `input` at `indices` along `dim`, the two broadcast against each other
     outside `dim` (gather); with dim None, of the flattened input (which must be viewable as
     1-D, as in torch)."""
     from .indexing import gather
     same_device("take_along_dim", input, indices)
     if dim is None:
-        return gather(view(input, -1), 0, view(indices, -1))
+        result = gather(view(input, -1), 0, view(indices, -1))
+        return write_out("take_along_dim", out, result, exact=True)
     if indices._dtype is not dtypes.int64:
         raise RuntimeError(f"take_along_dim(): dtype of indices should be Long but got "
                            f"{indices._dtype.scalar_name}")
@@ -898,7 +899,7 @@ def take_along_dim(input, indices, dim=None):
     sizes = list(_broadcast_shapes(sizes, indices.shape))
     indices = expand(indices, sizes)
     sizes[d] = input.shape[d]
-    return gather(expand(input, sizes), d, indices)
+    return write_out("take_along_dim", out, gather(expand(input, sizes), d, indices), exact=True)
 
 
 # -- repeats and rotations (built from views, reshape and cat: they record their gradients) ---
@@ -1175,9 +1176,10 @@ def resize_as_(self, the_template, memory_format=None):
     return resize_(self, the_template.shape)
 
 
-def narrow_copy(input, dim, start, length):
+def narrow_copy(input, dim, start, length, *, out=None):
     """narrow's elements as a new contiguous tensor."""
-    return narrow(input, dim, start, length).clone(memory_format=contiguous_format)
+    result = narrow(input, dim, start, length).clone(memory_format=contiguous_format)
+    return write_out("narrow_copy", out, result, exact=True)
 
 
 def split_with_sizes(input, split_sizes, dim=0):

@@ -7,6 +7,7 @@ from ..creation import allocate
 from ..kernels.registry import backend
 from ..tensor import Tensor
 from ._common import dim as _dim
+from ._common import write_pair
 from .reduction import return_types
 from .shape import movedim
 
@@ -43,10 +44,10 @@ def _sorted(fn, input, dim, descending, k=None):
     return movedim(values, -1, d).contiguous(), movedim(indices, -1, d).contiguous()
 
 
-def sort(input, dim=-1, descending=False, *, stable=False):
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     """(values, indices): input sorted along `dim` (ascending unless `descending`) and where
     each value came from. Always stable (`stable` is accepted for torch's signature)."""
-    return return_types.sort(*_sorted("sort", input, dim, descending))
+    return write_pair("sort", out, _sorted("sort", input, dim, descending), return_types.sort)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -54,7 +55,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _sorted("argsort", input, dim, descending)[1]
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     """(values, indices) of the k largest (or, with largest=False, smallest) elements along
     `dim`, in sorted order (`sorted` is accepted for torch's signature; ties: first first)."""
     k = operator.index(k)
@@ -63,7 +64,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError(f"topk(): selected index k out of range: k={k} for dimension {dim} "
                            f"of size {n}")
-    return return_types.topk(*_sorted("topk", input, dim, largest, k if input.ndim else None))
+    return write_pair("topk", out, _sorted("topk", input, dim, largest, k if input.ndim else None),
+                      return_types.topk)
 
 
 TENSOR_METHODS = {"sort": sort, "argsort": argsort, "topk": topk}
