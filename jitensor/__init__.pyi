@@ -155,6 +155,7 @@ __all__ = [
     "addr",
     "adjoint",
     "affine_grid_generator",
+    "alias_copy",
     "all",
     "allclose",
     "alpha_dropout",
@@ -186,6 +187,7 @@ __all__ = [
     "argwhere",
     "as_strided",
     "as_strided_",
+    "as_strided_copy",
     "as_strided_scatter",
     "as_tensor",
     "asarray",
@@ -311,11 +313,13 @@ __all__ = [
     "det",
     "detach",
     "detach_",
+    "detach_copy",
     "device",
     "diag",
     "diag_embed",
     "diagflat",
     "diagonal",
+    "diagonal_copy",
     "diagonal_scatter",
     "diff",
     "digamma",
@@ -353,6 +357,7 @@ __all__ = [
     "exp2",
     "exp2_",
     "exp_",
+    "expand_copy",
     "expm1",
     "expm1_",
     "eye",
@@ -618,6 +623,7 @@ __all__ = [
     "pca_lowrank",
     "pdist",
     "permute",
+    "permute_copy",
     "pi",
     "pinverse",
     "pixel_shuffle",
@@ -686,6 +692,7 @@ __all__ = [
     "seed",
     "segment_reduce",
     "select",
+    "select_copy",
     "select_scatter",
     "selu",
     "selu_",
@@ -722,6 +729,7 @@ __all__ = [
     "sinc_",
     "sinh",
     "sinh_",
+    "slice_copy",
     "slice_scatter",
     "slogdet",
     "softmax",
@@ -736,13 +744,16 @@ __all__ = [
     "sparse_csr",
     "special",
     "split",
+    "split_copy",
     "split_with_sizes",
+    "split_with_sizes_copy",
     "spmm",
     "sqrt",
     "sqrt_",
     "square",
     "square_",
     "squeeze",
+    "squeeze_copy",
     "stack",
     "std",
     "std_mean",
@@ -756,6 +767,7 @@ __all__ = [
     "swapdims",
     "symeig",
     "t",
+    "t_copy",
     "take",
     "take_along_dim",
     "tan",
@@ -775,6 +787,7 @@ __all__ = [
     "torch_version",
     "trace",
     "transpose",
+    "transpose_copy",
     "trapezoid",
     "trapz",
     "triangular_solve",
@@ -793,7 +806,9 @@ __all__ = [
     "uint32",
     "uint64",
     "unbind",
+    "unbind_copy",
     "unflatten",
+    "unfold_copy",
     "unique",
     "unique_consecutive",
     "unravel_index",
@@ -801,6 +816,7 @@ __all__ = [
     "unsafe_split",
     "unsafe_split_with_sizes",
     "unsqueeze",
+    "unsqueeze_copy",
     "use_deterministic_algorithms",
     "utils",
     "vander",
@@ -809,7 +825,10 @@ __all__ = [
     "vdot",
     "version",
     "view_as_complex",
+    "view_as_complex_copy",
     "view_as_real",
+    "view_as_real_copy",
+    "view_copy",
     "vmap",
     "vsplit",
     "vstack",
@@ -1260,6 +1279,9 @@ def adjoint(input: Tensor) -> Tensor:
 def affine_grid_generator(
     theta: Any, size: _int | Sequence[_int], align_corners: Any
 ) -> Tensor: ...
+def alias_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """alias(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def all(
     input: Tensor,
     dim: _int | Sequence[_int] | None = None,
@@ -1418,6 +1440,16 @@ def as_strided_(
     stride: _int | Sequence[_int],
     storage_offset: Any = None,
 ) -> Tensor: ...
+def as_strided_copy(
+    input: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: Any = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """as_strided(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def as_strided_scatter(
     input: Tensor,
     src: Tensor,
@@ -2001,6 +2033,9 @@ def detach(self: Tensor) -> Tensor: ...
 def detach_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.detach_(...)``: torch's module-level form of the in-place method."""
 
+def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """detach(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def diag(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """A 1-D input as the `diagonal`-th diagonal of a new square matrix (zeros elsewhere); a 2-D
     input's `diagonal`-th diagonal as a new 1-D tensor."""
@@ -2015,6 +2050,11 @@ def diagflat(input: Tensor, offset: _int = 0) -> Tensor:
 def diagonal(input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:
     """A view of the diagonal of the matrices in dims dim1 and dim2 (above it for a positive
     `offset`, below for a negative one), as a new last dim."""
+
+def diagonal_copy(
+    input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1, *, out: Tensor | None = None
+) -> Tensor:
+    """diagonal(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def diagonal_scatter(
     input: Tensor, src: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1
@@ -2187,6 +2227,11 @@ def exp2_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 def exp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.exp_(...)``: torch's module-level form of the in-place method."""
+
+def expand_copy(
+    input: Tensor, size: _int | Sequence[_int], *, implicit: Any = False, out: Tensor | None = None
+) -> Tensor:
+    """expand(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """exp(input) - 1, accurate near 0."""
@@ -3397,6 +3442,11 @@ def pdist(input: Tensor, p: _float = 2.0) -> Tensor: ...
 def permute(input: Tensor, *dims_: _int | Sequence[_int]) -> Tensor:
     """A view with the dims in the order `dims_`."""
 
+def permute_copy(
+    input: Tensor, dims: _int | Sequence[_int], *, out: Tensor | None = None
+) -> Tensor:
+    """permute(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor:
     """torch.pinverse: linalg.pinv with rtol `rcond`."""
 
@@ -3781,6 +3831,9 @@ def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     """The slice at `index` of dim `dim`, without that dim: a view (narrow, then squeeze, so that
     autograd records it)."""
 
+def select_copy(input: Tensor, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """select(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def select_scatter(input: Tensor, src: Tensor, dim: _int, index: Tensor) -> Tensor:
     """A copy of input with input.select(dim, index) set to src."""
 
@@ -3882,6 +3935,17 @@ def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 def sinh_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.sinh_(...)``: torch's module-level form of the in-place method."""
 
+def slice_copy(
+    input: Tensor,
+    dim: _int = 0,
+    start: Tensor | _float | _int | _bool | None = None,
+    end: Tensor | _float | _int | _bool | None = None,
+    step: _float | _int | _bool = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """slice(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def slice_scatter(
     input: Tensor,
     src: Tensor,
@@ -3937,8 +4001,18 @@ def split(
     """Views of consecutive pieces along `dim`: of `split_size_or_sections` elements each (the
     last may be shorter), or of the listed sizes."""
 
+def split_copy(
+    input: Tensor, split_size: Any, dim: _int = 0, *, out: Tensor | None = None
+) -> Tensor:
+    """split(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor:
     """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
+
+def split_with_sizes_copy(
+    input: Tensor, split_sizes: Any, dim: _int = 0, *, out: Tensor | None = None
+) -> Tensor:
+    """split_with_sizes(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     """sparse matrix @ dense matrix (torch.spmm; dense operands too, as `mm`)."""
@@ -3957,6 +4031,11 @@ def square_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 def squeeze(input: Tensor, dim: _int | Sequence[_int] | None = None) -> Tensor:
     """A view without the size-1 dims among `dim` (all dims when None)."""
+
+def squeeze_copy(
+    input: Tensor, dim: _int | Sequence[_int] | None = None, *, out: Tensor | None = None
+) -> Tensor:
+    """squeeze(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def stack(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` (all of one shape) joined along a new dim `dim`."""
@@ -4035,6 +4114,9 @@ def symeig(*args: Any, **kwargs: Any) -> Tensor:
 
 def t(input: Tensor) -> Tensor:
     """transpose(0, 1) for 2-D tensors; 0-D and 1-D tensors come back as views of themselves."""
+
+def t_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """t(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of `input`, read as 1-D in C order, at positions `index` (any shape)."""
@@ -4116,6 +4198,9 @@ def trace(input: Tensor) -> Tensor:
 
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
+
+def transpose_copy(input: Tensor, dim0: _int, dim1: _int, *, out: Tensor | None = None) -> Tensor:
+    """transpose(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def trapezoid(
     y: Tensor, x: Tensor | None = None, *, dx: _float | None = None, dim: _int = -1
@@ -4201,8 +4286,21 @@ def typename(obj: object) -> Any:
 def unbind(input: Tensor, dim: _int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, each without that dim (views)."""
 
+def unbind_copy(input: Tensor, dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
+    """unbind(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def unflatten(input: Tensor, dim: _int, sizes: Sequence[_int]) -> Tensor:
     """Dim `dim` split into `sizes` (one may be -1): always a view."""
+
+def unfold_copy(
+    input: Tensor,
+    dimension: Any,
+    size: _int | Sequence[_int],
+    step: _float | _int | _bool,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """unfold(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def unique(
     input: Tensor,
@@ -4232,6 +4330,9 @@ def unsafe_split(input: Tensor, split_size: Any, dim: _int = 0) -> Tensor: ...
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor: ...
 def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
+
+def unsqueeze_copy(input: Tensor, dim: _int, *, out: Tensor | None = None) -> Tensor:
+    """unsqueeze(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def use_deterministic_algorithms(mode: Any, *, warn_only: Any = False) -> Any:
     """Ask for deterministic algorithms, as torch's: with `mode` True an op without a
@@ -4268,8 +4369,17 @@ def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
 def view_as_complex(input: Tensor) -> Tensor:
     """A float tensor whose last dim holds (real, imaginary) pairs, viewed as complex numbers."""
 
+def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """view_as_complex(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor's (..., 2) float view: real and imaginary parts along a new last dim."""
+
+def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """view_as_real(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+
+def view_copy(input: Tensor, size: _int | Sequence[_int], *, out: Tensor | None = None) -> Tensor:
+    """view(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
 
 def vmap(
     func: Any,

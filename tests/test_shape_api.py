@@ -474,3 +474,46 @@ def test_hsplit_sections_may_be_numpy_ints():
     assert [p.shape[1] for p in jt.hsplit(x, np.int64(3))] == [2, 2, 2]
     with pytest.raises(RuntimeError, match="not divisible by the split_size 4"):
         jt.hsplit(x, np.int64(4))
+
+
+# -- the *_copy forms of the views ---------------------------------------------------------------
+COPIES = [("alias_copy", ()), ("as_strided_copy", ((2, 2), (1, 2), 1)), ("detach_copy", ()),
+          ("diagonal_copy", (1,)), ("expand_copy", ((2, 3, 4),)), ("permute_copy", ((1, 0),)),
+          ("select_copy", (1, 2)), ("slice_copy", (1, 1, 3)), ("slice_copy", (-1, None, None, 2)),
+          ("split_copy", (3, 1)), ("split_with_sizes_copy", ([1, 3], 1)), ("squeeze_copy", ()),
+          ("t_copy", ()), ("transpose_copy", (0, 1)), ("unbind_copy", (0,)),
+          ("unfold_copy", (1, 2, 1)), ("unsqueeze_copy", (-1,)), ("view_copy", ((2, 6),)),
+          ("view_copy", ("int32",))]
+
+
+@pytest.mark.parametrize("name, args", COPIES, ids=lambda c: c if isinstance(c, str) else "")
+def test_copied_views_match_torch(name, args):
+    """Values, dtype and shape as torch's, each result contiguous and owning its memory; out=
+    takes it (a list of pieces for the splits, which then return None, as torch's)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def call(lib, **kw):
+        a = [getattr(lib, v) if isinstance(v, str) else v for v in args]
+        return getattr(lib, name)(lib.from_numpy(x.copy()), *a, **kw)
+    want, got = call(torch), call(jt)
+    pieces = isinstance(want, (tuple, list))
+    wants, gots = (list(want), list(got)) if pieces else ([want], [got])
+    assert len(gots) == len(wants)
+    for g, w in zip(gots, wants, strict=True):
+        assert g.dtype == getattr(jt, str(w.dtype).split(".")[1]) and g.shape == w.shape
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+        assert g.is_contiguous() and not np.shares_memory(g.numpy(), x)
+    outs = [jt.empty(tuple(w.shape), dtype=g.dtype) for g, w in zip(gots, wants, strict=True)]
+    returned = call(jt, out=outs if pieces else outs[0])
+    assert returned is None if pieces else returned is outs[0]
+    for o, w in zip(outs, wants, strict=True):
+        np.testing.assert_array_equal(o.numpy(), w.numpy())
+
+
+def test_copied_views_record_gradients():
+    x = jt.ones(2, 3, requires_grad=True)
+    (jt.transpose_copy(x, 0, 1) * jt.arange(6.0).reshape(3, 2)).sum().backward()
+    assert x.grad.tolist() == [[0, 2, 4], [1, 3, 5]]
+    x.grad = None
+    sum(p.sum() * (i + 1) for i, p in enumerate(jt.unbind_copy(x, 1))).backward()
+    assert x.grad.tolist() == [[1, 2, 3], [1, 2, 3]]

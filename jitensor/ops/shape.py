@@ -7,6 +7,7 @@ rot90, select, repeat_interleave, take_along_dim, block_diag, ...) are composed 
 from gather/index_select, so they record their gradients and run on every device without
 kernels of their own."""
 import copy
+import inspect
 import math
 import operator
 import warnings
@@ -19,7 +20,7 @@ from ..creation import allocate, ones, zeros
 from ..kernels.registry import backend
 from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
 from ._common import broadcast_shapes as _broadcast_shapes
-from ._common import check_out, same_device, shares_memory, write_out
+from ._common import check_out, check_write_out, same_device, shares_memory, write_out
 from ._common import dim as _dim
 from ._common import dims as _dims
 
@@ -1180,6 +1181,75 @@ def narrow_copy(input, dim, start, length, *, out=None):
     """narrow's elements as a new contiguous tensor."""
     result = narrow(input, dim, start, length).clone(memory_format=contiguous_format)
     return write_out("narrow_copy", out, result, exact=True)
+
+
+# -- the *_copy forms of the views (torch.permute_copy, ...): the view's elements as a new
+# contiguous tensor, which out= may take. Each view is called through the Tensor method (or
+# module function) autograd wraps, so a copy records its gradient as the view and clone do.
+def _complex_view(name):
+    def view(input):
+        from . import complex_ops
+        return getattr(complex_ops, name)(input)
+    return view
+
+
+def _sliced(input, dim=0, start=None, end=None, step=1):
+    return input[(slice(None),) * _dim(dim, input.ndim, "slice_copy") + (slice(start, end, step),)]
+
+
+_COPIED_VIEWS = {
+    "alias_copy": lambda input: input,
+    "as_strided_copy": lambda input, size, stride, storage_offset=None:
+        input.as_strided(size, stride, storage_offset),
+    "detach_copy": lambda input: input.detach(),
+    "diagonal_copy": lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2),
+    "expand_copy": lambda input, size, *, implicit=False: input.expand(size),
+    "permute_copy": lambda input, dims: input.permute(dims),
+    "select_copy": lambda input, dim, index: input.select(dim, index),
+    "slice_copy": _sliced,
+    "split_copy": lambda input, split_size, dim=0: input.split(split_size, dim),
+    "split_with_sizes_copy": lambda input, split_sizes, dim=0:
+        input.split_with_sizes(split_sizes, dim),
+    "squeeze_copy": lambda input, dim=None: input.squeeze(dim),
+    "t_copy": lambda input: input.t(),
+    "transpose_copy": lambda input, dim0, dim1: input.transpose(dim0, dim1),
+    "unbind_copy": lambda input, dim=0: input.unbind(dim),
+    "unfold_copy": lambda input, dimension, size, step: input.unfold(dimension, size, step),
+    "unsqueeze_copy": lambda input, dim: input.unsqueeze(dim),
+    "view_copy": lambda input, size: input.view(size),  # (a size or a dtype)
+    "view_as_real_copy": _complex_view("view_as_real"),
+    "view_as_complex_copy": _complex_view("view_as_complex"),
+}
+
+
+def _copy_form(name, view):
+    """torch.`name`: `view`'s result (a tensor, or a list for the splits) copied contiguous;
+    out= a tensor, or a list of one per piece (then None is returned, as torch's)."""
+    def fn(input, *args, out=None, **kwargs):
+        result = view(input, *args, **kwargs)
+        if isinstance(result, Tensor):
+            return write_out(name, out, result.clone(memory_format=contiguous_format), exact=True)
+        copies = [r.clone(memory_format=contiguous_format) for r in result]
+        if out is None:
+            return copies
+        if not isinstance(out, (list, tuple)) or len(out) != len(copies):
+            raise RuntimeError(f"{name}(): out= must be a list of {len(copies)} tensors, one per "
+                               f"piece, got {type(out).__name__}")
+        for o, c in zip(out, copies, strict=True):  # every piece checked before any is written
+            check_write_out(name, o, c, exact=True)
+        for o, c in zip(out, copies, strict=True):
+            write_out(name, o, c, exact=True)
+        return None
+    signature = inspect.signature(view)
+    out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    fn.__signature__ = signature.replace(parameters=[*signature.parameters.values(), out_param])
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name[:-5]}(input, ...)'s elements as a new contiguous tensor (out= takes it)."
+    return fn
+
+
+globals().update({name: _copy_form(name, view) for name, view in _COPIED_VIEWS.items()})
+__all__ += list(_COPIED_VIEWS)
 
 
 def split_with_sizes(input, split_sizes, dim=0):
