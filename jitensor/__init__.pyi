@@ -1280,7 +1280,7 @@ def affine_grid_generator(
     theta: Any, size: _int | Sequence[_int], align_corners: Any
 ) -> Tensor: ...
 def alias_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """alias(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.alias_copy: the alias view's elements in new contiguous memory."""
 
 def all(
     input: Tensor,
@@ -1448,7 +1448,7 @@ def as_strided_copy(
     *,
     out: Tensor | None = None,
 ) -> Tensor:
-    """as_strided(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.as_strided_copy: the as_strided view's elements in new contiguous memory."""
 
 def as_strided_scatter(
     input: Tensor,
@@ -2034,7 +2034,7 @@ def detach_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """``input.detach_(...)``: torch's module-level form of the in-place method."""
 
 def detach_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """detach(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.detach_copy: the detach view's elements in new contiguous memory."""
 
 def diag(input: Tensor, diagonal: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """A 1-D input as the `diagonal`-th diagonal of a new square matrix (zeros elsewhere); a 2-D
@@ -2054,7 +2054,7 @@ def diagonal(input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) ->
 def diagonal_copy(
     input: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1, *, out: Tensor | None = None
 ) -> Tensor:
-    """diagonal(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.diagonal_copy: the diagonal view's elements in new contiguous memory."""
 
 def diagonal_scatter(
     input: Tensor, src: Tensor, offset: _int = 0, dim1: _int = 0, dim2: _int = 1
@@ -2231,7 +2231,7 @@ def exp_(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 def expand_copy(
     input: Tensor, size: _int | Sequence[_int], *, implicit: Any = False, out: Tensor | None = None
 ) -> Tensor:
-    """expand(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.expand_copy: the expand view's elements in new contiguous memory."""
 
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """exp(input) - 1, accurate near 0."""
@@ -3445,7 +3445,7 @@ def permute(input: Tensor, *dims_: _int | Sequence[_int]) -> Tensor:
 def permute_copy(
     input: Tensor, dims: _int | Sequence[_int], *, out: Tensor | None = None
 ) -> Tensor:
-    """permute(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.permute_copy: the permute view's elements in new contiguous memory."""
 
 def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor:
     """torch.pinverse: linalg.pinv with rtol `rcond`."""
@@ -3832,7 +3832,7 @@ def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     autograd records it)."""
 
 def select_copy(input: Tensor, dim: _int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """select(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.select_copy: the select view's elements in new contiguous memory."""
 
 def select_scatter(input: Tensor, src: Tensor, dim: _int, index: Tensor) -> Tensor:
     """A copy of input with input.select(dim, index) set to src."""
@@ -3944,7 +3944,7 @@ def slice_copy(
     *,
     out: Tensor | None = None,
 ) -> Tensor:
-    """slice(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.slice_copy: the slice view's elements in new contiguous memory."""
 
 def slice_scatter(
     input: Tensor,
@@ -4004,7 +4004,7 @@ def split(
 def split_copy(
     input: Tensor, split_size: Any, dim: _int = 0, *, out: Tensor | None = None
 ) -> Tensor:
-    """split(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.split_copy: the split view's elements in new contiguous memory."""
 
 def split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor:
     """Views of consecutive pieces along `dim` of the listed sizes (which sum to its size)."""
@@ -4012,7 +4012,8 @@ def split_with_sizes(input: Tensor, split_sizes: Any, dim: _int = 0) -> Tensor:
 def split_with_sizes_copy(
     input: Tensor, split_sizes: Any, dim: _int = 0, *, out: Tensor | None = None
 ) -> Tensor:
-    """split_with_sizes(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.split_with_sizes_copy: the split_with_sizes view's elements in new contiguous
+    memory."""
 
 def spmm(input: Tensor, mat2: Tensor) -> Tensor:
     """sparse matrix @ dense matrix (torch.spmm; dense operands too, as `mm`)."""
@@ -4035,7 +4036,7 @@ def squeeze(input: Tensor, dim: _int | Sequence[_int] | None = None) -> Tensor:
 def squeeze_copy(
     input: Tensor, dim: _int | Sequence[_int] | None = None, *, out: Tensor | None = None
 ) -> Tensor:
-    """squeeze(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.squeeze_copy: the squeeze view's elements in new contiguous memory."""
 
 def stack(tensors: Sequence[Tensor], dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
     """`tensors` (all of one shape) joined along a new dim `dim`."""
@@ -4116,7 +4117,7 @@ def t(input: Tensor) -> Tensor:
     """transpose(0, 1) for 2-D tensors; 0-D and 1-D tensors come back as views of themselves."""
 
 def t_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """t(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.t_copy: the t view's elements in new contiguous memory."""
 
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of `input`, read as 1-D in C order, at positions `index` (any shape)."""
@@ -4200,7 +4201,7 @@ def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """A view with dims `dim0` and `dim1` swapped (a 0-d tensor accepts 0 and -1)."""
 
 def transpose_copy(input: Tensor, dim0: _int, dim1: _int, *, out: Tensor | None = None) -> Tensor:
-    """transpose(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.transpose_copy: the transpose view's elements in new contiguous memory."""
 
 def trapezoid(
     y: Tensor, x: Tensor | None = None, *, dx: _float | None = None, dim: _int = -1
@@ -4287,7 +4288,7 @@ def unbind(input: Tensor, dim: _int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, each without that dim (views)."""
 
 def unbind_copy(input: Tensor, dim: _int = 0, *, out: Tensor | None = None) -> Tensor:
-    """unbind(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.unbind_copy: the unbind view's elements in new contiguous memory."""
 
 def unflatten(input: Tensor, dim: _int, sizes: Sequence[_int]) -> Tensor:
     """Dim `dim` split into `sizes` (one may be -1): always a view."""
@@ -4300,7 +4301,7 @@ def unfold_copy(
     *,
     out: Tensor | None = None,
 ) -> Tensor:
-    """unfold(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.unfold_copy: the unfold view's elements in new contiguous memory."""
 
 def unique(
     input: Tensor,
@@ -4332,7 +4333,7 @@ def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """A view with a size-1 dim inserted at `dim` (torch's stride for it)."""
 
 def unsqueeze_copy(input: Tensor, dim: _int, *, out: Tensor | None = None) -> Tensor:
-    """unsqueeze(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.unsqueeze_copy: the unsqueeze view's elements in new contiguous memory."""
 
 def use_deterministic_algorithms(mode: Any, *, warn_only: Any = False) -> Any:
     """Ask for deterministic algorithms, as torch's: with `mode` True an op without a
@@ -4370,16 +4371,16 @@ def view_as_complex(input: Tensor) -> Tensor:
     """A float tensor whose last dim holds (real, imaginary) pairs, viewed as complex numbers."""
 
 def view_as_complex_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """view_as_complex(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.view_as_complex_copy: the view_as_complex view's elements in new contiguous memory."""
 
 def view_as_real(input: Tensor) -> Tensor:
     """A complex tensor's (..., 2) float view: real and imaginary parts along a new last dim."""
 
 def view_as_real_copy(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-    """view_as_real(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.view_as_real_copy: the view_as_real view's elements in new contiguous memory."""
 
 def view_copy(input: Tensor, size: _int | Sequence[_int], *, out: Tensor | None = None) -> Tensor:
-    """view(input, ...)'s elements as a new contiguous tensor (out= takes it)."""
+    """torch.view_copy: the view view's elements in new contiguous memory."""
 
 def vmap(
     func: Any,

@@ -1244,7 +1244,7 @@ def _copy_form(name, view):
     out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
     fn.__signature__ = signature.replace(parameters=[*signature.parameters.values(), out_param])
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name[:-5]}(input, ...)'s elements as a new contiguous tensor (out= takes it)."
+    fn.__doc__ = f"torch.{name}: the {name[:-5]} view's elements in new contiguous memory."
     return fn
 
 
