@@ -198,11 +198,15 @@ def _inplace(name, fn, out_of_place):
             if dual:
                 forward_ad.written(self, result)
         else:
-            written = counter(self._data)
+            data = self._data
+            written = counter(data)
             count = written.count
             fn(self, *args, **kwargs)
             if written.count == count:  # (else fn wrote self through out=, which counted)
-                bump(self._data)
+                if self._data is data:
+                    written.count += 1
+                else:  # (set_ and resize_ give self other memory)
+                    bump(self._data)
         return self
     return method
 

@@ -79,13 +79,6 @@ def check_writeable(fn, t):
                            f"came from a read-only NumPy array); copy it first with .clone()")
 
 
-def _pending_read():
-    """Inside a compiled call, before an out= is written: the fused expressions still pending
-    run first, since they may read it (jitensor/fusion.py)."""
-    from ..fusion import flush
-    flush()
-
-
 def check_out(fn, out, shape, dtype, device, writes=True):
     """`out` must be a writeable tensor of exactly `shape` on `device` that `dtype` results can
     be cast into (torch's rule: no float result into an integer tensor, no int result into
@@ -95,8 +88,9 @@ def check_out(fn, out, shape, dtype, device, writes=True):
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be a Tensor, got {type(out).__name__}")
     check_writeable(f"{fn}()", out)
-    if fusion[0] is not None:
-        _pending_read()
+    if fusion[0] is not None:  # inside a compiled call the pending fused expressions may read
+        from ..fusion import flush  # out: they run first (jitensor/fusion.py)
+        flush()
     if out._device != device:
         raise RuntimeError(f"{fn}(): out= is on {out._device} but the result is on {device}; "
                            f"pass an out tensor on {device}")
@@ -127,8 +121,6 @@ def check_exact_out(fn, out, dtype):
 
 def check_write_out(fn, out, result, exact=False):
     """write_out's checks of `out` for `result`, without writing."""
-    if fusion[0] is not None:
-        _pending_read()
     if exact:
         check_exact_out(fn, out, result._dtype)
     shape = result._data.shape
@@ -184,7 +176,13 @@ def write_pair(fn, out, pair, cls, what="a (values, indices) pair of tensors", n
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{name or fn}(): argument 'out' must be {what}, not "
                             f"{type(out).__name__}")
-        for t, r in zip(out, pair, strict=False):
-            check_write_out(fn, t, r, exact=True)
-        pair = [write_out(fn, t, r, exact=True) for t, r in zip(out, pair, strict=False)]
+        pair = write_each(fn, out, pair)
     return cls(*pair)
+
+
+def write_each(fn, outs, results):
+    """Each of `results` written into its tensor of `outs` (exact dtypes, as torch): every out
+    is checked before any is written."""
+    for t, r in zip(outs, results, strict=True):
+        check_write_out(fn, t, r, exact=True)
+    return [write_out(fn, t, r, exact=True) for t, r in zip(outs, results, strict=True)]

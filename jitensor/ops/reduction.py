@@ -23,11 +23,9 @@ from ..kernels.registry import backend
 from ..kernels.scalar import reduction as codes
 from ..tensor import Tensor, _wrap
 from ._common import check_exact_out as _check_exact_out
-from ._common import check_out, dense, in_place, is_grad_enabled, write_out
-from ._common import check_write_out as _check_write_out
+from ._common import check_out, dense, in_place, is_grad_enabled, write_out, write_pair
 from ._common import dim as _one_dim
 from ._common import dims as _dims
-from ._common import write_out as _write_out
 from .elementwise import isnan, logical_xor, ne, sub
 from .indexing import masked_fill
 from .shape import cat, narrow
@@ -573,14 +571,14 @@ def cumsum(input, dim, *, dtype=None, out=None):
 # -- composites -----------------------------------------------------------------------------------
 # Built from the reductions above and elementwise ops, so autograd records them through those
 # ops and they run on every device. Their out= is torch's: resized where its shape differs
-# (see _write_out).
+# (see write_out).
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """sum, with NaN counted as zero (its gradient there is 0); sum's dtypes and dims, but
     out= does not set the dtype (torch sums in the result's, then casts into out)."""
     _input("nansum", input)
     dtype = _sum_dtype("nansum", input, _dtype_arg(dtype), None)
     values = masked_fill(input, isnan(input), 0) if input._dtype.is_floating_point else input
-    return _write_out("nansum", out, sum(values, dim, keepdim, dtype=dtype))
+    return write_out("nansum", out, sum(values, dim, keepdim, dtype=dtype))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -592,7 +590,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                            f"but got {input._dtype.scalar_name}")
     dtype = _float_dtype("nanmean", input, _dtype_arg(dtype))
     count = sum(~isnan(input), dim, keepdim)
-    return _write_out("nanmean", out, nansum(input, dim, keepdim, dtype=dtype) / count)
+    return write_out("nanmean", out, nansum(input, dim, keepdim, dtype=dtype) / count)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -625,14 +623,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
         d = _int_dim("aminmax", input, dim)
         _check_nonempty("aminmax", input, () if d is None else (d,), False)
     pair = (amin(input, dim, keepdim), amax(input, dim, keepdim))
-    if out is not None:
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"aminmax(): argument 'out' must be a (min, max) pair of tensors, not "
-                            f"{type(out).__name__}")
-        for t, r in zip(out, pair, strict=False):  # both checked before either is written
-            _check_write_out("aminmax", t, r, exact=True)
-        pair = [_write_out("aminmax", t, r, exact=True) for t, r in zip(out, pair, strict=False)]
-    return return_types.aminmax(*pair)
+    return write_pair("aminmax", out, pair, return_types.aminmax, "a (min, max) pair of tensors")
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
@@ -660,7 +651,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
                                    f"dimension; input.size({k}) = {input.shape[k]}, but got "
                                    f"tensor.size({k}) = {t.shape[k]}")
     if n == 0:  # (torch's: a copy of input, prepend and append ignored)
-        return _write_out("diff", out, input.clone())
+        return write_out("diff", out, input.clone())
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
@@ -669,7 +660,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
             break
         later, earlier = narrow(x, d, 1, length - 1), narrow(x, d, 0, length - 1)
         x = logical_xor(later, earlier) if x._dtype is dtypes.bool_ else sub(later, earlier)
-    return _write_out("diff", out, x)
+    return write_out("diff", out, x)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):

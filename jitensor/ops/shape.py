@@ -20,7 +20,7 @@ from ..creation import allocate, ones, zeros
 from ..kernels.registry import backend
 from ..tensor import Size, Tensor, _wrap, contiguous_format, preserve_format
 from ._common import broadcast_shapes as _broadcast_shapes
-from ._common import check_out, check_write_out, same_device, shares_memory, write_out
+from ._common import check_out, same_device, shares_memory, write_each, write_out
 from ._common import dim as _dim
 from ._common import dims as _dims
 
@@ -1235,10 +1235,7 @@ def _copy_form(name, view):
         if not isinstance(out, (list, tuple)) or len(out) != len(copies):
             raise RuntimeError(f"{name}(): out= must be a list of {len(copies)} tensors, one per "
                                f"piece, got {type(out).__name__}")
-        for o, c in zip(out, copies, strict=True):  # every piece checked before any is written
-            check_write_out(name, o, c, exact=True)
-        for o, c in zip(out, copies, strict=True):
-            write_out(name, o, c, exact=True)
+        write_each(name, out, copies)
         return None
     signature = inspect.signature(view)
     out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
